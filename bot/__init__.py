@@ -1,0 +1,3 @@
+"""tuvan: an admissions chatbot on PostgreSQL (URAG: FAQ verbatim → cited documents → fallback)."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""Text processing, embedders, indexing, FAQ matching and hybrid search."""
