@@ -194,7 +194,8 @@ def _take_source_line(lines: list[str]) -> tuple[str | None, str | None]:
         if index > 0 and (bracketed := _BRACKETED.match(lines[index - 1].strip())):
             title = bracketed.group(1).strip()
             del lines[index - 1]
-        return url.group(0).rstrip(".,;"), title
+        # A Markdown-emphasised line ("_Nguồn: url_") ends in the emphasis mark, not the URL.
+        return url.group(0).rstrip(".,;_*"), title
     return None, None
 
 

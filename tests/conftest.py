@@ -14,7 +14,14 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
 
 from bot import migrate
-from bot.database import make_engine, sqlalchemy_url, start_embedded
+from bot.answerer import Answerer, AnswererParts
+from bot.database import make_engine, make_sessionmaker, sqlalchemy_url, start_embedded
+from bot.demo import demo_kb_dir
+from bot.faqio import read_faq_file
+from bot.runtime import build_parts
+from bot.settings import Settings
+from retrieval.index import Indexer, ensure_index_state, upsert_faq
+from retrieval.ingest import ingest_paths
 
 
 @pytest.fixture(scope="session")
@@ -68,3 +75,47 @@ async def session(
 ) -> AsyncIterator[AsyncSession]:
     async with sessionmaker() as session:
         yield session
+
+
+# -- the knowledge base every answer test runs against ----------------------------------------
+
+
+@pytest.fixture(scope="session")
+def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    """Defaults as a fresh install has them (no .env, nothing from the environment)."""
+    return Settings(_env_file=None, data_dir=tmp_path_factory.mktemp("data"))
+
+
+@pytest.fixture(scope="session")
+def parts(settings: Settings) -> AnswererParts:
+    return build_parts(settings)
+
+
+@pytest.fixture(scope="session")
+def indexer(parts: AnswererParts) -> Indexer:
+    return Indexer(parts.embedder, parts.processor)
+
+
+@pytest.fixture(scope="session")
+async def demo_kb(engine: AsyncEngine, indexer: Indexer) -> dict[str, int]:
+    """The bundled demo knowledge base, embedded once per session and committed.
+
+    Returns FAQ external id → database id.
+    """
+    sm = make_sessionmaker(engine)
+    async with sm.begin() as session:
+        await ensure_index_state(session, indexer.embedder)
+    await ingest_paths(sm, indexer, [demo_kb_dir() / "docs"])
+    ids = {}
+    async with sm.begin() as session:
+        for draft in read_faq_file(demo_kb_dir() / "faq.jsonl"):
+            entry = await upsert_faq(session, indexer, draft)
+            ids[draft.external_id or ""] = entry.id
+    return ids
+
+
+@pytest.fixture
+def answerer(
+    parts: AnswererParts, sessionmaker: async_sessionmaker[AsyncSession], demo_kb: dict[str, int]
+) -> Answerer:
+    return Answerer(parts, sessionmaker)

@@ -107,6 +107,7 @@ def test_markdown_title_url_and_heading_paths(tmp_path: Path) -> None:
     [
         ("_Source: <https://uni.example.org/admissions>_", "https://uni.example.org/admissions"),
         ("Nguồn: https://uni.example.org/a?b=1", "https://uni.example.org/a?b=1"),
+        ("_Nguồn: https://uni.example.org/hoc-phi-2026_", "https://uni.example.org/hoc-phi-2026"),
         ("[URL: https://uni.example.org/x/]", "https://uni.example.org/x/"),
     ],
 )

@@ -1,0 +1,288 @@
+"""The URAG answerer (Algorithm 1): FAQ verbatim → cited documents → fallback.
+
+Handlers are tried in order and the first that answers wins, like a bot framework's handlers.
+Critical facts are never paraphrased: a tier-1 answer is the stored text as staff wrote it; a
+tier-2 answer quotes the documents (or an LLM answer whose citations were checked); the
+fallback states no fact of the university at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+import unicodedata
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bot import replies
+from bot.errors import LlmError
+from bot.extractive import render_quotes, select_quotes
+from bot.generate import generate_answer, generate_fallback
+from bot.llm import LlmClient, load_prompt
+from bot.replies import Answer, Citation, Language
+from bot.settings import Settings
+from retrieval.embedders import Embedder
+from retrieval.faq import FaqDecision, decide_faq, faq_candidates
+from retrieval.guard import NearMissGuard
+from retrieval.index import get_index_state
+from retrieval.rerank import Reranker
+from retrieval.search import Hit, search_chunks
+from retrieval.text import TextProcessor, detect_language
+from retrieval.thresholds import Thresholds, resolve_thresholds
+
+log = logging.getLogger(__name__)
+
+MAX_QUESTION_CHARS = 2000
+_HAS_WORD = re.compile(r"\w", re.UNICODE)
+
+
+def clean_question(raw: str) -> str:
+    """Drop control characters (PostgreSQL rejects NUL) and cap the length.
+
+    A 100 KB paste is cut to its first ``MAX_QUESTION_CHARS`` characters: a question is short,
+    and embedding models read ~512 tokens anyway.
+    """
+    kept = "".join(
+        ch if unicodedata.category(ch)[0] != "C" or ch in "\n\t" else " " for ch in raw
+    )
+    return " ".join(kept.split())[:MAX_QUESTION_CHARS].strip()
+
+
+def is_question(text: str) -> bool:
+    """Whether there is anything to search for: letters or digits, not only emoji/punctuation."""
+    return bool(_HAS_WORD.search(text.replace("_", "")))
+
+
+class Timer:
+    def __init__(self) -> None:
+        self.ms: dict[str, float] = {}
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.ms[name] = round((time.perf_counter() - start) * 1000, 2)
+
+
+@dataclass
+class AnswererParts:
+    """Everything the answerer needs, built once at start-up (see bot.app.build_parts)."""
+
+    settings: Settings
+    embedder: Embedder
+    processor: TextProcessor
+    guard: NearMissGuard
+    llm: LlmClient | None = None
+    reranker: Reranker | None = None
+
+
+class Answerer:
+    def __init__(
+        self, parts: AnswererParts, sessionmaker: async_sessionmaker[AsyncSession]
+    ) -> None:
+        self.parts = parts
+        self.settings = parts.settings
+        self.sessionmaker = sessionmaker
+        self._prompts: dict[str, str] = {}
+
+    async def thresholds(self, session: AsyncSession) -> Thresholds:
+        state = await get_index_state(session)
+        return resolve_thresholds(
+            self.settings.answer, self.parts.embedder.name, state.thresholds if state else None
+        )
+
+    def _prompt(self, name: str) -> str:
+        if name not in self._prompts:
+            self._prompts[name] = load_prompt(self.settings.llm, name)
+        return self._prompts[name]
+
+    async def answer(self, raw_question: str) -> Answer:
+        timer = Timer()
+        started = time.perf_counter()
+        question = clean_question(raw_question)
+        language: Language = detect_language(question)
+        if not is_question(question):
+            return Answer(
+                tier="fallback",
+                answer=replies.not_a_question_reply(language),
+                language=language,
+                reason="empty or not a question",
+            )
+        parts = self.parts
+        with timer.stage("embed"):
+            expanded = parts.processor.expand_query(question)
+            [vector] = await asyncio.to_thread(parts.embedder.embed_queries, [expanded])
+        terms = parts.processor.query_terms(question)
+        async with self.sessionmaker() as session:
+            thresholds = await self.thresholds(session)
+            with timer.stage("faq"):
+                candidates = await faq_candidates(session, vector, limit=5)
+                decision = decide_faq(
+                    question,
+                    candidates,
+                    threshold=thresholds.t_faq,
+                    margin=self.settings.answer.faq_margin,
+                    guard=parts.guard if self.settings.answer.near_miss_guard else None,
+                )
+            hits: list[Hit] = []
+            if decision.accepted is None:
+                with timer.stage("search"):
+                    hits = await search_chunks(
+                        session,
+                        vector,
+                        terms,
+                        self.settings.search,
+                        limit=max(self.settings.answer.top_k * 2, 10),
+                        query_text=question,
+                        reranker=parts.reranker,
+                    )
+        trace: dict[str, Any] = {
+            "question": question,
+            "expanded": expanded,
+            "terms": terms,
+            "thresholds": thresholds,
+            "faq": decision,
+            "hits": hits,
+        }
+        scores: dict[str, Any] = {
+            "faq_best": round(decision.best_similarity, 4),
+            "t_faq": thresholds.t_faq,
+            "t_doc": thresholds.t_doc,
+            "thresholds_from": thresholds.origin,
+        }
+        if decision.accepted is not None:
+            result = self._faq_answer(decision, language)
+        else:
+            passing = [h for h in hits if h.similarity >= thresholds.t_doc]
+            passing = passing[: self.settings.answer.top_k]
+            trace["passing"] = passing
+            scores["chunks"] = [
+                {"chunk_id": h.chunk_id, "similarity": round(h.similarity, 4),
+                 "score": round(h.score, 5)}
+                for h in passing
+            ]
+            result = None
+            if passing:
+                with timer.stage("compose"):
+                    result = await self._documents_answer(question, terms, passing, language)
+            if result is None:
+                with timer.stage("fallback"):
+                    result = await self._fallback(question, language, decision, hits, thresholds)
+        result.scores = {**scores, **result.scores}
+        result.timings_ms = {**timer.ms, "total": round((time.perf_counter() - started) * 1000, 2)}
+        result.trace = trace
+        return result
+
+    def _faq_answer(self, decision: FaqDecision, language: Language) -> Answer:
+        entry = decision.accepted
+        assert entry is not None  # checked by the caller
+        citations = []
+        if entry.source or entry.source_url:
+            citations.append(
+                Citation(
+                    n=1,
+                    title=entry.source or entry.source_url or "",
+                    source=entry.source or "",
+                    url=entry.source_url,
+                    page=None,
+                )
+            )
+        return Answer(
+            tier="faq",
+            answer=entry.answer,  # verbatim, by design
+            language=language,
+            citations=citations,
+            faq_id=entry.faq_id,
+            faq_external_id=entry.external_id,
+            scores={"faq": round(entry.similarity, 4), "faq_matched": entry.matched_text},
+            reason=decision.reason,
+        )
+
+    async def _documents_answer(
+        self, question: str, terms: list[str], hits: list[Hit], language: Language
+    ) -> Answer | None:
+        llm = self.parts.llm
+        if llm is not None:
+            try:
+                generated, raw = await generate_answer(llm, self._prompt("answer"), question, hits)
+            except LlmError as exc:
+                log.warning("tier 2 LLM failed, answering extractively: %s", exc)
+            else:
+                if generated is None:
+                    log.info("tier 2 LLM reply rejected (no or unknown citation): %.200s", raw)
+                    return None
+                citations = [_citation(n, hits[n - 1]) for n in generated.cited]
+                return self._cited(generated.text, citations, hits, language, "llm")
+        quotes = select_quotes(
+            terms, hits, self.parts.processor, limit=self.settings.answer.extractive_sentences
+        )
+        if not quotes:
+            return None
+        used = list(dict.fromkeys(q.hit_index for q in quotes))
+        renumber = {hi: n for n, hi in enumerate(used, start=1)}
+        quotes = [
+            type(q)(renumber[q.hit_index], q.hit_index, q.position, q.text, q.score)
+            for q in quotes
+        ]
+        body = f"{replies.extractive_intro(language)}\n{render_quotes(quotes)}"
+        citations = [_citation(renumber[hi], hits[hi]) for hi in used]
+        return self._cited(body, citations, hits, language, "extractive")
+
+    def _cited(
+        self, body: str, citations: list[Citation], hits: list[Hit], language: Language, how: str
+    ) -> Answer:
+        return Answer(
+            tier="documents",
+            answer=replies.documents_reply(body, citations, language, self.settings.answer),
+            language=language,
+            citations=citations,
+            chunk_ids=[h.chunk_id for h in hits],
+            reason=f"{len(hits)} chunks passed t_doc; answered {how}",
+        )
+
+    async def _fallback(
+        self,
+        question: str,
+        language: Language,
+        decision: FaqDecision,
+        hits: list[Hit],
+        thresholds: Thresholds,
+    ) -> Answer:
+        best_doc = max((h.similarity for h in hits), default=0.0)
+        reason = (
+            f"FAQ: {decision.reason}; documents: best similarity {best_doc:.3f} "
+            f"(t_doc {thresholds.t_doc:.3f})"
+        )
+        text = replies.no_information_reply(self.settings.contact, language)
+        llm = self.parts.llm
+        if llm is not None:
+            try:
+                body = await generate_fallback(llm, self._prompt("fallback"), question)
+            except LlmError as exc:
+                log.warning("fallback LLM failed: %s", exc)
+            else:
+                if body:
+                    text = replies.llm_fallback_reply(
+                        body, self.settings.answer, self.settings.contact, language
+                    )
+        return Answer(
+            tier="fallback",
+            answer=text,
+            language=language,
+            scores={"doc_best": round(best_doc, 4)},
+            reason=reason,
+        )
+
+
+def _citation(n: int, hit: Hit) -> Citation:
+    return Citation(
+        n=n, title=hit.title, source=hit.source, url=hit.url, page=hit.page, chunk_id=hit.chunk_id
+    )

@@ -1,0 +1,270 @@
+"""The ``tuvan`` command. Settings are built here, once, and passed down."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from pydantic import ValidationError
+from sqlalchemy import select
+from sqlalchemy.orm import selectinload
+
+from bot.errors import TuvanError
+from bot.runtime import Runtime, open_runtime
+from bot.settings import Settings
+
+T = TypeVar("T")
+log = logging.getLogger("tuvan")
+
+
+def _settings() -> Settings:
+    try:
+        return Settings()
+    except ValidationError as exc:
+        raise click.ClickException(f"invalid configuration:\n{exc}") from exc
+
+
+def _run(coro: Awaitable[T]) -> T:
+    """Run a command's coroutine; tuvan's own errors become a one-line message, exit 1."""
+    try:
+        return asyncio.run(coro)  # type: ignore[arg-type]
+    except TuvanError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def _with_runtime(
+    settings: Settings, body: Callable[[Runtime], Awaitable[T]], *, check_index: bool = True
+) -> T:
+    async def main() -> T:
+        async with open_runtime(settings, check_index=check_index) as runtime:
+            return await body(runtime)
+
+    return _run(main())
+
+
+def _progress(total: int | None, desc: str, unit: str) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=None, leave=False)
+
+
+@click.group()
+@click.option("-v", "--verbose", is_flag=True, help="Log debug messages.")
+@click.pass_context
+def cli(ctx: click.Context, verbose: bool) -> None:
+    """tuvan: an admissions chatbot (FAQ verbatim → cited documents → fallback)."""
+    settings = _settings()
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else settings.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    ctx.obj = settings
+
+
+pass_settings = click.make_pass_decorator(Settings)
+
+
+# -- asking -----------------------------------------------------------------------------------
+
+
+def _human(answer: Any) -> str:
+    tier = {"faq": "FAQ", "documents": "documents", "fallback": "fallback"}[answer.tier]
+    total = answer.timings_ms.get("total", 0)
+    return f"{answer.answer}\n\n[{tier} · {total:.0f} ms · {answer.reason}]"
+
+
+@cli.command()
+@click.argument("question")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@pass_settings
+def ask(settings: Settings, question: str, as_json: bool) -> None:
+    """Answer one QUESTION."""
+
+    async def body(rt: Runtime) -> None:
+        answer = await rt.answerer.answer(question)
+        if as_json:
+            click.echo(json.dumps(answer.to_json(), ensure_ascii=False))
+        else:
+            click.echo(_human(answer))
+
+    _with_runtime(settings, body)
+
+
+@cli.command()
+@pass_settings
+def chat(settings: Settings) -> None:
+    """Ask questions in the terminal (empty line or Ctrl-D quits)."""
+
+    async def body(rt: Runtime) -> None:
+        click.echo("tuvan: hỏi gì cũng được về tuyển sinh (dòng trống để thoát).")
+        while True:
+            try:
+                line = await asyncio.to_thread(input, "› ")
+            except EOFError:
+                break
+            if not line.strip():
+                break
+            answer = await rt.answerer.answer(line)
+            click.echo(_human(answer) + "\n")
+
+    _with_runtime(settings, body)
+
+
+# -- knowledge --------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@pass_settings
+def ingest(settings: Settings, paths: tuple[Path, ...]) -> None:
+    """Index documents (Markdown, text, HTML, PDF text layer, CSV): files or folders."""
+    from retrieval.ingest import ingest_paths
+
+    async def body(rt: Runtime) -> None:
+        bar = _progress(None, "chunks", "chunk")
+        report = await ingest_paths(
+            rt.sessionmaker,
+            rt.indexer,
+            paths,
+            on_file=lambda p: bar.set_postfix_str(p.name[-40:]),
+            on_chunks=bar.update,
+        )
+        bar.close()
+        click.echo(
+            f"indexed {len(report.indexed)} documents ({report.chunks} chunks), "
+            f"{len(report.unchanged)} unchanged, {len(report.skipped)} skipped"
+        )
+        for source, reason in report.skipped:
+            click.echo(f"  skipped {source}: {reason}", err=True)
+
+    _with_runtime(settings, body)
+
+
+@cli.group()
+def faq() -> None:
+    """Import or export the FAQ (JSONL, CSV, YAML)."""
+
+
+@faq.command("import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--draft", is_flag=True, help="Import as drafts (not answering until published).")
+@pass_settings
+def faq_import(settings: Settings, file: Path, draft: bool) -> None:
+    """Create or update FAQ entries from FILE (matched on their id)."""
+    from bot.faqio import read_faq_file
+    from bot.models import FaqStatus
+    from retrieval.index import upsert_faq
+
+    drafts = read_faq_file(file)
+
+    async def body(rt: Runtime) -> None:
+        bar = _progress(len(drafts), "FAQ", "entry")
+        async with rt.sessionmaker.begin() as session:
+            for d in drafts:
+                if draft:
+                    d.status = FaqStatus.draft
+                d.updated_by = "cli:import"
+                await upsert_faq(session, rt.indexer, d)
+                bar.update(1)
+        bar.close()
+        click.echo(f"imported {len(drafts)} FAQ entries from {file}")
+
+    _with_runtime(settings, body)
+
+
+@faq.command("export")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@pass_settings
+def faq_export(settings: Settings, file: Path) -> None:
+    """Write every FAQ entry (with staff variants) to FILE."""
+    from bot.faqio import write_faq_file
+    from bot.models import FaqEntry
+
+    async def body(rt: Runtime) -> None:
+        async with rt.sessionmaker() as session:
+            entries = (
+                await session.scalars(
+                    select(FaqEntry).options(selectinload(FaqEntry.variants)).order_by(FaqEntry.id)
+                )
+            ).all()
+        n = write_faq_file(file, entries)
+        click.echo(f"exported {n} FAQ entries to {file}")
+
+    _with_runtime(settings, body, check_index=False)
+
+
+@cli.command()
+@pass_settings
+def reindex(settings: Settings) -> None:
+    """Re-embed every FAQ entry, variant and chunk with the configured embedder."""
+    from retrieval.index import count_embeddable
+    from retrieval.index import reindex as reindex_all
+
+    async def body(rt: Runtime) -> None:
+        async with rt.sessionmaker.begin() as session:
+            total = await count_embeddable(session)
+            bar = _progress(total, "re-embedding", "text")
+            done = await reindex_all(session, rt.indexer, progress=bar.update)
+            bar.close()
+        click.echo(f"re-embedded {done} texts with {rt.parts.embedder.name}")
+
+    _with_runtime(settings, body, check_index=False)
+
+
+@cli.group()
+def db() -> None:
+    """Database schema."""
+
+
+@db.command("upgrade")
+@click.option("--revision", default="head", show_default=True)
+@pass_settings
+def db_upgrade(settings: Settings, revision: str) -> None:
+    """Apply the Alembic migrations."""
+    from bot import migrate
+    from bot.database import database_url, engine_for
+
+    async def main() -> None:
+        with database_url(settings) as url:
+            async with engine_for(url) as engine:
+                await migrate.upgrade(engine, revision)
+                click.echo(f"database at {await migrate.current_revision(engine)}")
+
+    _run(main())
+
+
+# -- serving ----------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.option("--host", default=None, help="Default: TUVAN_HOST (127.0.0.1).")
+@click.option("--port", default=None, type=int, help="Default: TUVAN_PORT (8080).")
+@click.option("--no-demo-data", is_flag=True, help="Do not load the demo knowledge base.")
+@pass_settings
+def demo(settings: Settings, host: str | None, port: int | None, no_demo_data: bool) -> None:
+    """Run the chatbot with a web chat page on the embedded database."""
+    from bot.demo import load_demo_kb
+    from bot.web import serve
+
+    async def body(rt: Runtime) -> None:
+        if not no_demo_data:
+            loaded = await load_demo_kb(rt, progress=_progress(None, "demo data", "text").update)
+            if loaded:
+                click.echo(f"loaded the demo knowledge base: {loaded}")
+        await serve(rt, host or settings.host, port or settings.port)
+
+    _with_runtime(settings, body)
+
+
+def main() -> None:
+    cli(prog_name="tuvan")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,106 @@
+"""What an answer is, and the fixed texts around it, in the question's language."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from bot.settings import AnswerSettings, ContactSettings
+
+Tier = Literal["faq", "documents", "fallback"]
+Language = Literal["vi", "en"]
+
+
+@dataclass(frozen=True)
+class Citation:
+    n: int
+    title: str
+    source: str
+    url: str | None
+    page: int | None
+    chunk_id: int | None = None
+
+
+@dataclass
+class Answer:
+    tier: Tier
+    answer: str
+    language: Language
+    citations: list[Citation] = field(default_factory=list)
+    faq_id: int | None = None
+    faq_external_id: str | None = None
+    chunk_ids: list[int] = field(default_factory=list)
+    scores: dict[str, Any] = field(default_factory=dict)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    reason: str = ""  # why this tier answered (or why the ones before it did not)
+    # What "Try it" and the evaluation need to explain the decision; not part of the reply.
+    trace: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.pop("trace")
+        return data
+
+
+def citation_line(c: Citation, language: Language) -> str:
+    where = c.url or c.source
+    page = ""
+    if c.page is not None:
+        page = f", trang {c.page}" if language == "vi" else f", page {c.page}"
+    return f"[{c.n}] {c.title} — {where}{page}"
+
+
+def sources_block(citations: list[Citation], language: Language) -> str:
+    heading = "Nguồn:" if language == "vi" else "Sources:"
+    return "\n".join([heading, *(citation_line(c, language) for c in citations)])
+
+
+def documents_reply(
+    body: str, citations: list[Citation], language: Language, settings: AnswerSettings
+) -> str:
+    disclaimer = settings.disclaimer_docs_vi if language == "vi" else settings.disclaimer_docs_en
+    return f"{body}\n\n{sources_block(citations, language)}\n\n{disclaimer}"
+
+
+def extractive_intro(language: Language) -> str:
+    if language == "vi":
+        return "Theo tài liệu tuyển sinh của trường:"
+    return "According to the university's admission documents:"
+
+
+def contact_line(contact: ContactSettings, language: Language) -> str:
+    name = contact.name_vi if language == "vi" else contact.name_en
+    parts = [p for p in (contact.phone, contact.email, contact.url) if p]
+    return f"{name}: {' · '.join(parts)}"
+
+
+def no_information_reply(contact: ContactSettings, language: Language) -> str:
+    if language == "vi":
+        text = (
+            "Xin lỗi, mình chưa có thông tin đáng tin cậy để trả lời câu hỏi này. "
+            "Bạn vui lòng liên hệ trực tiếp để được tư vấn chính xác:"
+        )
+    else:
+        text = (
+            "Sorry, I don't have reliable information to answer this question. "
+            "Please contact the admissions office for an accurate answer:"
+        )
+    return f"{text}\n{contact_line(contact, language)}"
+
+
+def llm_fallback_reply(body: str, settings: AnswerSettings, contact: ContactSettings,
+                       language: Language) -> str:
+    disclaimer = settings.disclaimer_llm_vi if language == "vi" else settings.disclaimer_llm_en
+    return f"{body}\n\n⚠️ {disclaimer}\n{contact_line(contact, language)}"
+
+
+def not_a_question_reply(language: Language) -> str:
+    if language == "vi":
+        return (
+            "Chào bạn! Mình là trợ lý tư vấn tuyển sinh. Bạn hãy gõ câu hỏi về ngành học, "
+            "học phí, phương thức xét tuyển, hạn nộp hồ sơ, học bổng... nhé."
+        )
+    return (
+        "Hello! I'm the admissions assistant. Please type a question about programmes, "
+        "tuition, admission methods, deadlines, scholarships and so on."
+    )

