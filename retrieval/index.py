@@ -300,9 +300,7 @@ async def count_embeddable(session: AsyncSession) -> int:
     return total
 
 
-async def reindex(
-    session: AsyncSession, indexer: Indexer, progress: Progress | None = None
-) -> int:
+async def reindex(session: AsyncSession, indexer: Indexer, progress: Progress | None = None) -> int:
     """Re-embed every FAQ entry, variant and chunk with the configured embedder.
 
     Keyword text is recomputed too (the abbreviation list may have changed). Thresholds that

@@ -1,0 +1,288 @@
+"""The near-miss guard: tier 1 refuses an FAQ entry that is about something else than the question.
+
+Sentence embeddings barely see one word: "học phí ngành Kỹ thuật Máy tính" is at cosine 0.95 from
+the FAQ "Học phí ngành Khoa học Máy tính", and the verbatim answer would be wrong. The guard reads
+*facets* from both questions (year, major, programme type, admission method, asked attribute,
+codes, numbers...) and compares them category by category, each with its own policy. The
+vocabulary and the policies live in ``data/guard.yaml`` (documented there), extended by the file
+in ``TextSettings.guard_vocabulary_file`` so that a university can add its majors, campuses and
+own names without touching code.
+
+The guard only vetoes: a question it cannot read (no facets) is left to the similarity threshold.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from bot.errors import ConfigError
+from retrieval.text import DATA_DIR, read_yaml, tokens
+
+if TYPE_CHECKING:
+    from bot.settings import TextSettings
+
+Facets = dict[str, frozenset[str]]
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """One category in which the question and the FAQ question disagree."""
+
+    category: str
+    query_values: frozenset[str]
+    faq_values: frozenset[str]
+
+    @property
+    def reason(self) -> str:
+        def names(values: frozenset[str]) -> str:
+            return ", ".join(sorted(values)) if values else "none"
+
+        return (
+            f"{self.category}: question names {names(self.query_values)}, "
+            f"FAQ names {names(self.faq_values)}"
+        )
+
+
+@dataclass(frozen=True)
+class GuardVerdict:
+    ok: bool
+    conflicts: tuple[Conflict, ...] = ()
+
+    @property
+    def reason(self) -> str:
+        """What the admin "Try it" view shows next to a refused match."""
+        if not self.conflicts:
+            return "no conflict"
+        return "; ".join(c.reason for c in self.conflicts)
+
+
+@dataclass(frozen=True)
+class Policy:
+    mode: Literal["overlap", "equal"] = "overlap"
+    query_only: bool = False  # a value in the question and none in the FAQ is a conflict
+    faq_only: bool = False  # a value in the FAQ and none in the question is a conflict
+
+    def conflicts(self, query: frozenset[str], faq: frozenset[str]) -> bool:
+        if query and faq:
+            return query != faq if self.mode == "equal" else query.isdisjoint(faq)
+        if query:
+            return self.query_only
+        if faq:
+            return self.faq_only
+        return False
+
+
+@dataclass(frozen=True)
+class _Extractor:
+    pattern: re.Pattern[str]
+    value: str | None = None  # fixed for a value's own patterns; else the group "v" or the match
+    scale: float | None = None  # unit conversion of a numeric "v" (years -> semesters)
+
+    def read(self, match: re.Match[str]) -> str:
+        if self.value is not None:
+            return self.value
+        text = match.group("v") if "v" in self.pattern.groupindex else match.group(0)
+        text = text.replace("_", ".")
+        if self.scale is not None:
+            return f"{float(text) * self.scale:g}"
+        return text
+
+
+@dataclass(frozen=True)
+class _Category:
+    name: str
+    policy: Policy
+    not_after: tuple[tuple[str, ...], ...]
+    patterns: tuple[_Extractor, ...]
+
+
+_HIDDEN = "|"  # stands in for words an earlier match used; no pattern matches across it
+
+
+class NearMissGuard:
+    """Compares the facets of a question with those of the FAQ question it matched."""
+
+    def __init__(self, vocabulary: Mapping[str, Any]) -> None:
+        self._categories: list[_Category] = []
+        # Word sequence -> the (category, value) pairs it names; () for an ignored phrase.
+        self._aliases: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {}
+        categories = vocabulary.get("categories") or {}
+        if not isinstance(categories, Mapping):
+            raise ConfigError("guard vocabulary: `categories` must be a mapping")
+        for name, spec in categories.items():
+            self._categories.append(self._add_category(str(name), spec or {}))
+        ignore = vocabulary.get("ignore") or []
+        if not isinstance(ignore, list):
+            raise ConfigError("guard vocabulary: `ignore` must be a list of phrases")
+        for phrase in ignore:
+            key = tuple(tokens(str(phrase)))
+            if key:
+                self._aliases[key] = ()
+        self._longest = max((len(k) for k in self._aliases), default=0)
+        self._by_name = {c.name: c for c in self._categories}
+
+    def _add_category(self, name: str, spec: Mapping[str, Any]) -> _Category:
+        try:
+            policy = Policy(**(spec.get("policy") or {}))
+            if policy.mode not in ("overlap", "equal"):
+                raise ValueError(f"policy mode must be overlap or equal, not {policy.mode!r}")
+            patterns: list[_Extractor] = []
+            for value, aliases in (spec.get("values") or {}).items():
+                value = str(value)
+                alias_list, value_patterns = _value_spec(aliases)
+                # The canonical name is an alias too, unless it is a bare number ("100" for
+                # "toàn phần" must not claim every 100 in a question).
+                names = alias_list if value.isdigit() else [value, *alias_list]
+                for alias in names:
+                    key = tuple(tokens(str(alias)))
+                    if key:
+                        self._aliases[key] = (*self._aliases.get(key, ()), (name, value))
+                patterns += [_Extractor(re.compile(p), value) for p in value_patterns]
+            patterns += [_extractor(p) for p in spec.get("patterns") or []]
+            not_after = tuple(tuple(tokens(str(w))) for w in spec.get("not_after") or [])
+        except (AttributeError, TypeError, ValueError, re.error) as exc:
+            raise ConfigError(f"guard vocabulary, category {name!r}: {exc}") from exc
+        return _Category(name, policy, not_after, tuple(patterns))
+
+    def facets(self, text: str) -> Facets:
+        """The values each category finds in ``text``; categories with none are left out."""
+        words = tokens(text.replace("%", " phần trăm "))
+        found: dict[str, set[str]] = {}
+        rest = self._match_aliases(words, found)
+        for category in self._categories:
+            for extractor in category.patterns:
+                values = found.setdefault(category.name, set())
+
+                def take(
+                    match: re.Match[str], e: _Extractor = extractor, v: set[str] = values
+                ) -> str:
+                    v.add(e.read(match))
+                    return _HIDDEN
+
+                rest = extractor.pattern.sub(take, rest)
+        return {name: frozenset(values) for name, values in found.items() if values}
+
+    def _match_aliases(self, words: list[str], found: dict[str, set[str]]) -> str:
+        """Record the aliases in ``words``, longest first; return the words left for patterns."""
+        rest: list[str] = []
+        i = 0
+        while i < len(words):
+            for size in range(min(self._longest, len(words) - i), 0, -1):
+                key = tuple(words[i : i + size])
+                names = self._aliases.get(key)
+                if names is None:
+                    continue
+                for category, value in names:
+                    if not self._after_excluded(category, words, i):
+                        found.setdefault(category, set()).add(value)
+                rest.append(_HIDDEN)
+                i += size
+                break
+            else:
+                rest.append(words[i])
+                i += 1
+        return " ".join(rest)
+
+    def _after_excluded(self, category: str, words: list[str], start: int) -> bool:
+        """Whether the alias at ``start`` follows a word that makes it something else."""
+        return any(
+            start >= len(w) and tuple(words[start - len(w) : start]) == w
+            for w in self._by_name[category].not_after
+        )
+
+    def check(self, query: str, faq_question: str) -> GuardVerdict:
+        """Whether the FAQ question may answer ``query``: no category conflicts."""
+        mine, theirs = self.facets(query), self.facets(faq_question)
+        conflicts = []
+        for category in self._categories:
+            q = mine.get(category.name, frozenset())
+            f = theirs.get(category.name, frozenset())
+            if category.policy.conflicts(q, f):
+                conflicts.append(Conflict(category.name, q, f))
+        return GuardVerdict(not conflicts, tuple(conflicts))
+
+
+def _extractor(spec: Any) -> _Extractor:
+    if isinstance(spec, Mapping):
+        if set(spec) - {"regex", "scale"} or "regex" not in spec:
+            raise ValueError(f"a pattern is a regex or {{regex, scale}}, not {spec!r}")
+        scale = spec.get("scale")
+        return _Extractor(re.compile(str(spec["regex"])), None, float(scale) if scale else None)
+    return _Extractor(re.compile(str(spec)))
+
+
+def _value_spec(aliases: Any) -> tuple[list[Any], list[str]]:
+    if aliases is None:
+        return [], []
+    if isinstance(aliases, list):
+        return aliases, []
+    if isinstance(aliases, Mapping) and set(aliases) <= {"aliases", "patterns"}:
+        return list(aliases.get("aliases") or []), [str(p) for p in aliases.get("patterns") or []]
+    raise ValueError(f"a value takes a list of aliases or {{aliases, patterns}}, not {aliases!r}")
+
+
+# -- loading -------------------------------------------------------------------------------------
+
+
+def merge_vocabulary(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """``override`` applied to ``base`` as guard.yaml describes (values merged by canonical name).
+
+    A university mostly adds (its majors, campuses, a partner's name as an alias), so a value's
+    aliases are extended, not replaced; ``null`` removes a value or a whole category.
+    """
+    merged = copy.deepcopy(dict(base))
+    categories: dict[str, Any] = merged.setdefault("categories", {}) or {}
+    merged["categories"] = categories
+    for name, spec in (override.get("categories") or {}).items():
+        if spec is None:
+            categories.pop(name, None)
+            continue
+        target = categories.setdefault(name, {})
+        for key, value in spec.items():
+            if key == "policy":
+                target["policy"] = {**(target.get("policy") or {}), **(value or {})}
+            elif key == "values":
+                values = target.setdefault("values", {}) or {}
+                target["values"] = values
+                for canonical, aliases in (value or {}).items():
+                    if aliases is None:
+                        values.pop(canonical, None)
+                    else:
+                        values[canonical] = _extend(values.get(canonical), aliases)
+            else:
+                target[key] = value
+    merged["ignore"] = [*(merged.get("ignore") or []), *(override.get("ignore") or [])]
+    return merged
+
+
+def _extend(base: Any, extra: Any) -> Any:
+    """A value's aliases and patterns from ``base`` plus those of ``extra``."""
+    base_aliases, base_patterns = _value_spec(base)
+    extra_aliases, extra_patterns = _value_spec(extra)
+    return {
+        "aliases": [*base_aliases, *extra_aliases],
+        "patterns": [*base_patterns, *extra_patterns],
+    }
+
+
+def load_guard(settings: TextSettings | None = None) -> NearMissGuard:
+    """The bundled vocabulary, extended by ``settings.guard_vocabulary_file``."""
+    override = settings.guard_vocabulary_file if settings is not None else None
+    return _load(override.resolve() if override is not None else None)
+
+
+@lru_cache(maxsize=8)
+def _load(override: Path | None) -> NearMissGuard:
+    vocabulary = read_yaml(DATA_DIR / "guard.yaml")
+    if override is not None:
+        try:
+            vocabulary = merge_vocabulary(vocabulary, read_yaml(override))
+        except (AttributeError, TypeError, ValueError) as exc:
+            raise ConfigError(f"{override}: not a guard vocabulary ({exc})") from exc
+    return NearMissGuard(vocabulary)
