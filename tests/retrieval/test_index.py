@@ -1,0 +1,329 @@
+"""Writing the knowledge store (retrieval.index) in a real PostgreSQL, inside the test's
+transaction: the session-wide demo knowledge base is the same afterwards."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from pydantic import SecretStr
+from sqlalchemy import func, select, text
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from bot.answerer import AnswererParts
+from bot.demo import demo_kb_dir
+from bot.faqio import read_faq_file
+from bot.models import Chunk, Document, FaqEntry, FaqVariant, IndexState, VariantOrigin
+from retrieval.embedders import OpenAIEmbedder
+from retrieval.errors import IndexMismatchError
+from retrieval.faq import faq_candidates
+from retrieval.index import (
+    FaqDraft,
+    Indexer,
+    count_embeddable,
+    delete_document,
+    ensure_index_state,
+    index_document,
+    reindex,
+    set_variants,
+    upsert_faq,
+)
+from retrieval.loaders import load_file
+from tests.fakes.openai_stub import OpenAIStub, start_openai_stub
+
+VECTOR_TABLES = ("faq_entries", "faq_variants", "chunks")
+HNSW_INDEXES = {f"ix_{t}_embedding_hnsw" for t in VECTOR_TABLES}
+
+HANDBOOK = """\
+# Sổ tay tân sinh viên
+
+## Thẻ sinh viên
+Thẻ sinh viên được cấp trong tuần đầu nhập học tại phòng Công tác sinh viên.
+
+## Gửi xe
+Bãi gửi xe mở cửa từ 6:00 đến 22:00; phí gửi xe máy là 3.000 đồng mỗi lượt.
+"""
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+async def chunk_rows(session: AsyncSession, document_id: int) -> list[tuple[int, str]]:
+    rows = await session.execute(
+        select(Chunk.id, Chunk.text).where(Chunk.document_id == document_id).order_by(Chunk.id)
+    )
+    return [(r.id, r.text) for r in rows]
+
+
+async def dimensions(session: AsyncSession) -> dict[str, int]:
+    """The declared dimension of each vector column (pgvector keeps it in atttypmod)."""
+    rows = await session.execute(
+        text(
+            "SELECT c.relname, a.atttypmod FROM pg_attribute a "
+            "JOIN pg_class c ON c.oid = a.attrelid "
+            "WHERE a.attname = 'embedding' AND c.relname = ANY(:tables)"
+        ),
+        {"tables": list(VECTOR_TABLES)},
+    )
+    return {name: int(mod) for name, mod in rows}
+
+
+# -- documents --------------------------------------------------------------------------------
+
+
+async def test_reindexing_an_unchanged_document_is_a_no_op(
+    session: AsyncSession, indexer: Indexer, tmp_path: Path
+) -> None:
+    doc = load_file(write(tmp_path / "so-tay.md", HANDBOOK))
+    first = await index_document(session, indexer, doc)
+    assert not first.unchanged
+    assert first.chunks >= 1
+    before = await chunk_rows(session, first.document_id)
+
+    again = await index_document(session, indexer, load_file(tmp_path / "so-tay.md"))
+    assert again.unchanged
+    assert (again.document_id, again.chunks) == (first.document_id, first.chunks)
+    assert await chunk_rows(session, first.document_id) == before  # same rows, not re-made
+
+
+async def test_changed_document_replaces_its_chunks(
+    session: AsyncSession, indexer: Indexer, tmp_path: Path
+) -> None:
+    path = write(tmp_path / "so-tay.md", HANDBOOK)
+    first = await index_document(session, indexer, load_file(path))
+    old = await chunk_rows(session, first.document_id)
+
+    write(path, HANDBOOK.replace("3.000 đồng", "5.000 đồng"))
+    second = await index_document(session, indexer, load_file(path))
+    assert not second.unchanged
+    assert second.document_id == first.document_id
+    new = await chunk_rows(session, first.document_id)
+    assert len(new) == second.chunks
+    assert not {cid for cid, _ in old} & {cid for cid, _ in new}
+    body = "\n".join(t for _, t in new)
+    assert "5.000 đồng" in body
+    assert "3.000 đồng" not in body
+    documents = await session.scalar(
+        select(func.count()).select_from(Document).where(Document.source == str(path))
+    )
+    assert documents == 1
+
+
+async def test_deleting_a_document_cascades_to_its_chunks(
+    session: AsyncSession, indexer: Indexer, tmp_path: Path
+) -> None:
+    path = write(tmp_path / "so-tay.md", HANDBOOK)
+    result = await index_document(session, indexer, load_file(path))
+    assert await delete_document(session, str(path))
+    remaining = await session.scalar(
+        select(func.count()).select_from(Chunk).where(Chunk.document_id == result.document_id)
+    )
+    assert remaining == 0
+    assert not await delete_document(session, str(path))
+
+
+# -- the record of the embedder ----------------------------------------------------------------
+
+
+async def empty_the_store(session: AsyncSession) -> None:
+    """Inside the test's transaction only: the rollback brings everything back."""
+    for table in ("index_state", "faq_entries", "documents"):  # variants, chunks cascade
+        await session.execute(text(f"DELETE FROM {table}"))
+
+
+async def test_empty_store_records_the_configured_embedder(
+    session: AsyncSession, indexer: Indexer
+) -> None:
+    await empty_the_store(session)
+    state = await ensure_index_state(session, indexer.embedder)
+    assert (state.embedder, state.dimension) == (indexer.embedder.name, 384)
+    stored = (await session.execute(select(IndexState.embedder, IndexState.dimension))).all()
+    assert stored == [(indexer.embedder.name, 384)]
+    assert await ensure_index_state(session, indexer.embedder) is state  # now just a check
+
+
+async def test_vectors_without_a_record_ask_for_reindex(
+    session: AsyncSession, indexer: Indexer, tmp_path: Path
+) -> None:
+    await empty_the_store(session)
+    await index_document(session, indexer, load_file(write(tmp_path / "a.md", HANDBOOK)))
+    with pytest.raises(IndexMismatchError, match="tuvan reindex"):
+        await ensure_index_state(session, indexer.embedder)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "embedder = 'sentence-transformers:/models/other'",
+        "dimension = 768",
+    ],
+)
+async def test_recorded_embedder_that_differs_raises_index_mismatch(
+    session: AsyncSession, indexer: Indexer, change: str
+) -> None:
+    await ensure_index_state(session, indexer.embedder)
+    await session.execute(text(f"UPDATE index_state SET {change}"))
+    session.expire_all()
+    with pytest.raises(IndexMismatchError, match="tuvan reindex") as caught:
+        await ensure_index_state(session, indexer.embedder)
+    assert indexer.embedder.name in str(caught.value)
+
+
+# -- re-embedding with another model ------------------------------------------------------------
+
+
+@pytest.fixture
+async def stub() -> AsyncIterator[OpenAIStub]:
+    server = await start_openai_stub(dimension=8)
+    try:
+        yield server
+    finally:
+        await server.close()
+
+
+@pytest.fixture
+async def stub_embedder(stub: OpenAIStub) -> AsyncIterator[OpenAIEmbedder]:
+    # The constructor asks the server for the dimension with a blocking client: off the loop
+    # that serves the stub.
+    embedder = await asyncio.to_thread(
+        lambda: OpenAIEmbedder(
+            "stub-model", base_url=stub.base_url, api_key=SecretStr("k"), max_retries=0
+        )
+    )
+    try:
+        yield embedder
+    finally:
+        embedder.close()
+
+
+async def test_reindex_with_another_dimension_re_embeds_everything_and_rolls_back(
+    engine: AsyncEngine,
+    parts: AnswererParts,
+    indexer: Indexer,
+    demo_kb: dict[str, int],
+    stub_embedder: OpenAIEmbedder,
+) -> None:
+    assert stub_embedder.dimension == 8
+    stub_indexer = Indexer(stub_embedder, parts.processor, batch_size=64)
+    question = read_faq_file(demo_kb_dir() / "faq.jsonl")[0].question
+    async with engine.connect() as conn:
+        outer = await conn.begin()
+        try:
+            sm = async_sessionmaker(
+                bind=conn, join_transaction_mode="create_savepoint", expire_on_commit=False
+            )
+            async with sm() as session:
+                entry = await session.get(FaqEntry, demo_kb["shut-faq01"])
+                assert entry is not None
+                await set_variants(session, indexer, entry, ["ma truong shut la gi"])
+                total = await count_embeddable(session)
+
+                assert await reindex(session, stub_indexer) == total
+
+                assert await dimensions(session) == dict.fromkeys(VECTOR_TABLES, 8)
+                for table in VECTOR_TABLES:
+                    rows, stale = (
+                        await session.execute(
+                            text(
+                                "SELECT count(*), count(*) FILTER (WHERE embedding IS NULL "
+                                f"OR vector_dims(embedding) <> 8) FROM {table}"
+                            )
+                        )
+                    ).one()
+                    assert rows > 0, table
+                    assert stale == 0, table
+                indexes = await session.execute(
+                    text("SELECT indexname, indexdef FROM pg_indexes WHERE indexname = ANY(:n)"),
+                    {"n": list(HNSW_INDEXES)},
+                )
+                assert {n for n, d in indexes if "hnsw (embedding vector_cosine_ops)" in d} == (
+                    HNSW_INDEXES
+                )
+                session.expire_all()
+                state = await ensure_index_state(session, stub_embedder)
+                assert (state.embedder, state.dimension, state.thresholds) == (
+                    "openai:stub-model",
+                    8,
+                    {},
+                )
+                with pytest.raises(IndexMismatchError, match="tuvan reindex"):
+                    await ensure_index_state(session, indexer.embedder)
+                [vector] = await asyncio.to_thread(stub_embedder.embed_queries, [question])
+                best = (await faq_candidates(session, vector, limit=3))[0]
+                assert best.faq_id == demo_kb["shut-faq01"]
+                assert best.similarity == pytest.approx(1.0, abs=1e-4)
+        finally:
+            await outer.rollback()
+
+    # ALTER TABLE is transactional in PostgreSQL: the rollback restored the 384-d store.
+    async with AsyncSession(engine) as session:
+        assert await dimensions(session) == dict.fromkeys(VECTOR_TABLES, 384)
+        recorded = await session.get(IndexState, 1)
+        assert recorded is not None
+        assert (recorded.embedder, recorded.dimension) == (indexer.embedder.name, 384)
+        stale = await session.scalar(
+            text("SELECT count(*) FROM chunks WHERE vector_dims(embedding) <> 384")
+        )
+        assert stale == 0
+
+
+# -- FAQ ----------------------------------------------------------------------------------------
+
+
+async def test_faq_upsert_by_external_id_updates_and_re_embeds(
+    session: AsyncSession, indexer: Indexer
+) -> None:
+    first = await upsert_faq(
+        session,
+        indexer,
+        FaqDraft(
+            question="Sinh viên gửi xe máy ở đâu?",
+            answer="Ở bãi xe khu B.",
+            external_id="t-gui-xe",
+            variants=["gui xe o dau", "bãi xe ở đâu"],
+        ),
+    )
+    await set_variants(session, indexer, first, ["gửi xe máy"], VariantOrigin.generated)
+    new_question = "Phí gửi xe máy mỗi lượt của sinh viên là bao nhiêu tiền?"
+    second = await upsert_faq(
+        session,
+        indexer,
+        FaqDraft(
+            question=new_question,
+            answer="3.000 đồng mỗi lượt.",
+            external_id="t-gui-xe",
+            variants=["phi gui xe bao nhieu"],
+            updated_by="staff@example.vn",
+        ),
+    )
+    assert second.id == first.id
+    rows = (
+        await session.execute(
+            select(FaqEntry.question, FaqEntry.answer, FaqEntry.updated_by).where(
+                FaqEntry.external_id == "t-gui-xe"
+            )
+        )
+    ).all()
+    assert rows == [(new_question, "3.000 đồng mỗi lượt.", "staff@example.vn")]
+
+    variants = (
+        await session.execute(
+            select(FaqVariant.origin, FaqVariant.text)
+            .where(FaqVariant.faq_id == first.id)
+            .order_by(FaqVariant.origin, FaqVariant.text)
+        )
+    ).all()
+    assert sorted((o.value, t) for o, t in variants) == [
+        ("generated", "gửi xe máy"),  # only the staff variants were replaced
+        ("staff", "phi gui xe bao nhieu"),
+    ]
+
+    [vector] = await asyncio.to_thread(indexer.embedder.embed_queries, [new_question])
+    best = (await faq_candidates(session, vector, limit=3))[0]
+    assert best.faq_id == first.id
+    assert best.matched_text == new_question
+    assert best.similarity > 0.95

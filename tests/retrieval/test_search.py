@@ -1,0 +1,205 @@
+"""Hybrid search (retrieval.search) on the demo knowledge base in a real PostgreSQL, and
+citations that point at the right document and page."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pymupdf
+import pytest
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bot.answerer import Answerer, AnswererParts
+from bot.settings import SearchMode
+from retrieval.index import Indexer
+from retrieval.ingest import ingest_paths
+from retrieval.search import Hit, diversify, or_tsquery, rrf, search_chunks
+
+MODES: tuple[SearchMode, ...] = ("dense", "keyword", "bm25", "hybrid")
+
+
+def query(parts: AnswererParts, question: str) -> tuple[np.ndarray[Any, Any], list[str]]:
+    """The vector and the keyword terms of a question, made as the answerer makes them."""
+    [vector] = parts.embedder.embed_queries([parts.processor.expand_query(question)])
+    return vector, parts.processor.query_terms(question)
+
+
+async def search(
+    session: AsyncSession, parts: AnswererParts, question: str, mode: SearchMode, limit: int = 5
+) -> list[Hit]:
+    vector, terms = await asyncio.to_thread(query, parts, question)
+    return await search_chunks(
+        session,
+        vector,
+        terms,
+        parts.settings.search,
+        limit=limit,
+        mode=mode,
+        query_text=question,
+    )
+
+
+def documents(hits: list[Hit]) -> list[str]:
+    return [Path(h.source).name for h in hits]
+
+
+def hit(chunk_id: int, document_id: int, body: str, score: float) -> Hit:
+    return Hit(
+        chunk_id=chunk_id,
+        document_id=document_id,
+        text=body,
+        heading_path="",
+        page=None,
+        ordinal=chunk_id,
+        external_id=None,
+        title=f"doc {document_id}",
+        source=f"doc{document_id}.md",
+        url=None,
+        similarity=score,
+        score=score,
+    )
+
+
+# -- pure parts ---------------------------------------------------------------------------------
+
+
+def test_rrf_sums_reciprocal_ranks_over_rankings() -> None:
+    fused = rrf([[10, 20, 30], [30, 10]], k=60)
+    assert fused[10] == pytest.approx(1 / 61 + 1 / 62)
+    assert fused[20] == pytest.approx(1 / 62)
+    assert fused[30] == pytest.approx(1 / 63 + 1 / 61)
+    assert sorted(fused, key=lambda c: -fused[c]) == [10, 30, 20]
+    assert rrf([], k=60) == {}
+    assert rrf([[5]], k=0) == {5: 1.0}
+
+
+def test_diversify_caps_chunks_per_document_and_drops_repeated_texts() -> None:
+    hits = [
+        hit(1, 1, "Học phí 32.500.000 đồng", 0.9),
+        hit(2, 1, "Học phí  CLC 65.000.000 đồng", 0.8),
+        hit(3, 1, "Học phí quốc tế", 0.7),  # a third chunk of document 1
+        hit(4, 2, "học phí 32.500.000   đồng", 0.6),  # the first text again, other document
+        hit(5, 2, "Miễn giảm học phí", 0.5),
+    ]
+    kept = diversify(hits, per_document=2)
+    assert [h.chunk_id for h in kept] == [1, 2, 5]
+    assert [h.chunk_id for h in diversify(hits, per_document=1)] == [1, 5]
+
+
+def test_or_tsquery_keeps_safe_terms_once_and_drops_the_rest() -> None:
+    terms = ["hoc_phi", "cntt", "hoc_phi", "a&b", "x | y", "!", "học", "2026", "'; drop", ""]
+    assert or_tsquery(terms) == "hoc_phi | cntt | 2026"
+    assert or_tsquery(["&", "|"]) == ""
+
+
+# -- on the demo knowledge base ----------------------------------------------------------------
+
+
+# Without diacritics e5-small scores every chunk alike (0.81-0.83 on the demo KB): the tuition
+# chunks rank 17th and 32nd of 115 in dense, and in hybrid that noise outvotes full-text's first
+# place (RRF 0.0265 against 0.0292). Strict: fixing the query side must remove these marks.
+UNACCENTED_DENSE_MISS = pytest.mark.xfail(
+    strict=True, reason="accent-free query: dense ranking is noise, and it sinks hybrid"
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "mode"),
+    [
+        *(("học phí chương trình chuẩn", mode) for mode in MODES),
+        ("hoc phi chuong trinh chuan", "keyword"),
+        ("hoc phi chuong trinh chuan", "bm25"),
+        pytest.param("hoc phi chuong trinh chuan", "dense", marks=UNACCENTED_DENSE_MISS),
+        pytest.param("hoc phi chuong trinh chuan", "hybrid", marks=UNACCENTED_DENSE_MISS),
+    ],
+)
+async def test_every_mode_finds_the_tuition_document(
+    session: AsyncSession, parts: AnswererParts, demo_kb: object, question: str, mode: SearchMode
+) -> None:
+    hits = await search(session, parts, question, mode)
+    assert hits
+    assert "hoc-phi-2026.md" in documents(hits[:3])
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert all(-1.0 <= h.similarity <= 1.0 for h in hits)
+
+
+@pytest.mark.parametrize(
+    ("question", "document"),
+    [
+        ("ktx dang ky nhu the nao", "ky-tuc-xa.md"),
+        ("chi tieu ktmt", "nganh-dao-tao-2026.md"),
+    ],
+)
+async def test_accent_free_abbreviated_question_finds_its_document(
+    session: AsyncSession, parts: AnswererParts, demo_kb: object, question: str, document: str
+) -> None:
+    hits = await search(session, parts, question, "hybrid")
+    assert document in documents(hits[:3])
+
+
+@pytest.mark.parametrize("mode", ["keyword", "bm25"])
+async def test_question_of_only_stopwords_and_emoji_finds_nothing_by_keyword(
+    session: AsyncSession, parts: AnswererParts, demo_kb: object, mode: SearchMode
+) -> None:
+    question = "là gì vậy ạ ??? 😀🎓"
+    assert parts.processor.query_terms(question) == []
+    assert await search(session, parts, question, mode) == []
+
+
+async def test_operator_characters_in_terms_reach_no_sql(
+    session: AsyncSession, parts: AnswererParts, demo_kb: object
+) -> None:
+    vector, _ = await asyncio.to_thread(query, parts, "học phí")
+    terms = ["hoc_phi') OR 1=1 --", "&", "!(", "|"]
+    hits = await search_chunks(
+        session, vector, terms, parts.settings.search, limit=5, mode="keyword"
+    )
+    assert hits == []
+    # and the session is still usable: no aborted transaction behind
+    assert await search(session, parts, "học phí", "keyword")
+
+
+# -- citations: the right document and page ---------------------------------------------------
+
+
+def write_pdf(path: Path, pages: list[str]) -> Path:
+    """insert_htmlbox embeds a font with Vietnamese glyphs (the base-14 fonts have none)."""
+    pdf = pymupdf.open()
+    for html in pages:
+        pdf.new_page().insert_htmlbox(pymupdf.Rect(50, 50, 545, 790), html)
+    pdf.set_metadata({"title": "Thông báo nội bộ tuyển sinh"})
+    pdf.save(path)
+    pdf.close()
+    return path
+
+
+async def test_documents_answer_cites_the_pdf_page_holding_the_fact(
+    sessionmaker: async_sessionmaker[AsyncSession],
+    indexer: Indexer,
+    answerer: Answerer,
+    tmp_path: Path,
+) -> None:
+    pdf = write_pdf(
+        tmp_path / "thong-bao-noi-bo.pdf",
+        [
+            "<h1>Thông báo nội bộ</h1><p>Phòng Tuyển sinh làm việc từ thứ Hai đến thứ Sáu, "
+            "giờ hành chính, tại tầng 2 nhà A1.</p>",
+            "<p>Mã bí mật tuyển sinh là ZX-4471. Thí sinh ghi mã bí mật tuyển sinh này "
+            "vào mục ghi chú của phiếu đăng ký xét tuyển bổ sung.</p>",
+            "<p>Kết quả xét tuyển bổ sung được gửi qua thư điện tử trong vòng năm ngày "
+            "làm việc kể từ khi hồ sơ đầy đủ.</p>",
+        ],
+    )
+    report = await ingest_paths(sessionmaker, indexer, [pdf])
+    assert report.indexed == [str(pdf)]
+
+    result = await answerer.answer("Mã bí mật tuyển sinh là gì?")
+    assert result.tier == "documents", result.reason
+    assert "ZX-4471" in result.answer
+    cited = [c for c in result.citations if c.source == str(pdf)]
+    assert cited, result.citations
+    assert {c.page for c in cited} == {2}
+    assert "trang 2" in result.answer
