@@ -55,7 +55,7 @@ class AnswerSettings(BaseModel):
     faq_margin: float = 0.02  # best entry must beat the best *different* answer by this much
     near_miss_guard: bool = True
     top_k: int = 5
-    extractive_sentences: int = 3
+    extractive_sentences: int = 4  # bench/answer_quality.py: 4 held more key facts than 3
     disclaimer_docs_vi: str = (
         "Thông tin trên được trích từ tài liệu tuyển sinh của trường; "
         "vui lòng kiểm tra lại với văn bản gốc hoặc phòng tuyển sinh."

@@ -61,13 +61,18 @@ _DENSE_SQL = text(
     """
 )
 
+# ts_rank, not ts_rank_cd: on an OR of many terms the cover density rewards long chunks dense in
+# common words ("nganh", "nam"), and normalisation 1 (divide by 1 + log length) keeps long chunks
+# from winning on length alone. Document-level MRR@10 (bench/retrieval_quality.py): full-text
+# alone 0.60 -> 0.87 on UIT and 0.46 -> 0.90 on ALQAC, hybrid 0.76 -> 0.89 and 0.72 -> 0.94; and
+# ALQAC's keyword search took 11 ms instead of 64 (p50). ts_rank_cd normalisations (1, 32) and
+# ts_rank with 2 or 8 were worse, 16 about the same (docs/benchmarks.md).
 _FTS_SQL = text(
     """
-    SELECT c.id, row_number() OVER (ORDER BY ts_rank_cd(c.tsv, tq) DESC, c.id) AS rank,
-           ts_rank_cd(c.tsv, tq) AS kscore
+    SELECT c.id, ts_rank(c.tsv, tq, 1) AS kscore
     FROM chunks c, to_tsquery('simple', :tsq) tq
     WHERE c.tsv @@ tq
-    ORDER BY ts_rank_cd(c.tsv, tq) DESC, c.id LIMIT :n
+    ORDER BY kscore DESC, c.id LIMIT :n
     """
 )
 
