@@ -37,6 +37,8 @@ class SearchSettings(BaseModel):
     keyword: Literal["fts", "bm25"] = "fts"
     candidates: int = 40  # per retriever, before fusion
     rrf_k: int = 60
+    # Weight of the dense ranking in the fusion for questions typed without diacritics.
+    unaccented_dense_weight: float = 0.3
     max_chunks_per_doc: int = 3
     hnsw_ef_search: int = 64
     reranker_path: Path | None = None  # local cross-encoder; used by mode hybrid+rerank

@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.settings import SearchMode, SearchSettings
 from retrieval.bm25 import bm25_ranking
 from retrieval.rerank import Reranker
+from retrieval.text import detect_language
 
 _SAFE_TERM = re.compile(r"^[a-z0-9_]+$")
 
@@ -114,13 +115,22 @@ def _vec(v: np.ndarray[Any, Any]) -> str:
     return "[" + ",".join(f"{x:.6f}" for x in np.asarray(v, dtype=np.float32).ravel()) + "]"
 
 
-def rrf(rankings: Sequence[Sequence[int]], k: int) -> dict[int, float]:
-    """Reciprocal rank fusion: Σ 1/(k + rank), ranks from 1."""
+def rrf(
+    rankings: Sequence[Sequence[int]], k: int, weights: Sequence[float] | None = None
+) -> dict[int, float]:
+    """Reciprocal rank fusion: Σ w/(k + rank), ranks from 1."""
     fused: dict[int, float] = {}
-    for ranking in rankings:
+    for i, ranking in enumerate(rankings):
+        weight = weights[i] if weights else 1.0
         for rank, item in enumerate(ranking, start=1):
-            fused[item] = fused.get(item, 0.0) + 1.0 / (k + rank)
+            fused[item] = fused.get(item, 0.0) + weight / (k + rank)
     return fused
+
+
+def lacks_diacritics(text: str) -> bool:
+    """Vietnamese typed without its marks ("hoc phi nganh cntt"): e5 embeds such text poorly,
+    ranking chunks nearly at random, so hybrid search leans on the keyword side for it."""
+    return any(c.isalpha() for c in text) and text.isascii() and detect_language(text) == "vi"
 
 
 async def search_chunks(
@@ -154,7 +164,8 @@ async def search_chunks(
     if mode == "dense":
         scores = {cid: 0.0 for cid in dense}
     elif mode in ("hybrid", "hybrid+rerank"):
-        scores = rrf([dense, keyword], settings.rrf_k)
+        dense_weight = settings.unaccented_dense_weight if lacks_diacritics(query_text) else 1.0
+        scores = rrf([dense, keyword], settings.rrf_k, [dense_weight, 1.0])
     if not scores:
         return []
     rows = await session.execute(_ROWS_SQL, {"q": _vec(query_vector), "ids": list(scores)})

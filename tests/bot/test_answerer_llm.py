@@ -62,7 +62,8 @@ async def test_llm_answer_with_valid_citations_is_used(
     [request] = stub.requests_to("/v1/chat/completions")
     assert request.headers["Authorization"] == "Bearer sk-test-secret"
     sent = user_message(request.body)
-    assert "[1]" in sent and DOC_QUESTION in sent
+    assert "[1]" in sent
+    assert DOC_QUESTION in sent
     assert "ký túc xá" in sent.lower()
 
 
