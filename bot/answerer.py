@@ -15,7 +15,7 @@ import time
 import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -48,9 +48,7 @@ def clean_question(raw: str) -> str:
     A 100 KB paste is cut to its first ``MAX_QUESTION_CHARS`` characters: a question is short,
     and embedding models read ~512 tokens anyway.
     """
-    kept = "".join(
-        ch if unicodedata.category(ch)[0] != "C" or ch in "\n\t" else " " for ch in raw
-    )
+    kept = "".join(ch if unicodedata.category(ch)[0] != "C" or ch in "\n\t" else " " for ch in raw)
     return " ".join(kept.split())[:MAX_QUESTION_CHARS].strip()
 
 
@@ -166,8 +164,11 @@ class Answerer:
             passing = passing[: self.settings.answer.top_k]
             trace["passing"] = passing
             scores["chunks"] = [
-                {"chunk_id": h.chunk_id, "similarity": round(h.similarity, 4),
-                 "score": round(h.score, 5)}
+                {
+                    "chunk_id": h.chunk_id,
+                    "similarity": round(h.similarity, 4),
+                    "score": round(h.score, 5),
+                }
                 for h in passing
             ]
             result = None
@@ -228,14 +229,21 @@ class Answerer:
         )
         if not quotes:
             return None
-        used = list(dict.fromkeys(q.hit_index for q in quotes))
-        renumber = {hi: n for n, hi in enumerate(used, start=1)}
-        quotes = [
-            type(q)(renumber[q.hit_index], q.hit_index, q.position, q.text, q.score)
-            for q in quotes
-        ]
+        # One number per cited source (document and page), in order of first quote: two chunks
+        # of the same page are one source to the reader.
+        source_of = {
+            q.hit_index: (hits[q.hit_index].document_id, hits[q.hit_index].page) for q in quotes
+        }
+        numbers: dict[tuple[int, int | None], int] = {}
+        first_hit: dict[int, int] = {}
+        for q in quotes:
+            key = source_of[q.hit_index]
+            if key not in numbers:
+                numbers[key] = len(numbers) + 1
+                first_hit[numbers[key]] = q.hit_index
+        quotes = [replace(q, source_n=numbers[source_of[q.hit_index]]) for q in quotes]
         body = f"{replies.extractive_intro(language)}\n{render_quotes(quotes)}"
-        citations = [_citation(renumber[hi], hits[hi]) for hi in used]
+        citations = [_citation(n, hits[hi]) for n, hi in first_hit.items()]
         return self._cited(body, citations, hits, language, "extractive")
 
     def _cited(

