@@ -98,6 +98,9 @@ async def test_documents_answer_quotes_sources_with_numbers_and_disclaimer(
     assert result.citations, result.answer
     for c in result.citations:
         assert f"[{c.n}]" in result.answer
+    assert [c.n for c in result.citations] == list(range(1, len(result.citations) + 1))
+    # one number per source: two chunks of the same page are one citation
+    assert len({(c.source, c.page) for c in result.citations}) == len(result.citations)
     assert answerer.settings.answer.disclaimer_docs_vi in result.answer
     assert "ky-tuc-xa.md" in {Path(c.source).name for c in result.citations}
 
