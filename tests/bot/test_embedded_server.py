@@ -203,3 +203,28 @@ def test_two_holders_in_one_process_keep_the_server_until_both_release(datadir: 
         worker.release()
         web.release()
     assert postmaster_pid(datadir) is None
+
+
+def test_a_holder_that_died_does_not_keep_the_server_up(datadir: Path) -> None:
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(datadir)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        line = holder.stdout.readline()
+        assert line, holder.communicate(timeout=30)[1]
+        pid = json.loads(line)["postmaster"]
+    finally:
+        holder.kill()  # dies holding the server, as after SIGKILL or OOM
+        holder.communicate(timeout=30)
+    assert postmaster_pid(datadir) == pid  # nobody stopped it
+
+    server = start_embedded(datadir)
+    assert postmaster_pid(datadir) == pid  # attached to the orphan
+    server.release()
+    assert postmaster_pid(datadir) is None
+    assert exits(pid)
