@@ -8,7 +8,6 @@ fallback states no fact of the university at all.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
 import time
@@ -27,7 +26,7 @@ from bot.generate import generate_answer, generate_fallback
 from bot.llm import LlmClient, load_prompt
 from bot.replies import Answer, Citation, Language
 from bot.settings import Settings
-from retrieval.embedders import Embedder
+from retrieval.embedders import Embedder, embed_off_loop
 from retrieval.faq import FaqDecision, decide_faq, faq_candidates
 from retrieval.guard import NearMissGuard
 from retrieval.index import get_index_state
@@ -117,7 +116,7 @@ class Answerer:
         parts = self.parts
         with timer.stage("embed"):
             expanded = parts.processor.expand_query(question)
-            [vector] = await asyncio.to_thread(parts.embedder.embed_queries, [expanded])
+            [vector] = await embed_off_loop(parts.embedder.embed_queries, [expanded])
         terms = parts.processor.query_terms(question)
         async with self.sessionmaker() as session:
             thresholds = await self.thresholds(session)

@@ -34,7 +34,9 @@ class LlmSettings(BaseModel):
 class SearchSettings(BaseModel):
     mode: SearchMode = "hybrid"
     # Which keyword retriever feeds "hybrid": PostgreSQL full-text or in-memory BM25.
-    keyword: Literal["fts", "bm25"] = "fts"
+    keyword: Literal["auto", "fts", "bm25"] = "auto"
+    # keyword=auto: full-text up to this many chunks, BM25 above (see retrieval.search).
+    fts_max_chunks: int = 5000
     candidates: int = 40  # per retriever, before fusion
     rrf_k: int = 60
     # Weight of the dense ranking in the fusion for questions typed without diacritics.

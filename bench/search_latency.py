@@ -1,0 +1,464 @@
+"""Hybrid search latency over 100,000 chunks, per retrieval mode, LLM excluded.
+
+The store: ~1,500 real chunks of the UIT, PTIT and ALQAC corpora, embedded for real, grown to
+100,000 rows by perturbing them (bench/search_corpus.py says how). Loaded with COPY; the HNSW and
+GIN indexes are built after the load (the migration's own definitions) and timed.
+
+Each real question (UIT questions.jsonl, ALQAC questions.jsonl) is embedded once, timed
+("embedding": expand_query + embed_queries on the answerer's one embedding thread;
+``--embed-thread to_thread`` uses asyncio.to_thread, the earlier code), then searched the way
+the answerer does (a session, ``search_chunks(..., limit=10)``); "total" adds that question's
+embedding time to its search time. Modes that take seconds at this size run on an evenly spaced
+sample of the questions (column n). Hit@10 maps each hit to the real document its row was made
+from (UIT: the source file, ALQAC: the article) and is a sanity check, not a quality benchmark:
+every passage has ~65 near-copies, so the top 10 holds few distinct passages.
+
+Then keyword search is dissected (rows the OR-tsquery matches, the commonest terms), and two
+proposed fixes (bench/search_proposals.py) are measured beside the current code.
+
+    .venv/bin/python bench/search_latency.py [--quick] [--rows 100000] [--slow-sample 40]
+        [--embed-thread answerer|to_thread]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from common import (
+    DATASETS,
+    Report,
+    add_embed_thread_option,
+    bench_database,
+    bench_settings,
+    cached_embeddings,
+    copy_rows,
+    create_indexes,
+    drop_indexes,
+    embed_executor,
+    embed_query,
+    explain,
+    markdown_table,
+    percentiles,
+    plan_summary,
+    progress,
+    read_jsonl,
+    server_version,
+)
+from search_corpus import load_documents, real_chunks, synthetic_rows
+from search_proposals import (
+    _TS_RANK_SQL,
+    load_inverted_bm25,
+    mib,
+    prune_terms,
+    pruned_fts_ranking,
+    search_with,
+    word_frequencies,
+)
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from bot.runtime import build_parts
+from bot.settings import SearchSettings, Settings
+from retrieval.bm25 import bm25_index
+from retrieval.search import _DENSE_SQL, _FTS_SQL, Hit, _vec, or_tsquery, search_chunks
+
+TARGET_HYBRID_P95_MS = 60.0
+INDEXES = ("ix_chunks_embedding_hnsw", "ix_chunks_tsv")
+COUNT_SQL = text("SELECT count(*) FROM chunks WHERE tsv @@ to_tsquery('simple', :tsq)")
+CORPORA = ("uit-admissions/corpus", "ptit-admissions/corpus", "alqac")
+
+
+@dataclass
+class Question:
+    text: str
+    expected: frozenset[str]  # document keys; empty for out-of-scope questions
+    vector: Any = None
+    terms: list[str] | None = None
+    embed_ms: float = 0.0
+
+
+def load_questions(limit: int | None, *, uit_only: bool = False) -> list[Question]:
+    uit = [
+        Question(r["question"], frozenset(s["source"] for s in r["sources"]))
+        for r in read_jsonl(DATASETS / "uit-admissions/questions.jsonl")
+    ]
+    alqac = [
+        Question(r["question"], frozenset(r["relevant_ids"]))
+        for r in read_jsonl(DATASETS / "alqac/questions.jsonl")
+    ]
+    if uit_only:
+        return uit[:limit]
+    if limit is not None and limit < len(uit) + len(alqac):
+        k = max(1, round(limit * len(uit) / (len(uit) + len(alqac))))
+        return uit[:k] + alqac[: limit - k]
+    return uit + alqac
+
+
+def hit_rate(hits: list[bool | None]) -> float:
+    judged = [h for h in hits if h is not None]
+    return sum(judged) / len(judged) if judged else float("nan")
+
+
+def rss_bytes() -> int:
+    """Resident memory of this process now (Linux)."""
+    gc.collect()
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def doc_key(source: str) -> str:
+    """The unit relevance is judged by: the UIT file name, the ALQAC article id."""
+    return source.removeprefix("alqac/") if source.startswith("alqac/") else Path(source).name
+
+
+async def build_store(
+    engine: AsyncEngine, settings: Settings, parts: Any, corpora: tuple[str, ...], rows: int,
+    max_real: int | None, maintenance_work_mem: str,
+) -> tuple[dict[str, Any], list[str]]:
+    """Load the store; return facts about it and, per chunk id - 1, its real document's key."""
+    embedder, processor = parts.embedder, parts.processor
+    t0 = time.perf_counter()
+    docs, skipped = load_documents(corpora)
+    chunks = real_chunks(docs, embedder, processor)[:max_real]
+    t1 = time.perf_counter()
+    vectors = cached_embeddings(
+        embedder.embed_passages, [c.search_text for c in chunks],
+        key=embedder.name.replace(":", "-") + "-passage", batch=64,
+    )
+    t2 = time.perf_counter()
+    documents, chunk_rows, facts = synthetic_rows(docs, chunks, vectors, processor, rows)
+    t3 = time.perf_counter()
+    defs = await drop_indexes(engine, INDEXES)
+    await copy_rows(
+        engine, "documents", ("id", "source", "title", "url", "language", "content_hash"),
+        ("int4", "text", "text", "text", "varchar", "varchar"), documents,
+    )
+    await copy_rows(
+        engine, "chunks",
+        ("id", "document_id", "ordinal", "page", "heading_path", "text", "keyword_text",
+         "embedding", "token_count"),
+        ("int4", "int4", "int4", "int4", "text", "text", "text", "vector", "int4"), chunk_rows,
+    )
+    t4 = time.perf_counter()
+    progress(f"{len(chunk_rows):,} chunks loaded with COPY; building indexes")
+    del chunk_rows
+    builds = await create_indexes(engine, defs, maintenance_work_mem=maintenance_work_mem)
+    async with engine.begin() as conn:
+        for table in ("documents", "chunks"):
+            await conn.execute(text(
+                f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))"  # noqa: E501
+            ))
+        count = (await conn.execute(text("SELECT count(*) FROM chunks"))).scalar_one()
+        sizes = (await conn.execute(text(
+            "SELECT pg_size_pretty(pg_total_relation_size('chunks')), "
+            "pg_size_pretty(pg_relation_size('ix_chunks_embedding_hnsw')), "
+            "pg_size_pretty(pg_relation_size('ix_chunks_tsv'))"
+        ))).one()
+    keys = [doc_key(docs[chunks[i].doc].source) for i in facts.pop("source_of")]
+    facts.update({
+        "rows": count, "documents": len(documents), "corpora": corpora, "skipped_files": skipped,
+        "sizes": {"table": sizes[0], "hnsw": sizes[1], "gin": sizes[2]},
+        "chunking_s": round(t1 - t0, 1), "passage_embedding_s": round(t2 - t1, 1),
+        "synthesis_s": round(t3 - t2, 1), "copy_s": round(t4 - t3, 1), "index_builds": builds,
+        "maintenance_work_mem": maintenance_work_mem,
+    })
+    return facts, keys
+
+
+Searcher = Callable[[AsyncSession, Question], Awaitable[list[Hit]]]
+
+
+@dataclass
+class Mode:
+    name: str
+    run: Searcher
+    sampled: bool  # slow: only on the sample of questions
+    ms: list[float]
+    hits: list[bool | None]  # Hit@10 per question timed (None: no judgement)
+
+
+def modes(settings: Settings, inverted: Any, df: dict[str, int], prune_limit: float) -> list[Mode]:
+    fts = settings.search.model_copy(update={"keyword": "fts"})
+    bm25 = settings.search.model_copy(update={"keyword": "bm25"})
+
+    def current(mode: str, s: SearchSettings) -> Searcher:
+        async def run(session: AsyncSession, q: Question) -> list[Hit]:
+            return await search_chunks(
+                session, q.vector, q.terms or [], s, limit=10, mode=mode,  # type: ignore[arg-type]
+                query_text=q.text,
+            )
+        return run
+
+    def inverted_bm25(hybrid: bool) -> Searcher:
+        async def run(session: AsyncSession, q: Question) -> list[Hit]:
+            ranked = inverted.rank(q.terms or [], fts.candidates)
+            return await search_with(
+                session, q.vector, ranked, fts, hybrid=hybrid, query_text=q.text
+            )
+        return run
+
+    def pruned_fts(hybrid: bool) -> Searcher:
+        async def run(session: AsyncSession, q: Question) -> list[Hit]:
+            terms = prune_terms(q.terms or [], df, prune_limit)
+            ranked = await pruned_fts_ranking(session, terms, fts.candidates)
+            return await search_with(
+                session, q.vector, ranked, fts, hybrid=hybrid, query_text=q.text
+            )
+        return run
+
+    specs: list[tuple[str, Searcher, bool]] = [
+        ("dense", current("dense", fts), False),
+        ("keyword (fts)", current("keyword", fts), True),
+        ("bm25", current("bm25", fts), True),
+        ("hybrid (fts)", current("hybrid", fts), True),
+        ("hybrid (bm25)", current("hybrid", bm25), True),
+        ("proposed: bm25, inverted index", inverted_bm25(False), False),
+        ("proposed: hybrid (bm25, inverted index)", inverted_bm25(True), False),
+        ("proposed: fts, frequent terms pruned", pruned_fts(False), False),
+        ("proposed: hybrid (fts, pruned)", pruned_fts(True), False),
+    ]
+    return [Mode(name, run, sampled, [], []) for name, run, sampled in specs]
+
+
+async def time_modes(
+    sessionmaker: async_sessionmaker[AsyncSession], questions: list[Question],
+    sample: set[int], all_modes: list[Mode], keys: list[str], warmup: int,
+) -> None:
+    for i, q in enumerate(questions[:warmup]):
+        for mode in all_modes:
+            if not mode.sampled or i in sample:
+                async with sessionmaker() as session:
+                    await mode.run(session, q)
+    for i, q in enumerate(questions):
+        for mode in all_modes:
+            if mode.sampled and i not in sample:
+                continue
+            t0 = time.perf_counter()
+            async with sessionmaker() as session:
+                hits = await mode.run(session, q)
+            mode.ms.append((time.perf_counter() - t0) * 1000)
+            found = {keys[h.chunk_id - 1] for h in hits}
+            mode.hits.append(bool(found & q.expected) if q.expected else None)
+        if (i + 1) % 50 == 0 or i + 1 == len(questions):
+            progress(f"searched {i + 1}/{len(questions)} questions")
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="UIT only, 3,000 rows, 16 questions")
+    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=None, help="cap on questions")
+    parser.add_argument("--slow-sample", type=int, default=40, help="questions for slow modes")
+    parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--maintenance-work-mem", default="1GB", help="for the index builds")
+    parser.add_argument("--prune-df", type=float, default=0.05,
+                        help="proposed fix: leave out terms matching more than this share")
+    add_embed_thread_option(parser)
+    args = parser.parse_args()
+    executor = embed_executor(args.embed_thread)
+    corpora, max_real = CORPORA, None
+    if args.quick:
+        corpora, max_real = ("uit-admissions/corpus",), 120
+        args.rows, args.queries, args.slow_sample, args.warmup = 3000, 16, 8, 3
+
+    suffix = ("_quick" if args.quick else "") + ("_to_thread" if executor else "")
+    report = Report("search_latency" + suffix)
+    settings = bench_settings()
+    parts = build_parts(settings)
+    embedder, processor = parts.embedder, parts.processor
+    questions = load_questions(args.queries, uit_only=args.quick)
+    step = max(1, len(questions) // max(1, args.slow_sample))
+    sample = set(range(0, len(questions), step)[: args.slow_sample])
+
+    async with bench_database() as (engine, sessionmaker):
+        version = await server_version(engine)
+        store, keys = await build_store(
+            engine, settings, parts, corpora, args.rows, max_real, args.maintenance_work_mem
+        )
+        n_rows = store["rows"]
+        progress("store ready; building the in-memory BM25 indexes")
+
+        # In-memory indexes, built on first use: timed apart, with the memory they take.
+        rss0 = rss_bytes()
+        t0 = time.perf_counter()
+        async with sessionmaker() as session:
+            await bm25_index(session)
+        bm25_build_s = time.perf_counter() - t0
+        rss1 = rss_bytes()
+        t0 = time.perf_counter()
+        async with sessionmaker() as session:
+            inverted = await load_inverted_bm25(session)
+        inverted_build_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        async with sessionmaker() as session:
+            df = await word_frequencies(session)
+        ts_stat_s = time.perf_counter() - t0
+
+        for q in questions[: args.warmup]:
+            await embed_query(embedder, processor, q.text, executor)
+        for q in questions:
+            t0 = time.perf_counter()
+            q.vector = await embed_query(embedder, processor, q.text, executor)
+            q.embed_ms = (time.perf_counter() - t0) * 1000
+            q.terms = processor.query_terms(q.text)
+
+        progress("questions embedded; timing the modes")
+        all_modes = modes(settings, inverted, df, args.prune_df * n_rows)
+        await time_modes(sessionmaker, questions, sample, all_modes, keys, args.warmup)
+
+        progress("dissecting BM25 and full-text search")
+        # Where the current BM25 spends its time: the signature query, or scoring in Python.
+        sig_ms, score_ms = [], []
+        for i in sorted(sample):
+            async with sessionmaker() as session:
+                t0 = time.perf_counter()
+                index = await bm25_index(session)
+                t1 = time.perf_counter()
+                index.rank(questions[i].terms or [], settings.search.candidates)
+                sig_ms.append((t1 - t0) * 1000)
+                score_ms.append((time.perf_counter() - t1) * 1000)
+
+        # Keyword search dissected on the sample: rows matched, before and after pruning.
+        matched, matched_pruned = {}, {}
+        limit_df = args.prune_df * n_rows
+        async with sessionmaker() as session:
+            for i in sorted(sample):
+                terms = questions[i].terms or []
+                for target, ts in ((matched, terms), (matched_pruned,
+                                                      prune_terms(terms, df, limit_df))):
+                    tsq = or_tsquery(ts)
+                    target[i] = int((await session.execute(COUNT_SQL, {"tsq": tsq})).scalar_one()
+                                    ) if tsq else 0
+
+        fts_mode = next(m for m in all_modes if m.name == "keyword (fts)")
+        sample_order = sorted(sample)
+        slowest = sample_order[int(np.argmax(fts_mode.ms))]
+        q_slow = questions[slowest]
+        plans: dict[str, list[str]] = {}
+        async with sessionmaker() as session:
+            await session.execute(text("SELECT set_config('hnsw.ef_search', '64', true)"))
+            plans["dense"] = await explain(
+                session, _DENSE_SQL.text, {"q": _vec(q_slow.vector), "n": 40}
+            )
+        async with sessionmaker() as session:
+            plans["full-text, slowest question"] = await explain(
+                session, _FTS_SQL.text, {"tsq": or_tsquery(q_slow.terms or []), "n": 40}
+            )
+        fewest = min(matched, key=lambda i: matched[i])
+        async with sessionmaker() as session:
+            plans[f"full-text, most selective sampled question ({matched[fewest]:,} rows)"] = (
+                await explain(session, _FTS_SQL.text,
+                              {"tsq": or_tsquery(questions[fewest].terms or []), "n": 40})
+            )
+        async with sessionmaker() as session:
+            pruned = prune_terms(q_slow.terms or [], df, limit_df)
+            plans["proposed: frequent terms pruned, same question"] = await explain(
+                session, _TS_RANK_SQL.text, {"tsq": or_tsquery(pruned), "n": 40}
+            )
+
+    # -- report ------------------------------------------------------------------------------
+    embed_ms = [q.embed_ms for q in questions]
+    embed = percentiles(embed_ms)
+    table = [[f"embedding only ({args.embed_thread})", len(embed_ms), embed["p50"],
+              embed["p95"], embed["p99"], "", "", "", ""]]
+    results: dict[str, Any] = {}
+    for mode in all_modes:
+        idx = sample_order if mode.sampled else range(len(questions))
+        s = percentiles(mode.ms)
+        t = percentiles([questions[i].embed_ms + ms for i, ms in zip(idx, mode.ms, strict=True)])
+        by_question = dict(zip(idx, mode.hits, strict=True))
+        hit_all = hit_rate(mode.hits)
+        hit_sample = hit_rate([by_question[i] for i in sample_order])
+        results[mode.name] = {"search_ms": s, "total_ms": t, "hit_at_10": hit_all,
+                              "hit_at_10_sample": hit_sample}
+        table.append([mode.name, s["n"], s["p50"], s["p95"], s["p99"], t["p50"], t["p95"],
+                      f"{hit_sample:.2f}", "" if mode.sampled else f"{hit_all:.2f}"])
+    m_all = percentiles(list(matched.values()))
+    m_pruned = percentiles(list(matched_pruned.values()))
+    buckets = [(0, 1000), (1000, 10_000), (10_000, 30_000), (30_000, 60_000), (60_000, 10**9)]
+    by_bucket = []
+    fts_by_q = dict(zip(sample_order, fts_mode.ms, strict=True))
+    for lo, hi in buckets:
+        ms = [fts_by_q[i] for i, m in matched.items() if lo <= m < hi]
+        if ms:
+            p = percentiles(ms)
+            label = f"{lo:,}-{hi:,}" if hi < 10**9 else f">= {lo:,}"
+            by_bucket.append([label, len(ms), p["p50"], p["p95"]])
+    sample_terms = {t for i in sample for t in questions[i].terms or [] if "_" not in t}
+    common = sorted(((t, df.get(t, 0)) for t in sample_terms), key=lambda kv: -kv[1])[:15]
+    bm25_mem = rss1 - rss0
+    report.data.update({
+        "server": version, "embedder": embedder.name, "store": store,
+        "search_settings": settings.search.model_dump(mode="json"),
+        "questions": len(questions), "slow_sample": len(sample), "warmup": args.warmup,
+        "embedding_ms": embed, "embed_thread": args.embed_thread, "modes": results,
+        "bm25": {"build_s": round(bm25_build_s, 2), "rss_growth_bytes": bm25_mem,
+                 "signature_query_ms": percentiles(sig_ms), "scoring_ms": percentiles(score_ms)},
+        "inverted_bm25": {"build_s": round(inverted_build_s, 2), "matrix_bytes": inverted.nbytes},
+        "ts_stat_s": round(ts_stat_s, 2), "prune_df": args.prune_df,
+        "fts_matched_rows": m_all, "fts_matched_rows_pruned": m_pruned,
+        "fts_by_matched_rows": by_bucket, "most_frequent_sample_words": common,
+        "slowest_fts_question": {"question": q_slow.text, "terms": q_slow.terms,
+                                 "ms": fts_by_q[slowest], "matched_rows": matched[slowest]},
+        "plans": plans, "target_hybrid_p95_ms": TARGET_HYBRID_P95_MS,
+    })
+    builds = store["index_builds"]
+    report.print_header([
+        f"{version}; embedder {embedder.name}; candidates {settings.search.candidates} per "
+        f"retriever, rrf_k {settings.search.rrf_k}, ef_search {settings.search.hnsw_ef_search}",
+        f"store: {n_rows:,} chunks in {store['documents']:,} documents ({store['sizes']['table']};"
+        f" HNSW {store['sizes']['hnsw']}, GIN {store['sizes']['gin']}) = {store['real_chunks']:,}"
+        f" real chunks of {', '.join(corpora)}, embedded for real + "
+        f"{store['synthetic_chunks']:,} synthetic: real chunk a + a line of 5-12 words of real "
+        f"chunk b, keyword text a's + the line's, vector normalise(v_a + 0.25 v_b + noise of "
+        f"norm 0.25): mean cosine to v_a {store['mean_cosine_synthetic_to_source']:.3f}",
+        f"load: chunking {store['chunking_s']} s, passage embedding {store['passage_embedding_s']}"
+        f" s (bench/.cache), COPY {store['copy_s']} s; index builds after the load "
+        f"(maintenance_work_mem {args.maintenance_work_mem}): "
+        + ", ".join(f"{n} {b['seconds']} s" for n, b in builds.items())
+        + f"; in-memory BM25 (retrieval.bm25) build {bm25_build_s:.1f} s, +{mib(bm25_mem)} RSS",
+        f"{len(questions)} questions (UIT + ALQAC; n = {len(sample)} evenly spaced for the slow "
+        f"modes), {args.warmup} warm-up; limit 10",
+    ])
+    print(markdown_table(["mode (ms)", "n", "search p50", "search p95", "search p99",
+                          "total p50", "total p95", f"Hit@10 (the {len(sample)})",
+                          "Hit@10 (all)"], table))
+    for name in ("hybrid (fts)", "hybrid (bm25)", "proposed: hybrid (bm25, inverted index)",
+                 "proposed: hybrid (fts, pruned)"):
+        p95 = results[name]["search_ms"]["p95"]
+        verdict = "meets" if p95 <= TARGET_HYBRID_P95_MS else "MISSES"
+        print(f"- {name}: search p95 {p95:.1f} ms {verdict} the {TARGET_HYBRID_P95_MS:.0f} ms "
+              "target")
+    print(f"\nFull-text OR-query, rows matched per question (sample): p50 {m_all['p50']:,.0f}, "
+          f"p95 {m_all['p95']:,.0f} of {n_rows:,}. Keyword (fts) latency by rows matched:\n")
+    print(markdown_table(["rows matched", "questions", "fts p50 (ms)", "fts p95 (ms)"],
+                         by_bucket))
+    print("\nCommonest words of the sampled questions (chunks containing them): "
+          + ", ".join(f"`{t}` {c:,}" for t, c in common))
+    print(f"\nSlowest keyword question ({fts_by_q[slowest]:,.0f} ms, {matched[slowest]:,} rows "
+          f"matched, {len(q_slow.terms or [])} terms): {q_slow.text!r}\nterms: "
+          + " ".join(q_slow.terms or []))
+    print(f"\nCurrent BM25 per query: signature query p50 {percentiles(sig_ms)['p50']:.1f} ms, "
+          f"scoring (retrieval.bm25) p50 {percentiles(score_ms)['p50']:.1f} ms / p95 "
+          f"{percentiles(score_ms)['p95']:.1f} ms.")
+    print(f"Proposed inverted-index BM25: build {inverted_build_s:.1f} s, matrix "
+          f"{mib(inverted.nbytes)}. Proposed pruning (terms in > {args.prune_df:.0%} of chunks "
+          f"left out; ts_stat refresh {ts_stat_s:.1f} s) leaves p50 {m_pruned['p50']:,.0f} / "
+          f"p95 {m_pruned['p95']:,.0f} rows matched.")
+    for title, plan in plans.items():
+        print(f"\nEXPLAIN (ANALYZE) {title}:\n```\n" + "\n".join(plan_summary(plan)) + "\n```")
+    report.finish()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
