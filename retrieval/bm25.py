@@ -68,6 +68,11 @@ class Bm25Index:
             (weight.astype(np.float32), (row, col)), shape=(n, len(self.vocab))
         )
 
+    @property
+    def nbytes(self) -> int:
+        m = self.matrix
+        return 0 if m is None else int(m.data.nbytes + m.indices.nbytes + m.indptr.nbytes)
+
     def scores(self, terms: Sequence[str]) -> np.ndarray[Any, Any]:
         """BM25 of every chunk (in ``ids`` order) for the distinct ``terms``."""
         cols = [self.vocab[t] for t in dict.fromkeys(terms) if t in self.vocab]
