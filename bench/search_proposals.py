@@ -1,11 +1,13 @@
 """Two fixes proposed for keyword search on large stores, measured beside the current code.
 
-1. ``InvertedBm25`` (adopted: it is now retrieval.bm25.Bm25Index): the same Okapi BM25 as rank-bm25's ``BM25Okapi`` (k1 1.5, b 0.75, idf floor
-   0.25 x mean idf, unknown terms 0) over a sparse term-by-document matrix, so a query costs the
-   postings of its terms instead of a Python loop over every document per term.
-2. ``pruned_fts_ranking`` (rejected: recall fell, p95 stayed ~350 ms): PostgreSQL full-text with the terms that match more than a share of the
-   chunks left out (document frequencies from ``ts_stat``; a pair's frequency bounded by its
-   rarer word's), ranked as retrieval.search ranks (``ts_rank(tsv, tq, 1)``).
+1. ``InvertedBm25`` (adopted: it is now retrieval.bm25.Bm25Index): the same Okapi BM25 as
+   rank-bm25's ``BM25Okapi`` (k1 1.5, b 0.75, idf floor 0.25 x mean idf, unknown terms 0) over a
+   sparse term-by-document matrix, so a query costs the postings of its terms instead of a
+   Python loop over every document per term.
+2. ``pruned_fts_ranking`` (rejected: recall fell, p95 stayed ~350 ms): PostgreSQL full-text with
+   the terms that match more than a share of the chunks left out (document frequencies from
+   ``ts_stat``; a pair's frequency bounded by its rarer word's), ranked as retrieval.search ranks
+   (``ts_rank(tsv, tq, 1)``).
 """
 
 from __future__ import annotations
