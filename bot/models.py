@@ -60,6 +60,17 @@ class VariantOrigin(enum.StrEnum):
     folded = "folded"
 
 
+def _hnsw_cosine(name: str) -> Index:
+    """The ANN index of an ``embedding`` column (retrieval.index rebuilds it on a resize)."""
+    return Index(
+        name,
+        "embedding",
+        postgresql_using="hnsw",
+        postgresql_with={"m": 16, "ef_construction": 64},
+        postgresql_ops={"embedding": "vector_cosine_ops"},
+    )
+
+
 def _now_column() -> Mapped[datetime]:
     return mapped_column(DateTime(timezone=True), server_default=func.now())
 
@@ -93,13 +104,7 @@ class FaqEntry(Base):
     )
 
     __table_args__ = (
-        Index(
-            "ix_faq_entries_embedding_hnsw",
-            "embedding",
-            postgresql_using="hnsw",
-            postgresql_with={"m": 16, "ef_construction": 64},
-            postgresql_ops={"embedding": "vector_cosine_ops"},
-        ),
+        _hnsw_cosine("ix_faq_entries_embedding_hnsw"),
         Index("ix_faq_entries_tsv", "tsv", postgresql_using="gin"),
         Index("ix_faq_entries_status", "status"),
     )
@@ -124,13 +129,7 @@ class FaqVariant(Base):
 
     __table_args__ = (
         UniqueConstraint("faq_id", "text", name="uq_faq_variants_faq_id_text"),
-        Index(
-            "ix_faq_variants_embedding_hnsw",
-            "embedding",
-            postgresql_using="hnsw",
-            postgresql_with={"m": 16, "ef_construction": 64},
-            postgresql_ops={"embedding": "vector_cosine_ops"},
-        ),
+        _hnsw_cosine("ix_faq_variants_embedding_hnsw"),
         Index("ix_faq_variants_faq_id", "faq_id"),
     )
 
@@ -176,13 +175,7 @@ class Chunk(Base):
 
     __table_args__ = (
         UniqueConstraint("document_id", "ordinal", name="uq_chunks_document_id_ordinal"),
-        Index(
-            "ix_chunks_embedding_hnsw",
-            "embedding",
-            postgresql_using="hnsw",
-            postgresql_with={"m": 16, "ef_construction": 64},
-            postgresql_ops={"embedding": "vector_cosine_ops"},
-        ),
+        _hnsw_cosine("ix_chunks_embedding_hnsw"),
         Index("ix_chunks_tsv", "tsv", postgresql_using="gin"),
         Index("ix_chunks_document_id", "document_id"),
     )
