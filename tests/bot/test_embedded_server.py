@@ -30,6 +30,17 @@ print("released", flush=True)
 """
 
 
+def start_holder(datadir: Path) -> subprocess.Popen[str]:
+    """Another process holding the server (the HOLDER script)."""
+    return subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(datadir)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def libpq(url: str) -> str:
     return url.replace("postgresql+psycopg://", "postgresql://", 1)
 
@@ -136,13 +147,7 @@ def test_second_process_attaches_and_the_last_holder_stops_the_server(datadir: P
     try:
         pid = postmaster_pid(datadir)
         assert pid is not None
-        holder = subprocess.Popen(
-            [sys.executable, "-c", HOLDER, str(datadir)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        holder = start_holder(datadir)
         assert holder.stdout is not None
         watchdog = threading.Timer(120, holder.kill)  # a hung child must not hang the suite
         watchdog.start()
@@ -206,13 +211,7 @@ def test_two_holders_in_one_process_keep_the_server_until_both_release(datadir: 
 
 
 def test_a_holder_that_died_does_not_keep_the_server_up(datadir: Path) -> None:
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(datadir)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    holder = start_holder(datadir)
     try:
         assert holder.stdout is not None
         line = holder.stdout.readline()
