@@ -5,65 +5,20 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import sys
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
-from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 
+from bot.clitools import load_settings, pass_settings, progress, run, with_runtime
 from bot.errors import TuvanError
-from bot.runtime import Runtime, open_runtime
+from bot.evaluation.cli import eval_group
+from bot.runtime import Runtime
 from bot.settings import Settings
 
-T = TypeVar("T")
 log = logging.getLogger("tuvan")
-
-
-def _settings() -> Settings:
-    try:
-        return Settings()
-    except ValidationError as exc:
-        raise click.ClickException(_config_problems(exc)) from exc
-
-
-def _config_problems(exc: ValidationError) -> str:
-    """One line per bad setting, named as it is set (pydantic's text names the field and
-    adds a documentation link per error)."""
-    lines = ["invalid configuration:"]
-    for error in exc.errors():
-        loc = error["loc"]
-        name = "TUVAN_" + "__".join(str(part) for part in loc).upper() if loc else "settings"
-        got = f" (got {error['input']!r})" if isinstance(error.get("input"), str) else ""
-        lines.append(f"  {name}: {error['msg']}{got}")
-    return "\n".join(lines)
-
-
-def _run(coro: Awaitable[T]) -> T:
-    """Run a command's coroutine; tuvan's own errors become a one-line message, exit 1."""
-    try:
-        return asyncio.run(coro)  # type: ignore[arg-type]
-    except TuvanError as exc:
-        raise click.ClickException(str(exc)) from exc
-
-
-def _with_runtime(
-    settings: Settings, body: Callable[[Runtime], Awaitable[T]], *, check_index: bool = True
-) -> T:
-    async def main() -> T:
-        async with open_runtime(settings, check_index=check_index) as runtime:
-            return await body(runtime)
-
-    return _run(main())
-
-
-def _progress(total: int | None, desc: str, unit: str) -> Any:
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=None, leave=False)
 
 
 @click.group()
@@ -71,7 +26,7 @@ def _progress(total: int | None, desc: str, unit: str) -> Any:
 @click.pass_context
 def cli(ctx: click.Context, verbose: bool) -> None:
     """tuvan: an admissions chatbot (FAQ verbatim → cited documents → fallback)."""
-    settings = _settings()
+    settings = load_settings()
     try:
         logging.basicConfig(
             level=logging.DEBUG if verbose else settings.log_level.upper(),
@@ -88,7 +43,6 @@ def cli(ctx: click.Context, verbose: bool) -> None:
     ctx.obj = settings
 
 
-pass_settings = click.make_pass_decorator(Settings)
 
 
 # -- asking -----------------------------------------------------------------------------------
@@ -114,7 +68,7 @@ def ask(settings: Settings, question: str, as_json: bool) -> None:
         else:
             click.echo(_human(answer))
 
-    _with_runtime(settings, body)
+    with_runtime(settings, body)
 
 
 @cli.command()
@@ -134,7 +88,7 @@ def chat(settings: Settings) -> None:
             answer = await rt.answerer.answer(line)
             click.echo(_human(answer) + "\n")
 
-    _with_runtime(settings, body)
+    with_runtime(settings, body)
 
 
 # -- knowledge --------------------------------------------------------------------------------
@@ -148,7 +102,7 @@ def ingest(settings: Settings, paths: tuple[Path, ...]) -> None:
     from retrieval.ingest import ingest_paths
 
     async def body(rt: Runtime) -> None:
-        bar = _progress(None, "chunks", "chunk")
+        bar = progress(None, "chunks", "chunk")
         report = await ingest_paths(
             rt.sessionmaker,
             rt.indexer,
@@ -164,7 +118,7 @@ def ingest(settings: Settings, paths: tuple[Path, ...]) -> None:
         for source, reason in report.skipped:
             click.echo(f"  skipped {source}: {reason}", err=True)
 
-    _with_runtime(settings, body)
+    with_runtime(settings, body)
 
 
 @cli.group()
@@ -188,7 +142,7 @@ def faq_import(settings: Settings, file: Path, draft: bool) -> None:
         raise click.ClickException(str(exc)) from exc
 
     async def body(rt: Runtime) -> None:
-        bar = _progress(len(drafts), "FAQ", "entry")
+        bar = progress(len(drafts), "FAQ", "entry")
         async with rt.sessionmaker.begin() as session:
             for d in drafts:
                 if draft:
@@ -199,7 +153,7 @@ def faq_import(settings: Settings, file: Path, draft: bool) -> None:
         bar.close()
         click.echo(f"imported {len(drafts)} FAQ entries from {file}")
 
-    _with_runtime(settings, body)
+    with_runtime(settings, body)
 
 
 @faq.command("export")
@@ -220,7 +174,7 @@ def faq_export(settings: Settings, file: Path) -> None:
         n = write_faq_file(file, entries)
         click.echo(f"exported {n} FAQ entries to {file}")
 
-    _with_runtime(settings, body, check_index=False)
+    with_runtime(settings, body, check_index=False)
 
 
 @cli.command()
@@ -233,12 +187,12 @@ def reindex(settings: Settings) -> None:
     async def body(rt: Runtime) -> None:
         async with rt.sessionmaker.begin() as session:
             total = await count_embeddable(session)
-            bar = _progress(total, "re-embedding", "text")
+            bar = progress(total, "re-embedding", "text")
             done = await reindex_all(session, rt.indexer, progress=bar.update)
             bar.close()
         click.echo(f"re-embedded {done} texts with {rt.parts.embedder.name}")
 
-    _with_runtime(settings, body, check_index=False)
+    with_runtime(settings, body, check_index=False)
 
 
 @cli.group()
@@ -260,7 +214,7 @@ def db_upgrade(settings: Settings, revision: str) -> None:
                 await migrate.upgrade(engine, revision)
                 click.echo(f"database at {await migrate.current_revision(engine)}")
 
-    _run(main())
+    run(main())
 
 
 # -- serving ----------------------------------------------------------------------------------
@@ -278,12 +232,18 @@ def demo(settings: Settings, host: str | None, port: int | None, no_demo_data: b
 
     async def body(rt: Runtime) -> None:
         if not no_demo_data:
-            loaded = await load_demo_kb(rt, progress=_progress(None, "demo data", "text").update)
+            loaded = await load_demo_kb(rt, progress=progress(None, "demo data", "text").update)
             if loaded:
                 click.echo(f"loaded the demo knowledge base: {loaded}")
         await serve(rt, host or settings.host, port or settings.port)
 
-    _with_runtime(settings, body)
+    with_runtime(settings, body)
+
+
+cli.add_command(eval_group)
+
+
+cli.add_command(eval_group)
 
 
 def main() -> None:

@@ -1,0 +1,700 @@
+"""``tuvan eval questions``: retrieval at k, tiers, key facts and out-of-scope handling.
+
+The knowledge is loaded into a throwaway database either as pre-cut passages (``--chunks``,
+indexed as they are, so chunk-level numbers compare with other systems on the same passages) or
+from a folder through tuvan's own pipeline (``--corpus``). Each retrieval mode ranks the chunks
+of every in-scope question; the ranking is scored at the levels the question set supports:
+
+    chunk      a retrieved chunk's id against ``relevant_ids`` (``--chunks`` only)
+    document   the file a chunk came from against the ``sources`` file names
+    page       (file, page) against the sources that give a page
+
+Then the full answerer (the configured mode and thresholds, and the FAQ when ``--faq`` is given)
+answers every question once, for the tier distribution, the key facts and the out-of-scope rows.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from bot.answerer import Answerer, AnswererParts
+from bot.evaluation.data import FaqItem, Passage, Question
+from bot.evaluation.judge import Judge
+from bot.evaluation.metrics import (
+    DEFAULT_KS,
+    Choice,
+    choose_threshold,
+    facts_found,
+    first_ranks,
+    mean_metrics,
+    ranking_metrics,
+    sweep,
+)
+from bot.evaluation.report import bar_plot, cell, curve_plot, table
+from bot.evaluation.workspace import (
+    Workspace,
+    load_corpus,
+    load_faq,
+    load_passages,
+    throwaway_database,
+)
+from bot.replies import Answer
+from bot.settings import SearchMode
+from retrieval.embedders import embed_off_loop
+from retrieval.errors import RetrievalError
+from retrieval.search import Hit, search_chunks
+
+MODES: tuple[SearchMode, ...] = ("dense", "keyword", "bm25", "hybrid", "hybrid+rerank")
+LEVELS = ("chunk", "document", "page")
+Progress = Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class Knowledge:
+    """What to load: a folder for tuvan's pipeline, or pre-cut passages; and an optional FAQ."""
+
+    corpus: Path | None = None
+    passages: Sequence[Passage] | None = None
+    faq: Sequence[FaqItem] | None = None
+
+    @property
+    def levels(self) -> tuple[str, ...]:
+        return LEVELS if self.passages is not None else ("document", "page")
+
+
+def relevant_units(q: Question, level: str) -> set[Hashable]:
+    if level == "chunk":
+        return set(q.relevant_ids)
+    if level == "document":
+        return {s.source for s in q.sources}
+    return {(s.source, s.page) for s in q.sources if s.page is not None}
+
+
+def hit_unit(hit: Hit, level: str) -> Hashable:
+    if level == "chunk":
+        return hit.external_id
+    name = Path(hit.source).name
+    return name if level == "document" else (name, hit.page)
+
+
+@dataclass
+class ModeResult:
+    mode: str
+    # level -> question id -> metrics of that question
+    per_question: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    # question id -> the first units retrieved at the first scored level (error analysis)
+    top_units: dict[str, list[str]] = field(default_factory=dict)
+    search_ms: list[float] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class AnswerOutcome:
+    question: Question
+    answer: Answer
+    found: int  # key facts found in the answer's body
+    judged: bool | None = None  # the judge's verdict, when a judge ran
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.question.key_facts) and self.found == len(self.question.key_facts)
+
+    @property
+    def right(self) -> bool:
+        """Out of scope: the fallback, no FAQ and no citation. In scope: every key fact."""
+        if self.question.out_of_scope:
+            return (
+                self.answer.tier == "fallback"
+                and not self.answer.citations
+                and self.answer.faq_external_id is None
+            )
+        return self.complete
+
+
+@dataclass
+class QuestionsEvaluation:
+    embedder: str
+    questions: list[Question]
+    levels: list[str]  # the levels this set and this knowledge can be scored at
+    ks: tuple[int, ...]
+    modes: dict[str, ModeResult]
+    outcomes: list[AnswerOutcome]
+    answer_mode: str
+    thresholds: dict[str, Any]
+    loaded: dict[str, Any]
+    judge: str | None = None
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def metrics(self, mode: str, level: str, qtype: str | None = None) -> dict[str, float]:
+        rows = [
+            m
+            for qid, m in self.modes[mode].per_question.get(level, {}).items()
+            if qtype is None or self._types[qid] == qtype
+        ]
+        return mean_metrics(rows)
+
+    @property
+    def _types(self) -> dict[str, str]:
+        return {q.id: q.type for q in self.questions}
+
+
+def answer_body(answer: Answer) -> str:
+    """What the reply says, without its sources block (titles and URLs there would match short
+    key facts such as a year)."""
+    if answer.tier != "documents":
+        return answer.answer
+    for heading in ("\n\nNguồn:", "\n\nSources:"):
+        if heading in answer.answer:
+            return answer.answer.split(heading, 1)[0]
+    return answer.answer
+
+
+def _scored_levels(questions: Sequence[Question], knowledge: Knowledge) -> list[str]:
+    in_scope = [q for q in questions if not q.out_of_scope]
+    return [level for level in knowledge.levels if any(relevant_units(q, level) for q in in_scope)]
+
+
+async def _load(
+    workspace: Workspace, parts: AnswererParts, knowledge: Knowledge, progress: Progress | None
+) -> dict[str, Any]:
+    loaded: dict[str, Any] = {}
+    if knowledge.passages is not None:
+        loaded["passages"] = await load_passages(
+            workspace, parts, knowledge.passages, on_chunks=progress
+        )
+    elif knowledge.corpus is not None:
+        chunks, skipped = await load_corpus(workspace, parts, knowledge.corpus, on_chunks=progress)
+        loaded.update(chunks=chunks, skipped=[{"file": f, "reason": r} for f, r in skipped])
+    else:
+        raise ValueError("give a corpus folder or passages")
+    if knowledge.faq:
+        await load_faq(workspace, parts, knowledge.faq)
+        loaded["faq_entries"] = len(knowledge.faq)
+    return loaded
+
+
+async def _rank(
+    workspace: Workspace,
+    parts: AnswererParts,
+    questions: Sequence[Question],
+    modes: Sequence[str],
+    levels: Sequence[str],
+    ks: Sequence[int],
+    progress: Progress | None,
+) -> dict[str, ModeResult]:
+    scope = [q for q in questions if not q.out_of_scope]
+    expanded = [parts.processor.expand_query(q.question) for q in scope]
+    vectors = await embed_off_loop(parts.embedder.embed_queries, expanded)
+    terms = [parts.processor.query_terms(q.question) for q in scope]
+    results: dict[str, ModeResult] = {}
+    limit = max(ks)
+    for mode in modes:
+        result = ModeResult(mode)
+        async with workspace.sessionmaker() as session:
+            for q, vector, q_terms in zip(scope, vectors, terms, strict=True):
+                started = time.perf_counter()
+                hits = await search_chunks(
+                    session,
+                    vector,
+                    q_terms,
+                    parts.settings.search,
+                    limit=limit,
+                    mode=mode,  # type: ignore[arg-type]
+                    query_text=q.question,
+                    reranker=parts.reranker,
+                )
+                result.search_ms.append((time.perf_counter() - started) * 1000)
+                for level in levels:
+                    relevant = relevant_units(q, level)
+                    if not relevant:
+                        continue
+                    ranked = first_ranks(hit_unit(h, level) for h in hits)
+                    result.per_question.setdefault(level, {})[q.id] = ranking_metrics(
+                        ranked, relevant, ks
+                    )
+                    result.top_units.setdefault(q.id, [str(u) for u in ranked[:3]])
+                if progress:
+                    progress(1)
+        results[mode] = result
+    return results
+
+
+async def _answer_all(
+    workspace: Workspace,
+    parts: AnswererParts,
+    questions: Sequence[Question],
+    judge: Judge | None,
+    progress: Progress | None,
+) -> list[AnswerOutcome]:
+    answerer = Answerer(parts, workspace.sessionmaker)
+    outcomes = []
+    for q in questions:
+        answer = await answerer.answer(q.question)
+        found = facts_found(answer_body(answer), q.key_facts)
+        verdict = None
+        if judge is not None and not q.out_of_scope and q.answer:
+            verdict = await judge.correct(q.question, q.answer, answer_body(answer))
+        outcomes.append(AnswerOutcome(q, answer, found, verdict))
+        if progress:
+            progress(1)
+    return outcomes
+
+
+def check_modes(parts: AnswererParts, modes: Sequence[str]) -> None:
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        raise RetrievalError(f"unknown mode {unknown[0]!r}; use one of {', '.join(MODES)}")
+    if "hybrid+rerank" in modes and parts.reranker is None:
+        raise RetrievalError(
+            "mode hybrid+rerank needs a cross-encoder: set TUVAN_SEARCH__RERANKER_PATH"
+        )
+
+
+async def evaluate_questions(
+    parts: AnswererParts,
+    questions: Sequence[Question],
+    knowledge: Knowledge,
+    *,
+    modes: Sequence[str],
+    ks: Sequence[int] = DEFAULT_KS,
+    server_url: str | None = None,
+    judge: Judge | None = None,
+    progress: Callable[[str, int], Progress] | None = None,
+) -> QuestionsEvaluation:
+    """Load ``knowledge`` into a throwaway database, rank and answer ``questions``.
+
+    ``progress(label, total)`` returns the callback a stage reports its steps to.
+    """
+    check_modes(parts, modes)
+    ks = tuple(sorted(set(ks)))
+    levels = _scored_levels(questions, knowledge)
+
+    def bar(label: str, total: int) -> Progress | None:
+        return progress(label, total) if progress else None
+
+    seconds: dict[str, float] = {}
+    async with throwaway_database(server_url) as workspace:
+        started = time.perf_counter()
+        total = len(knowledge.passages) if knowledge.passages is not None else 0
+        loaded = await _load(workspace, parts, knowledge, bar("indexing", total))
+        seconds["indexing"] = time.perf_counter() - started
+        started = time.perf_counter()
+        scope = sum(not q.out_of_scope for q in questions)
+        ranked = await _rank(
+            workspace, parts, questions, modes, levels, ks, bar("ranking", scope * len(modes))
+        )
+        seconds["ranking"] = time.perf_counter() - started
+        started = time.perf_counter()
+        outcomes = await _answer_all(
+            workspace, parts, questions, judge, bar("answering", len(questions))
+        )
+        seconds["answering"] = time.perf_counter() - started
+        async with workspace.sessionmaker() as session:
+            thresholds = await Answerer(parts, workspace.sessionmaker).thresholds(session)
+    return QuestionsEvaluation(
+        embedder=parts.embedder.name,
+        questions=list(questions),
+        levels=levels,
+        ks=ks,
+        modes=ranked,
+        outcomes=outcomes,
+        answer_mode=parts.settings.search.mode,
+        thresholds={
+            "t_faq": thresholds.t_faq,
+            "t_doc": thresholds.t_doc,
+            "from": thresholds.origin,
+        },
+        loaded=loaded,
+        judge=judge.describe() if judge else None,
+        seconds=seconds,
+    )
+
+
+# -- answers: summaries ----------------------------------------------------------------------
+
+
+def tier_counts(outcomes: Sequence[AnswerOutcome]) -> dict[str, int]:
+    counts = Counter(o.answer.tier for o in outcomes)
+    return {tier: counts.get(tier, 0) for tier in ("faq", "documents", "fallback")}
+
+
+def key_facts_summary(outcomes: Sequence[AnswerOutcome]) -> dict[str, Any]:
+    """Key facts over the in-scope questions that list some: all found, overall (a fallback
+    counts as a miss), among the answered ones, and per tier; plus the mean share found."""
+    scope = [o for o in outcomes if not o.question.out_of_scope and o.question.key_facts]
+    answered = [o for o in scope if o.answer.tier != "fallback"]
+
+    def rate(rows: Sequence[AnswerOutcome]) -> float | None:
+        return sum(o.complete for o in rows) / len(rows) if rows else None
+
+    return {
+        "questions": len(scope),
+        "answered": len(answered),
+        "rate": rate(scope),
+        "rate_answered": rate(answered),
+        "mean_fraction": (
+            sum(o.found / len(o.question.key_facts) for o in scope) / len(scope) if scope else None
+        ),
+        "by_tier": {
+            tier: {"questions": len(rows), "rate": rate(rows)}
+            for tier in ("faq", "documents", "fallback")
+            if (rows := [o for o in scope if o.answer.tier == tier])
+        },
+    }
+
+
+def out_of_scope_summary(outcomes: Sequence[AnswerOutcome]) -> dict[str, Any]:
+    rows = [o for o in outcomes if o.question.out_of_scope]
+    right = sum(o.right for o in rows)
+    return {
+        "questions": len(rows),
+        "fallback": right,
+        "answered_wrongly": len(rows) - right,
+        "fallback_rate": right / len(rows) if rows else None,
+    }
+
+
+def judge_summary(outcomes: Sequence[AnswerOutcome]) -> dict[str, Any] | None:
+    judged = [o for o in outcomes if o.judged is not None]
+    if not judged:
+        return None
+    return {"questions": len(judged), "correct": sum(bool(o.judged) for o in judged)}
+
+
+# -- t_doc calibration -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DocPoint:
+    threshold: float
+    precision: float  # of the answers from documents, the share that is right
+    coverage: float  # of the in-scope questions with key facts, the share answered right there
+    answered: int
+
+
+async def calibrate_t_doc(
+    parts: AnswererParts,
+    questions: Sequence[Question],
+    knowledge: Knowledge,
+    *,
+    required_precision: float,
+    low: float = 0.80,
+    high: float = 0.95,
+    step: float = 0.01,
+    server_url: str | None = None,
+    progress: Callable[[str, int], Progress] | None = None,
+) -> tuple[Choice, list[DocPoint]]:
+    """Sweep ``t_doc`` and keep the one with the most right answers from documents while the
+    documents tier stays at ``required_precision``; an out-of-scope question answered from
+    documents counts against precision. FAQ answers are left out (t_faq decides those)."""
+    thresholds = sweep(low, high, step)
+    scored = [q for q in questions if q.out_of_scope or q.key_facts]
+    in_scope = sum(not q.out_of_scope for q in scored)
+    points: list[DocPoint] = []
+    async with throwaway_database(server_url) as workspace:
+        await _load(workspace, parts, knowledge, None)
+        tick = progress("t_doc sweep", len(thresholds) * len(scored)) if progress else None
+        for t in thresholds:
+            answer = parts.settings.answer.model_copy(update={"t_doc": t})
+            swept = replace(parts, settings=parts.settings.model_copy(update={"answer": answer}))
+            outcomes = await _answer_all(workspace, swept, scored, None, tick)
+            docs = [o for o in outcomes if o.answer.tier == "documents"]
+            right = sum(o.right for o in docs)
+            points.append(
+                DocPoint(
+                    t,
+                    right / len(docs) if docs else 1.0,
+                    right / in_scope if in_scope else 0.0,
+                    len(docs),
+                )
+            )
+    choice = choose_threshold(
+        [(p.threshold, p.precision, p.coverage) for p in points], required_precision
+    )
+    return choice, points
+
+
+# -- report ----------------------------------------------------------------------------------
+
+
+def questions_report(ev: QuestionsEvaluation) -> tuple[dict[str, Any], str]:
+    """The JSON data and the Markdown of an evaluation."""
+    types = sorted({q.type for q in ev.questions if not q.out_of_scope})
+    metrics: dict[str, Any] = {}
+    for mode in ev.modes:
+        metrics[mode] = {}
+        for level in ev.levels:
+            keys = [f"{m}@{k}" for m in ("hit", "mrr", "ndcg", "recall", "all") for k in ev.ks]
+            overall = ev.metrics(mode, level)
+            entry: dict[str, Any] = {key: overall.get(key) for key in keys}
+            entry["questions"] = len(ev.modes[mode].per_question.get(level, {}))
+            entry["by_type"] = {
+                t: {
+                    "questions": sum(
+                        1
+                        for q in ev.questions
+                        if q.type == t and q.id in ev.modes[mode].per_question.get(level, {})
+                    ),
+                    **ev.metrics(mode, level, t),
+                }
+                for t in types
+            }
+            metrics[mode][level] = entry
+    main_mode = ev.answer_mode if ev.answer_mode in ev.modes else next(iter(ev.modes))
+    search_ms = sorted(ms for r in ev.modes.values() for ms in r.search_ms)
+    data: dict[str, Any] = {
+        "embedder": ev.embedder,
+        "questions": len(ev.questions),
+        "loaded": ev.loaded,
+        "ks": list(ev.ks),
+        "levels": ev.levels,
+        "answer_mode": ev.answer_mode,
+        "thresholds": ev.thresholds,
+        # The configured mode's numbers at the top, every mode's under "modes".
+        "metrics": metrics[main_mode],
+        "modes": metrics,
+        "tiers": tier_counts(ev.outcomes),
+        "key_facts": key_facts_summary(ev.outcomes),
+        "key_facts_rate": key_facts_summary(ev.outcomes)["rate_answered"],
+        "out_of_scope": out_of_scope_summary(ev.outcomes),
+        "judge": ev.judge,
+        "judged": judge_summary(ev.outcomes),
+        "seconds": ev.seconds,
+        "search_ms_p95": search_ms[int(0.95 * (len(search_ms) - 1))] if search_ms else None,
+        "misses": _misses(ev, main_mode),
+    }
+    return data, _markdown(ev, data, main_mode, types)
+
+
+def _misses(ev: QuestionsEvaluation, mode: str) -> dict[str, list[dict[str, Any]]]:
+    """Questions to read: retrieval misses at 5, answers lacking a key fact, wrong out-of-scope."""
+    level = ev.levels[0] if ev.levels else None
+    k = 5 if 5 in ev.ks else max(ev.ks)
+    retrieval = []
+    if level is not None:
+        for q in ev.questions:
+            m = ev.modes[mode].per_question.get(level, {}).get(q.id)
+            if m is not None and m[f"hit@{k}"] == 0:
+                retrieval.append(
+                    {
+                        "id": q.id,
+                        "type": q.type,
+                        "question": q.question,
+                        "expected": sorted(str(u) for u in relevant_units(q, level)),
+                        "retrieved": ev.modes[mode].top_units.get(q.id, []),
+                    }
+                )
+    facts = [
+        {
+            "id": o.question.id,
+            "tier": o.answer.tier,
+            "question": o.question.question,
+            "missing": [f for f in o.question.key_facts if f not in _found_facts(o)],
+            "reason": o.answer.reason,
+        }
+        for o in ev.outcomes
+        if not o.question.out_of_scope and o.question.key_facts and not o.complete
+    ]
+    scope = [
+        {
+            "id": o.question.id,
+            "tier": o.answer.tier,
+            "question": o.question.question,
+            "answered_from": o.answer.faq_external_id
+            or ", ".join(sorted({c.source for c in o.answer.citations})),
+        }
+        for o in ev.outcomes
+        if o.question.out_of_scope and not o.right
+    ]
+    return {"retrieval": retrieval, "key_facts": facts, "out_of_scope": scope}
+
+
+def _found_facts(o: AnswerOutcome) -> set[str]:
+    body = answer_body(o.answer)
+    return {f for f in o.question.key_facts if facts_found(body, [f])}
+
+
+def _fmt(value: Any) -> str:
+    return "–" if value is None else cell(value)
+
+
+def _markdown(ev: QuestionsEvaluation, data: dict[str, Any], main: str, types: list[str]) -> str:
+    out = [
+        "# tuvan eval questions",
+        "",
+        f"{len(ev.questions)} questions; embedder `{ev.embedder}`; answers in mode `{main}` with "
+        f"t_faq {ev.thresholds['t_faq']}, t_doc {ev.thresholds['t_doc']} "
+        f"({ev.thresholds['from']}); loaded: "
+        + ", ".join(f"{k} {v if not isinstance(v, list) else len(v)}" for k, v in ev.loaded.items())
+        + (f"; judge: {ev.judge}" if ev.judge else "; no judge"),
+        "",
+        "## Retrieval",
+    ]
+    for level in ev.levels:
+        header = ["mode", "n"] + [
+            f"{m}@{k}" for m in ("Hit", "MRR", "nDCG", "Recall") for k in ev.ks
+        ]
+        rows = []
+        for mode, by_level in data["modes"].items():
+            entry = by_level[level]
+            rows.append(
+                [mode, entry["questions"]]
+                + [_fmt(entry[f"{m}@{k}"]) for m in ("hit", "mrr", "ndcg", "recall") for k in ev.ks]
+            )
+        out += ["", f"### {level.capitalize()} level", "", table(header, rows)]
+        k = 5 if 5 in ev.ks else max(ev.ks)
+        by_type = data["modes"][main][level]["by_type"]
+        out += [
+            "",
+            f"By question type (mode `{main}`):",
+            "",
+            table(
+                ["type", "n", f"Hit@{k}", f"MRR@{k}", f"Recall@{k}", f"all sources@{k}"],
+                [
+                    [
+                        t,
+                        v["questions"],
+                        _fmt(v.get(f"hit@{k}")),
+                        _fmt(v.get(f"mrr@{k}")),
+                        _fmt(v.get(f"recall@{k}")),
+                        _fmt(v.get(f"all@{k}")),
+                    ]
+                    for t, v in by_type.items()
+                    if v["questions"]
+                ],
+            ),
+        ]
+    tiers = data["tiers"]
+    facts = data["key_facts"]
+    oos = data["out_of_scope"]
+    out += [
+        "",
+        "## Answers",
+        "",
+        table(
+            ["tier", "answers", "share"],
+            [[t, n, n / max(1, len(ev.outcomes))] for t, n in tiers.items()],
+        ),
+        "",
+        table(
+            ["key facts (in-scope questions that list some)", "value"],
+            [
+                ["questions", facts["questions"]],
+                ["answered (not fallback)", facts["answered"]],
+                ["all key facts, of the answered", _fmt(facts["rate_answered"])],
+                ["all key facts, of all (fallback = miss)", _fmt(facts["rate"])],
+                ["mean share of key facts found", _fmt(facts["mean_fraction"])],
+            ]
+            + [
+                [f"all key facts, tier {t}", f"{_fmt(v['rate'])} (n = {v['questions']})"]
+                for t, v in facts["by_tier"].items()
+            ],
+        ),
+        "",
+        f"Out of scope: {oos['fallback']} of {oos['questions']} ended in the fallback "
+        f"(rate {_fmt(oos['fallback_rate'])}); {oos['answered_wrongly']} answered from an FAQ "
+        "or documents.",
+    ]
+    if data["judged"]:
+        j = data["judged"]
+        out += ["", f"Judge ({ev.judge}): {j['correct']} of {j['questions']} judged correct."]
+    out += _analysis_markdown(data["misses"])
+    out += [
+        "",
+        "Seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in ev.seconds.items()),
+    ]
+    return "\n".join(out)
+
+
+def _analysis_markdown(misses: dict[str, list[dict[str, Any]]]) -> list[str]:
+    out = ["", "## Error analysis"]
+    out += ["", f"### Retrieval misses at 5 ({len(misses['retrieval'])})", ""]
+    if misses["retrieval"]:
+        out.append(
+            table(
+                ["id", "type", "question", "expected", "retrieved first"],
+                [
+                    [
+                        m["id"],
+                        m["type"],
+                        m["question"],
+                        ", ".join(m["expected"]),
+                        ", ".join(m["retrieved"]),
+                    ]
+                    for m in misses["retrieval"]
+                ],
+            )
+        )
+    causes = Counter(m["tier"] for m in misses["key_facts"])
+    out += [
+        "",
+        f"### Answers missing a key fact ({len(misses['key_facts'])}: "
+        + ", ".join(f"{n} {t}" for t, n in sorted(causes.items()))
+        + ")",
+        "",
+    ]
+    if misses["key_facts"]:
+        out.append(
+            table(
+                ["id", "tier", "question", "missing", "why this tier"],
+                [
+                    [m["id"], m["tier"], m["question"], "; ".join(m["missing"]), m["reason"]]
+                    for m in misses["key_facts"]
+                ],
+            )
+        )
+    out += ["", f"### Out-of-scope questions answered ({len(misses['out_of_scope'])})", ""]
+    if misses["out_of_scope"]:
+        out.append(
+            table(
+                ["id", "tier", "question", "answered from"],
+                [
+                    [m["id"], m["tier"], m["question"], m["answered_from"]]
+                    for m in misses["out_of_scope"]
+                ],
+            )
+        )
+    return out
+
+
+def questions_plots(ev: QuestionsEvaluation, data: dict[str, Any], out: Path) -> list[Path]:
+    paths = []
+    k = 5 if 5 in ev.ks else max(ev.ks)
+    for level in ev.levels:
+        groups = {
+            mode: {
+                f"Hit@{k}": by_level[level][f"hit@{k}"] or 0.0,
+                f"MRR@{k}": by_level[level][f"mrr@{k}"] or 0.0,
+                f"nDCG@{k}": by_level[level][f"ndcg@{k}"] or 0.0,
+                f"Recall@{k}": by_level[level][f"recall@{k}"] or 0.0,
+            }
+            for mode, by_level in data["modes"].items()
+        }
+        paths.append(
+            bar_plot(out / f"metrics_{level}.png", f"{level}-level retrieval by mode", groups)
+        )
+    n = max(1, len(ev.outcomes))
+    paths.append(
+        bar_plot(
+            out / "tiers.png",
+            "Which tier answered",
+            {tier: {"share": count / n} for tier, count in data["tiers"].items()},
+            ylabel="share of questions",
+        )
+    )
+    return paths
+
+
+def doc_calibration_plot(points: Sequence[DocPoint], choice: Choice, out: Path) -> Path:
+    return curve_plot(
+        out / "t_doc_precision_coverage.png",
+        "Documents tier over t_doc",
+        {"t_doc sweep": [(p.coverage, p.precision) for p in points]},
+        xlabel="coverage (right answers from documents / in-scope questions)",
+        ylabel="precision of the documents tier",
+        marks={f"t_doc {choice.threshold}": (choice.coverage, choice.precision)},
+    )

@@ -1,0 +1,170 @@
+"""A throwaway knowledge store for one evaluation run, loaded with tuvan's own code.
+
+By default a private embedded PostgreSQL in a temporary folder, deleted afterwards; with a
+server URL, a temporary database created on that server (the role needs CREATEDB) and dropped
+afterwards. Either way the live knowledge base is never touched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import secrets
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from bot import migrate
+from bot.answerer import AnswererParts
+from bot.database import make_engine, make_sessionmaker, sqlalchemy_url, start_embedded
+from bot.evaluation.data import FaqItem, Passage
+from retrieval.chunking import ChunkDraft
+from retrieval.index import FaqDraft, Indexer, ensure_index_state, index_document, upsert_faq
+from retrieval.ingest import ingest_paths
+from retrieval.loaders import LoadedDocument, Section
+from retrieval.text import detect_language
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Workspace:
+    engine: AsyncEngine
+    sessionmaker: async_sessionmaker[AsyncSession]
+
+
+@asynccontextmanager
+async def throwaway_database(server_url: str | None = None) -> AsyncIterator[Workspace]:
+    """A migrated, empty database that is gone when the block ends."""
+    if server_url is None:
+        root = Path(tempfile.mkdtemp(prefix="tuvan-eval-"))
+        server = start_embedded(root / "pg")
+        try:
+            async with _migrated(server.url) as workspace:
+                yield workspace
+        finally:
+            server.release()
+            shutil.rmtree(root, ignore_errors=True)
+        return
+    url = make_url(sqlalchemy_url(server_url))
+    name = f"tuvan_eval_{secrets.token_hex(6)}"  # generated here, never input
+    admin = make_engine(url.render_as_string(hide_password=False), pool_size=1)
+    try:
+        async with admin.connect() as conn:
+            conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
+            await conn.execute(text(f'CREATE DATABASE "{name}"'))
+        try:
+            target = url.set(database=name).render_as_string(hide_password=False)
+            async with _migrated(target) as workspace:
+                yield workspace
+        finally:
+            async with admin.connect() as conn:
+                conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
+                await conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    finally:
+        await admin.dispose()
+
+
+@asynccontextmanager
+async def _migrated(url: str) -> AsyncIterator[Workspace]:
+    engine = make_engine(url)
+    try:
+        await migrate.upgrade(engine)
+        yield Workspace(engine, make_sessionmaker(engine))
+    finally:
+        await engine.dispose()
+
+
+def indexer_for(parts: AnswererParts) -> Indexer:
+    return Indexer(parts.embedder, parts.processor, parts.settings.embed_batch_size)
+
+
+async def load_corpus(
+    workspace: Workspace,
+    parts: AnswererParts,
+    corpus: Path,
+    *,
+    on_chunks: Callable[[int], None] | None = None,
+) -> tuple[int, list[tuple[str, str]]]:
+    """Ingest a folder with tuvan's pipeline; (chunks, skipped files with the reason)."""
+    indexer = indexer_for(parts)
+    async with workspace.sessionmaker.begin() as session:
+        await ensure_index_state(session, indexer.embedder)
+    report = await ingest_paths(workspace.sessionmaker, indexer, [corpus], on_chunks=on_chunks)
+    return report.chunks, report.skipped
+
+
+async def load_passages(
+    workspace: Workspace,
+    parts: AnswererParts,
+    passages: Sequence[Passage],
+    *,
+    on_chunks: Callable[[int], None] | None = None,
+) -> int:
+    """Index pre-cut passages as they are: one chunk each, its id kept as the chunk's id.
+
+    Passages that name the same ``source`` become one document, in file order; a passage with
+    no source is a document of its own, named by its id.
+    """
+    indexer = indexer_for(parts)
+    groups: dict[str, list[Passage]] = {}
+    for p in passages:
+        groups.setdefault(p.source or p.id, []).append(p)
+    async with workspace.sessionmaker.begin() as session:
+        await ensure_index_state(session, indexer.embedder)
+    for source, group in groups.items():
+        title = next((p.title for p in group if p.title), None) or source
+        drafts = [
+            ChunkDraft(
+                ordinal=n,
+                text=p.text,
+                heading_path=(p.title,) if p.title and p.title != title else (),
+                page=p.page,
+                token_count=indexer.embedder.count_tokens(p.text),
+            )
+            for n, p in enumerate(group)
+        ]
+        doc = LoadedDocument(
+            source=source,
+            title=title,
+            url=None,
+            language=detect_language(" ".join(p.text for p in group[:3])),
+            content_hash=hashlib.sha256("\0".join(p.text for p in group).encode()).hexdigest(),
+            sections=tuple(Section((), p.text, p.page) for p in group),
+        )
+        async with workspace.sessionmaker.begin() as session:
+            await index_document(
+                session,
+                indexer,
+                doc,
+                drafts,
+                external_ids=[p.id for p in group],
+                progress=on_chunks,
+            )
+    return len(passages)
+
+
+async def load_faq(workspace: Workspace, parts: AnswererParts, items: Sequence[FaqItem]) -> None:
+    """Publish the FAQ entries, each under its dataset id, with any variants it lists."""
+    indexer = indexer_for(parts)
+    async with workspace.sessionmaker.begin() as session:
+        await ensure_index_state(session, indexer.embedder)
+        for item in items:
+            await upsert_faq(
+                session,
+                indexer,
+                FaqDraft(
+                    question=item.question,
+                    answer=item.answer,
+                    external_id=item.id,
+                    source=item.source,
+                    variants=list(item.variants),
+                ),
+            )
