@@ -18,7 +18,7 @@ from retrieval.chunking import ChunkDraft, chunk_document, contextual_header
 from retrieval.embedders import Embedder, embed_off_loop
 from retrieval.errors import IndexMismatchError
 from retrieval.loaders import LoadedDocument
-from retrieval.text import TextProcessor, detect_language
+from retrieval.text import TextProcessor, detect_language, fold
 
 Progress = Callable[[int], None]
 
@@ -254,7 +254,22 @@ async def upsert_faq(session: AsyncSession, indexer: Indexer, draft: FaqDraft) -
     entry.updated_by = draft.updated_by
     await embed_faq_entry(session, indexer, entry)
     await set_variants(session, indexer, entry, draft.variants)
+    await refresh_folded_variants(session, indexer, entry, draft.variants)
     return entry
+
+
+async def refresh_folded_variants(
+    session: AsyncSession, indexer: Indexer, entry: FaqEntry, variants: Sequence[str]
+) -> None:
+    """The entry's question and ``variants`` without diacritics, as variants of origin folded.
+
+    Students often type without diacritics, and such a question embeds far from the accented
+    FAQ question (none of the 40 unaccented UIT paraphrases reached t_faq without these; see
+    docs/benchmarks.md). Written Vietnamese only: an English question folds to itself.
+    """
+    folded = [fold(t) for t in (entry.question, *variants)]
+    wanted = [f for f, t in zip(folded, (entry.question, *variants), strict=True) if f != t.lower()]
+    await set_variants(session, indexer, entry, wanted, origin=VariantOrigin.folded)
 
 
 async def embed_faq_entry(session: AsyncSession, indexer: Indexer, entry: FaqEntry) -> None:

@@ -332,6 +332,8 @@ async def test_faq_upsert_by_external_id_updates_and_re_embeds(
         )
     ).all()
     assert sorted((o.value, t) for o, t in variants) == [
+        # the question without diacritics (the unaccented staff variant needs no copy)
+        ("folded", "phi gui xe may moi luot cua sinh vien la bao nhieu tien?"),
         ("generated", "gửi xe máy"),  # only the staff variants were replaced
         ("staff", "phi gui xe bao nhieu"),
     ]
@@ -341,3 +343,35 @@ async def test_faq_upsert_by_external_id_updates_and_re_embeds(
     assert best.faq_id == first.id
     assert best.matched_text == new_question
     assert best.similarity > 0.95
+
+
+async def test_an_unaccented_question_meets_the_folded_variant(
+    session: AsyncSession, indexer: Indexer
+) -> None:
+    vi = await upsert_faq(
+        session,
+        indexer,
+        FaqDraft(
+            question="Ký túc xá có máy giặt chung không?",
+            answer="Mỗi tầng có hai máy giặt.",
+            variants=["Phòng ở ký túc xá có máy lạnh không?"],
+        ),
+    )
+    en = await upsert_faq(
+        session, indexer, FaqDraft(question="Is there a laundry?", answer="Yes, on each floor.")
+    )
+    rows = await session.execute(
+        select(FaqVariant.faq_id, FaqVariant.text).where(
+            FaqVariant.origin == VariantOrigin.folded, FaqVariant.faq_id.in_([vi.id, en.id])
+        )
+    )
+    assert sorted(rows.all()) == [
+        (vi.id, "ky tuc xa co may giat chung khong?"),
+        (vi.id, "phong o ky tuc xa co may lanh khong?"),
+    ]
+    [vector] = await asyncio.to_thread(
+        indexer.embedder.embed_queries, ["ky tuc xa co may giat chung khong"]
+    )
+    best = (await faq_candidates(session, vector, limit=3))[0]
+    assert best.faq_id == vi.id
+    assert best.matched_text == "ky tuc xa co may giat chung khong?"
