@@ -161,6 +161,10 @@ class Answerer:
         else:
             passing = [h for h in hits if h.similarity >= thresholds.t_doc]
             passing = passing[: self.settings.answer.top_k]
+            out_of_scope = self._outside_documents(question, passing)
+            if out_of_scope:
+                trace["out_of_scope"] = out_of_scope
+                passing = []
             trace["passing"] = passing
             scores["chunks"] = [
                 {
@@ -176,7 +180,9 @@ class Answerer:
                     result = await self._documents_answer(question, terms, passing, language)
             if result is None:
                 with timer.stage("fallback"):
-                    result = await self._fallback(question, language, decision, hits, thresholds)
+                    result = await self._fallback(
+                        question, language, decision, hits, thresholds, out_of_scope
+                    )
         assert result is not None  # the fallback always answers
         result.scores = {**scores, **result.scores}
         result.timings_ms = {**timer.ms, "total": round((time.perf_counter() - started) * 1000, 2)}
@@ -257,6 +263,14 @@ class Answerer:
             reason=f"{len(hits)} chunks passed t_doc; answered {how}",
         )
 
+    def _outside_documents(self, question: str, passing: list[Hit]) -> dict[str, frozenset[str]]:
+        """What the question names (a year, another school) that the passing chunks never do."""
+        guard = self.parts.guard
+        if not passing or guard is None or not self.settings.answer.near_miss_guard:
+            return {}
+        texts = [f"{h.title}\n{h.heading_path}\n{h.text}" for h in passing]
+        return guard.missing_from(question, texts, self.settings.answer.document_scope)
+
     async def _fallback(
         self,
         question: str,
@@ -264,12 +278,14 @@ class Answerer:
         decision: FaqDecision,
         hits: list[Hit],
         thresholds: Thresholds,
+        out_of_scope: dict[str, frozenset[str]] | None = None,
     ) -> Answer:
         best_doc = max((h.similarity for h in hits), default=0.0)
-        reason = (
-            f"FAQ: {decision.reason}; documents: best similarity {best_doc:.3f} "
-            f"(t_doc {thresholds.t_doc:.3f})"
-        )
+        documents = f"best similarity {best_doc:.3f} (t_doc {thresholds.t_doc:.3f})"
+        if out_of_scope:
+            named = "; ".join(f"{c} {', '.join(sorted(v))}" for c, v in out_of_scope.items())
+            documents = f"the passages that passed t_doc never mention {named}"
+        reason = f"FAQ: {decision.reason}; documents: {documents}"
         text = replies.no_information_reply(self.settings.contact, language)
         llm = self.parts.llm
         if llm is not None:

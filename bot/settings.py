@@ -58,6 +58,9 @@ class AnswerSettings(BaseModel):
     t_doc: float | None = None
     faq_margin: float = 0.02  # best entry must beat the best *different* answer by this much
     near_miss_guard: bool = True
+    # Guard categories a question may name only if the passages answering it do too ("2025",
+    # another school); the rest fall back. Empty: no check. Needs near_miss_guard.
+    document_scope: tuple[str, ...] = ("year", "institution")
     top_k: int = 5
     extractive_sentences: int = 4  # bench/answer_quality.py: 4 held more key facts than 3
     disclaimer_docs_vi: str = (

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -206,6 +206,25 @@ class NearMissGuard:
             if category.policy.conflicts(q, f):
                 conflicts.append(Conflict(category.name, q, f))
         return GuardVerdict(not conflicts, tuple(conflicts))
+
+
+    def missing_from(
+        self, query: str, texts: Sequence[str], categories: Iterable[str]
+    ) -> dict[str, frozenset[str]]:
+        """The values ``query`` names in ``categories`` of which ``texts`` mention none.
+
+        Tier 2's scope check: passages about 2024 do not answer a question about 2025, and a
+        question about another school is not answered by this school's documents.
+        """
+        mine = self.facets(query)
+        wanted = [c for c in categories if mine.get(c)]
+        if not wanted:
+            return {}
+        seen: dict[str, set[str]] = {}
+        for t in texts:
+            for name, values in self.facets(t).items():
+                seen.setdefault(name, set()).update(values)
+        return {c: mine[c] for c in wanted if not mine[c] & seen.get(c, set())}
 
 
 def _extractor(spec: Any) -> _Extractor:

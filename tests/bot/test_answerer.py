@@ -155,3 +155,37 @@ async def test_bad_input_gets_a_reply_not_a_crash(answerer: Answerer, question: 
 def test_clean_question_drops_control_characters_and_caps_length() -> None:
     assert clean_question("a\x00b\x1bc") == "a b c"
     assert len(clean_question("x" * 200_000)) == MAX_QUESTION_CHARS
+
+
+@pytest.mark.parametrize(
+    ("question", "named"),
+    [
+        ("Học phí chương trình chuẩn năm học 2031 là bao nhiêu?", "year 2031"),
+        ("Học phí chương trình chuẩn của Đại học Bách khoa là bao nhiêu?", "institution"),
+    ],
+)
+async def test_documents_that_never_name_the_year_or_school_asked_about_do_not_answer(
+    parts: AnswererParts,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    demo_kb: object,
+    question: str,
+    named: str,
+) -> None:
+    no_faq = with_answer_settings(parts, t_faq=0.999)
+    result = await Answerer(no_faq, sessionmaker).answer(question)
+    assert result.tier == "fallback"
+    assert f"never mention {named}" in result.reason
+    assert result.trace["out_of_scope"]
+    assert "32.500.000" not in result.answer
+    # The check is what refused them: without it the same chunks would have answered.
+    unchecked = with_answer_settings(parts, t_faq=0.999, document_scope=())
+    assert (await Answerer(unchecked, sessionmaker).answer(question)).tier == "documents"
+
+
+async def test_documents_that_name_the_year_asked_about_still_answer(
+    parts: AnswererParts, sessionmaker: async_sessionmaker[AsyncSession], demo_kb: object
+) -> None:
+    no_faq = with_answer_settings(parts, t_faq=0.999)
+    result = await Answerer(no_faq, sessionmaker).answer("Học phí chương trình chuẩn năm 2026?")
+    assert result.tier == "documents"
+    assert "out_of_scope" not in result.trace

@@ -236,3 +236,16 @@ def test_bad_pattern_in_override_is_a_config_error(tmp_path: Path) -> None:
     path.write_text("categories:\n  year:\n    patterns: ['(unclosed']\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="year"):
         load_guard(TextSettings(guard_vocabulary_file=path))
+
+
+def test_values_the_passages_never_mention_are_reported(guard: NearMissGuard) -> None:
+    passages = ["Học phí năm học 2025-2026 là 32.000.000 đồng.", "Hạn nộp hồ sơ: 15/10/2025."]
+    scope = ("year", "institution")
+    assert guard.missing_from("Học phí năm 2025 bao nhiêu?", passages, scope) == {}
+    assert guard.missing_from("Học phí năm 2027 bao nhiêu?", passages, scope) == {
+        "year": frozenset({"2027"})
+    }
+    assert set(guard.missing_from("hoc phi bach khoa 2025", passages, scope)) == {"institution"}
+    # a category left out of the scope is not checked; a question naming nothing passes
+    assert guard.missing_from("Học phí năm 2027?", passages, ("institution",)) == {}
+    assert guard.missing_from("Học phí bao nhiêu?", passages, scope) == {}
