@@ -29,18 +29,7 @@ from retrieval.guard import NearMissGuard, load_guard
 DEFAULT_DATASET = Path("/work/shared/datasets/uit-admissions")
 
 # What the UIT admissions office would put in TUVAN_TEXT__GUARD_VOCABULARY_FILE.
-UIT_OVERRIDE = """\
-ignore:
-  - uit
-  - trường đại học công nghệ thông tin
-  - đại học công nghệ thông tin
-  - đh công nghệ thông tin
-  - đhcntt
-categories:
-  programme:
-    values:
-      liên kết quốc tế: [bcu, birmingham city, đại học birmingham city]
-"""
+UIT_OVERRIDE = (Path(__file__).parent / "uit-guard.yaml").read_text(encoding="utf-8")
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
