@@ -13,9 +13,10 @@ of its source. The units quoted are sentences, list items and table rows:
 - a quoted unit that ends with ":" brings the list items, rows or "field: value" lines after it;
 - Markdown is reduced to its text: links to their words, escapes and emphasis dropped.
 
-With the same retrieved chunks, the share of document answers holding every key fact
-(bench/answer_quality.py) went from 0.34 to 0.49 on the UIT set, 0.32 to 0.58 on the demo KB and
-0.78 to 0.83 on ALQAC with three quotes; four quotes (the default) reach 0.55, 0.63 and 0.85.
+With the same retrieved chunks, the share of document answers holding every key fact (the
+answer benchmark that became `tuvan eval questions`) went from 0.34 to 0.49 on the UIT set,
+0.32 to 0.58 on the demo KB and 0.78 to 0.83 on ALQAC with three quotes; four quotes (the
+default) reach 0.55, 0.63 and 0.85.
 Tier 2 abstains (the fallback answers) when no chunk holds enough of the question: see
 ``MIN_EVIDENCE``.
 """

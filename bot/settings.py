@@ -62,7 +62,7 @@ class AnswerSettings(BaseModel):
     # another school); the rest fall back. Empty: no check. Needs near_miss_guard.
     document_scope: tuple[str, ...] = ("year", "institution")
     top_k: int = 5
-    extractive_sentences: int = 4  # bench/answer_quality.py: 4 held more key facts than 3
+    extractive_sentences: int = 4  # tuvan eval questions: 4 held more key facts than 3
     disclaimer_docs_vi: str = (
         "Thông tin trên được trích từ tài liệu tuyển sinh của trường; "
         "vui lòng kiểm tra lại với văn bản gốc hoặc phòng tuyển sinh."

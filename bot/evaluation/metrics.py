@@ -141,10 +141,13 @@ def choose_threshold(
 ) -> Choice:
     """From (threshold, precision, coverage) points: the highest coverage whose precision meets
     the requirement (ties: the middle of the tied run, away from both cliffs); when none does,
-    the point with the best precision, then coverage, flagged as not met."""
+    the best precision among the points keeping at least half the best coverage (so that a
+    threshold answering two questions does not win on luck), flagged as not met."""
     meeting = [p for p in curve if p[1] >= required_precision and p[2] > 0]
     if not meeting:
-        t, precision, coverage = max(curve, key=lambda p: (p[1], p[2], -p[0]))
+        most = max(p[2] for p in curve)
+        useful = [p for p in curve if p[2] >= most / 2 and p[2] > 0] or list(curve)
+        t, precision, coverage = max(useful, key=lambda p: (p[1], p[2], -p[0]))
         return Choice(t, False, precision, coverage)
     best = max(p[2] for p in meeting)
     tied = [p for p in meeting if p[2] == best]

@@ -191,7 +191,9 @@ async def _rank(
     vectors = await embed_off_loop(parts.embedder.embed_queries, expanded)
     terms = [parts.processor.query_terms(q.question) for q in scope]
     results: dict[str, ModeResult] = {}
-    limit = max(ks)
+    # Units are de-duplicated (several chunks of one file are one document): ask for enough
+    # chunks that k distinct units can exist at every level.
+    limit = max(50, 5 * max(ks))
     for mode in modes:
         result = ModeResult(mode)
         async with workspace.sessionmaker() as session:

@@ -397,8 +397,14 @@ def test_choose_threshold_breaks_ties_in_the_middle_of_the_run() -> None:
     assert choose_threshold(curve, 0.99).threshold == 0.86
 
 
-def test_choose_threshold_not_met_gives_the_best_precision() -> None:
-    curve = [(0.80, 0.80, 0.9), (0.85, 0.95, 0.6), (0.90, 0.95, 0.4), (0.95, 1.0, 0.0)]
-    # 0.95 has precision 1.0 but answers no paraphrase: it cannot meet the requirement.
-    assert choose_threshold(curve, 0.99) == Choice(0.95, False, 1.0, 0.0)
-    assert choose_threshold(curve[:3], 0.99) == Choice(0.85, False, 0.95, 0.6)
+def test_choose_threshold_not_met_gives_the_best_precision_that_still_answers() -> None:
+    curve = [
+        (0.80, 0.80, 0.9),
+        (0.85, 0.95, 0.6),
+        (0.90, 0.95, 0.4),
+        (0.93, 0.97, 0.1),  # better precision, but a tenth of the coverage: luck
+        (0.95, 1.0, 0.0),  # precision 1.0 by answering nothing
+    ]
+    assert choose_threshold(curve, 0.99) == Choice(0.85, False, 0.95, 0.6)
+    assert choose_threshold(curve[:1], 0.99) == Choice(0.80, False, 0.80, 0.9)
+    assert choose_threshold([(0.95, 1.0, 0.0)], 0.99) == Choice(0.95, False, 1.0, 0.0)

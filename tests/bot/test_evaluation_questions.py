@@ -21,6 +21,7 @@ from bot.evaluation.metrics import facts_found, first_ranks, norm, ranking_metri
 from bot.evaluation.questions import (
     Knowledge,
     QuestionsEvaluation,
+    calibrate_t_doc,
     evaluate_questions,
     questions_plots,
     questions_report,
@@ -326,3 +327,80 @@ def test_the_command_wants_one_knowledge_source(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["eval", "questions", str(questions)])
     assert result.exit_code == 2
     assert "exactly one of --corpus DIR and --chunks" in result.output
+
+
+async def test_t_doc_calibration_sweeps_the_answerer(
+    tmp_path: Path, parts: AnswererParts, database_url: str
+) -> None:
+    choice, points = await calibrate_t_doc(
+        parts,
+        read_questions(write_jsonl(tmp_path / "q.jsonl", QUESTIONS)),
+        Knowledge(passages=read_passages(write_jsonl(tmp_path / "p.jsonl", PASSAGES))),
+        required_precision=0.9,
+        low=0.80,
+        high=0.99,
+        step=0.095,
+        server_url=database_url,
+    )
+    assert [p.threshold for p in points] == [0.8, 0.895, 0.99]
+    answered = [p.answered for p in points]
+    assert answered == sorted(answered, reverse=True)
+    assert points[-1].answered == 0  # nothing reaches 0.99
+    assert points[0].coverage > 0
+    assert choice.met
+    assert choice.threshold in (0.8, 0.895)
+
+
+def test_the_calibrate_command_prints_the_settings_to_use(
+    tmp_path: Path, database_url: str
+) -> None:
+    faq = write_jsonl(
+        tmp_path / "faq.jsonl",
+        [
+            {
+                "id": "fee",
+                "question": "Học phí chương trình chuẩn là bao nhiêu?",
+                "answer": "32 triệu.",
+            },
+            {
+                "id": "dorm",
+                "question": "Phí ký túc xá mỗi tháng là bao nhiêu?",
+                "answer": "500 nghìn.",
+            },
+        ],
+    )
+    queries = write_jsonl(
+        tmp_path / "queries.jsonl",
+        [
+            {
+                "query": "Học phí chương trình chuẩn bao nhiêu vậy?",
+                "expected_faq": "fee",
+                "kind": "paraphrase",
+            },
+            {
+                "query": "Phí ở ký túc xá một tháng bao nhiêu?",
+                "expected_faq": "dorm",
+                "kind": "paraphrase",
+            },
+            {"query": "Giá vé xem phim cuối tuần?", "expected_faq": None, "kind": "out_of_scope"},
+        ],
+    )
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        cli,
+        [
+            "eval",
+            "calibrate",
+            str(faq),
+            str(queries),
+            "--server-url",
+            database_url,
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "TUVAN_ANSWER__T_FAQ=" in result.output
+    stored = json.loads((out / "report.json").read_text("utf-8"))
+    assert stored["t_faq"]["met"] is True
+    assert (out / "faq_precision_coverage.png").stat().st_size > 0
