@@ -211,20 +211,28 @@ class NearMissGuard:
     def missing_from(
         self, query: str, texts: Sequence[str], categories: Iterable[str]
     ) -> dict[str, frozenset[str]]:
-        """The values ``query`` names in ``categories`` of which ``texts`` mention none.
+        """The values ``query`` names in ``categories`` that ``texts`` contradict.
 
-        Tier 2's scope check: passages about 2024 do not answer a question about 2025, and a
-        question about another school is not answered by this school's documents.
+        Tier 2's scope check, with each category's policy read against all the texts at once:
+        passages about 2024 do not answer a question about 2025 (years conflict only when both
+        sides name one), and this school's documents do not answer a question about another
+        school (``query_only``: the passages must name it). The ``faq_only`` and ``equal`` sides
+        of a policy do not apply: passages name many things a question does not.
         """
         mine = self.facets(query)
-        wanted = [c for c in categories if mine.get(c)]
+        wanted = [c for c in self._categories if c.name in set(categories) and mine.get(c.name)]
         if not wanted:
             return {}
         seen: dict[str, set[str]] = {}
         for t in texts:
             for name, values in self.facets(t).items():
                 seen.setdefault(name, set()).update(values)
-        return {c: mine[c] for c in wanted if not mine[c] & seen.get(c, set())}
+        out: dict[str, frozenset[str]] = {}
+        for category in wanted:
+            asked, found = mine[category.name], seen.get(category.name, set())
+            if (found and asked.isdisjoint(found)) or (not found and category.policy.query_only):
+                out[category.name] = asked
+        return out
 
 
 def _extractor(spec: Any) -> _Extractor:

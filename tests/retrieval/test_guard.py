@@ -249,3 +249,6 @@ def test_values_the_passages_never_mention_are_reported(guard: NearMissGuard) ->
     # a category left out of the scope is not checked; a question naming nothing passes
     assert guard.missing_from("Học phí năm 2027?", passages, ("institution",)) == {}
     assert guard.missing_from("Học phí bao nhiêu?", passages, scope) == {}
+    # passages that name no year at all do not contradict one (a law cited by its year)
+    undated = ["Người từ đủ 16 tuổi trở lên phải chịu trách nhiệm hình sự."]
+    assert guard.missing_from("Theo Bộ luật Hình sự 2017, bao nhiêu tuổi?", undated, scope) == {}
