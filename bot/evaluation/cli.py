@@ -146,12 +146,8 @@ def eval_questions(
     """Retrieval at k, tiers, key facts and out-of-scope handling for QUESTIONS_FILE."""
     from bot.evaluation.data import read_questions
     from bot.evaluation.judge import Judge
-    from bot.evaluation.questions import (
-        MODES,
-        evaluate_questions,
-        questions_plots,
-        questions_report,
-    )
+    from bot.evaluation.questions import MODES, evaluate_questions
+    from bot.evaluation.questions_report import questions_plots, questions_report
     from bot.runtime import build_parts
 
     cut_offs = _ks(ks)
@@ -329,7 +325,7 @@ def eval_calibrate(
     for key, value in chosen.items():
         click.echo(f"TUVAN_ANSWER__{key.upper()}={value:.3f}")
     if out is not None:
-        from bot.evaluation.questions import doc_calibration_plot
+        from bot.evaluation.questions_report import doc_calibration_plot
         from bot.evaluation.report import prepare_out, write_json
 
         prepare_out(out)

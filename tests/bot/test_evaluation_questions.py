@@ -23,9 +23,8 @@ from bot.evaluation.questions import (
     QuestionsEvaluation,
     calibrate_t_doc,
     evaluate_questions,
-    questions_plots,
-    questions_report,
 )
+from bot.evaluation.questions_report import questions_plots, questions_report
 from bot.evaluation.report import write_json
 from retrieval.errors import RetrievalError
 from tests.fakes.openai_stub import OpenAIStub, start_openai_stub
