@@ -97,6 +97,72 @@ class TextSettings(BaseModel):
     guard_vocabulary_file: Path | None = None
 
 
+class TelegramSettings(BaseModel):
+    """A bot from @BotFather. Without a token the Telegram webhook answers 404."""
+
+    token: SecretStr | None = None
+    # Sent by Telegram in X-Telegram-Bot-Api-Secret-Token; set with `tuvan telegram set-webhook`.
+    secret_token: SecretStr | None = None
+    api_base: str = "https://api.telegram.org"
+
+    @property
+    def enabled(self) -> bool:
+        return self.token is not None
+
+
+class MessengerSettings(BaseModel):
+    """A Facebook Page connected to a Meta app. Without a page token the webhook answers 404."""
+
+    page_token: SecretStr | None = None
+    app_secret: SecretStr | None = None  # signs X-Hub-Signature-256
+    verify_token: SecretStr | None = None  # the GET subscription handshake
+    app_id: str | None = None  # our app: echoes from any other app are a person in the Page Inbox
+    api_base: str = "https://graph.facebook.com"
+    api_version: str = "v21.0"
+    staff_pause_minutes: int = 30  # bot stays quiet in a thread after a person replies there
+    window_hours: int = 24  # standard messaging window after the user's last message
+    quick_replies: int = 3  # related FAQ questions offered under an answer (0: none)
+
+    @property
+    def enabled(self) -> bool:
+        return self.page_token is not None
+
+
+class ZaloSettings(BaseModel):
+    """A Zalo Official Account. Tokens given here seed the database; refreshed ones live there."""
+
+    app_id: str | None = None
+    app_secret: SecretStr | None = None  # header secret_key of the token refresh
+    oa_secret_key: SecretStr | None = None  # signs X-ZEvent-Signature
+    access_token: SecretStr | None = None
+    refresh_token: SecretStr | None = None
+    api_base: str = "https://openapi.zalo.me"
+    oauth_base: str = "https://oauth.zaloapp.com"
+    window_hours: int = 48  # customer-service messages only this long after the user's message
+    refresh_before_s: int = 3600  # refresh the access token this long before it expires
+
+    @property
+    def enabled(self) -> bool:
+        return self.app_id is not None and self.oa_secret_key is not None
+
+
+class WebChatSettings(BaseModel):
+    enabled: bool = True
+    # Sites allowed to embed the widget (CORS), e.g. ["https://tuyensinh.example.edu.vn"].
+    allowed_origins: tuple[str, ...] = ()
+    history_messages: int = 50  # shown again after a page reload
+
+
+class WorkerSettings(BaseModel):
+    lease_s: float = 120.0  # a claimed message returns to the queue if not answered by then
+    poll_s: float = 2.0  # fallback when no NOTIFY arrives
+    max_attempts: int = 5  # answering or sending; then the message is marked failed
+    backoff_base_s: float = 1.0  # retry delay: base * 2^attempt, with jitter, capped
+    backoff_max_s: float = 300.0
+    concurrency: int = 4  # conversations answered at once per worker process
+    history_turns: int = 3  # previous user questions used to read a follow-up
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="TUVAN_",
@@ -121,3 +187,9 @@ class Settings(BaseSettings):
     answer: AnswerSettings = Field(default_factory=AnswerSettings)
     contact: ContactSettings = Field(default_factory=ContactSettings)
     text: TextSettings = Field(default_factory=TextSettings)
+    telegram: TelegramSettings = Field(default_factory=TelegramSettings)
+    messenger: MessengerSettings = Field(default_factory=MessengerSettings)
+    zalo: ZaloSettings = Field(default_factory=ZaloSettings)
+    web: WebChatSettings = Field(default_factory=WebChatSettings)
+    worker: WorkerSettings = Field(default_factory=WorkerSettings)
+    max_body_bytes: int = 1_048_576  # webhook bodies above this get 413

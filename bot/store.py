@@ -1,0 +1,177 @@
+"""The conversation store: contacts, their thread, every message in and out.
+
+Functions take the session first and never commit: the caller owns the transaction. Inbound
+events are stored idempotently — the platform's event id is unique per channel, and a second
+delivery of the same event changes nothing — and a NOTIFY wakes the workers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import select, text
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.messages import InboundMessage
+from bot.models import (
+    Author,
+    Contact,
+    Conversation,
+    ConversationMode,
+    Direction,
+    Message,
+    MessageStatus,
+)
+
+INBOX_CHANNEL = "tuvan_inbox"  # NOTIFY channel: an inbound message to answer
+OUTBOX_CHANNEL = "tuvan_outbox"  # NOTIFY channel: an outbound message to send
+
+# Inbound kinds the worker acts on; the rest are stored as skipped.
+ANSWERABLE = ("text", "command", "follow", "unsupported")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class Recorded:
+    message_id: int | None  # None: this event was stored before (a platform retry)
+    conversation_id: int
+
+
+async def upsert_conversation(
+    session: AsyncSession,
+    channel: str,
+    external_user_id: str,
+    *,
+    name: str | None = None,
+    locale: str | None = None,
+) -> int:
+    """The conversation id of this user on this channel, creating contact and thread."""
+    contact_id = await session.scalar(
+        insert(Contact)
+        .values(channel=channel, external_id=external_user_id, name=name, locale=locale)
+        .on_conflict_do_update(
+            constraint="uq_contacts_channel_external_id",
+            # A no-op update keeps RETURNING working for an existing row; names fill in once known.
+            set_={
+                "name": text("coalesce(EXCLUDED.name, contacts.name)"),
+                "locale": text("coalesce(EXCLUDED.locale, contacts.locale)"),
+            },
+        )
+        .returning(Contact.id)
+    )
+    conversation_id = await session.scalar(
+        insert(Conversation)
+        .values(contact_id=contact_id, channel=channel)
+        .on_conflict_do_update(
+            constraint="uq_conversations_contact_id", set_={"channel": channel}
+        )
+        .returning(Conversation.id)
+    )
+    assert conversation_id is not None  # RETURNING of an upsert always yields the row
+    return int(conversation_id)
+
+
+async def record_inbound(
+    session: AsyncSession, message: InboundMessage, *, now: datetime | None = None
+) -> Recorded:
+    """Store one inbound event once; a repeated delivery is recognised and left alone.
+
+    Staff replies typed in a platform's own inbox (kind ``staff``) are stored as staff messages
+    and are not answered. Text, commands, follows and unsupported media wait for a worker.
+    """
+    now = now or utcnow()
+    conversation_id = await upsert_conversation(
+        session,
+        message.channel,
+        message.external_user_id,
+        name=message.user_name,
+        locale=message.locale,
+    )
+    staff = message.kind == "staff"
+    status = MessageStatus.received if message.kind in ANSWERABLE else MessageStatus.skipped
+    if staff:
+        status = MessageStatus.sent
+    message_id = await session.scalar(
+        insert(Message)
+        .values(
+            conversation_id=conversation_id,
+            channel=message.channel,
+            direction=Direction.outbound if staff else Direction.inbound,
+            author=Author.staff if staff else Author.user,
+            event_id=message.event_id,
+            kind=message.kind,
+            text=message.text,
+            status=status,
+            raw=dict(message.raw),
+            created_at=now,
+            done_at=now if status != MessageStatus.received else None,
+        )
+        .on_conflict_do_nothing(constraint="uq_messages_channel_event_id")
+        .returning(Message.id)
+    )
+    if message_id is None:
+        return Recorded(None, conversation_id)
+    if not staff and message.kind in ANSWERABLE:
+        await session.execute(
+            text(
+                "UPDATE conversations SET last_inbound_at = greatest(last_inbound_at, :at), "
+                "updated_at = now() WHERE id = :id"
+            ),
+            {"at": message.sent_at or now, "id": conversation_id},
+        )
+        await session.execute(text(f"NOTIFY {INBOX_CHANNEL}"))
+    return Recorded(int(message_id), conversation_id)
+
+
+async def record_inbound_batch(
+    session: AsyncSession, messages: Sequence[InboundMessage], *, now: datetime | None = None
+) -> list[Recorded]:
+    return [await record_inbound(session, m, now=now) for m in messages]
+
+
+async def pause_conversation(
+    session: AsyncSession, conversation_id: int, minutes: float, *, now: datetime | None = None
+) -> None:
+    """Keep the bot quiet in this thread for ``minutes`` (a person is answering there)."""
+    until = (now or utcnow()) + timedelta(minutes=minutes)
+    await session.execute(
+        text(
+            "UPDATE conversations SET paused_until = greatest(paused_until, :until), "
+            "updated_at = now() WHERE id = :id"
+        ),
+        {"until": until, "id": conversation_id},
+    )
+
+
+async def set_mode(session: AsyncSession, conversation_id: int, mode: ConversationMode) -> None:
+    conversation = await session.get(Conversation, conversation_id)
+    if conversation is not None:
+        conversation.mode = mode
+        if mode == ConversationMode.bot:
+            conversation.paused_until = None
+        await session.flush()
+
+
+async def history(
+    session: AsyncSession, conversation_id: int, *, before_id: int | None = None, limit: int = 50
+) -> list[Message]:
+    """The last ``limit`` messages of a conversation, oldest first."""
+    query = select(Message).where(Message.conversation_id == conversation_id)
+    if before_id is not None:
+        query = query.where(Message.id < before_id)
+    rows = (await session.scalars(query.order_by(Message.id.desc()).limit(limit))).all()
+    return list(reversed(rows))
+
+
+def citations_json(citations: Sequence[Any]) -> list[dict[str, Any]]:
+    return [
+        {"n": c.n, "title": c.title, "source": c.source, "url": c.url, "page": c.page}
+        for c in citations
+    ]
