@@ -10,6 +10,7 @@ from __future__ import annotations
 import hmac
 import json
 import re
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 import aiohttp
@@ -122,6 +123,26 @@ def _by_words(sentence: str, limit: int) -> list[str]:
     if current:
         chunks.append(current)
     return chunks
+
+
+async def send_parts(
+    parts: Sequence[str],
+    first: int,
+    send_one: Callable[[int, str], Awaitable[str | None]],
+) -> SendResult:
+    """Send ``parts[first:]`` in order with ``send_one(index, part)`` (which returns the
+    platform's message id). On a failure the error records how many parts were delivered, so
+    that a retry starts after them: a split reply is never repeated from its beginning."""
+    ids: list[str] = []
+    for index in range(max(0, first), len(parts)):
+        try:
+            message_id = await send_one(index, parts[index])
+        except SendError as exc:
+            exc.parts_sent = index
+            raise
+        if message_id:
+            ids.append(message_id)
+    return SendResult(external_ids=tuple(ids), parts=len(parts))
 
 
 async def read_json_response(response: aiohttp.ClientResponse, what: str) -> Any:

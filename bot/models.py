@@ -276,7 +276,9 @@ class Message(Base):
         ForeignKey("conversations.id", ondelete="CASCADE")
     )
     channel: Mapped[str] = mapped_column(String(16))
-    direction: Mapped[Direction] = mapped_column(Enum(Direction, name="message_direction"))
+    direction: Mapped[Direction] = mapped_column(
+        Enum(Direction, name="message_direction", values_callable=lambda e: [m.value for m in e])
+    )
     author: Mapped[Author] = mapped_column(Enum(Author, name="message_author"))
     # The platform's id of an inbound event: the dedup key (unique per channel).
     event_id: Mapped[str | None] = mapped_column(String(200))

@@ -88,8 +88,9 @@ def no_information_reply(contact: ContactSettings, language: Language) -> str:
     return f"{text}\n{contact_line(contact, language)}"
 
 
-def llm_fallback_reply(body: str, settings: AnswerSettings, contact: ContactSettings,
-                       language: Language) -> str:
+def llm_fallback_reply(
+    body: str, settings: AnswerSettings, contact: ContactSettings, language: Language
+) -> str:
     disclaimer = settings.disclaimer_llm_vi if language == "vi" else settings.disclaimer_llm_en
     return f"{body}\n\n⚠️ {disclaimer}\n{contact_line(contact, language)}"
 
@@ -103,4 +104,33 @@ def not_a_question_reply(language: Language) -> str:
     return (
         "Hello! I'm the admissions assistant. Please type a question about programmes, "
         "tuition, admission methods, deadlines, scholarships and so on."
+    )
+
+
+def greeting_reply(contact: ContactSettings, language: Language) -> str:
+    """The answer to /start, a follow, a "get started": who this is, what to ask, a person."""
+    if language == "vi":
+        return (
+            "Chào bạn! Mình là trợ lý tư vấn tuyển sinh tự động (chatbot) của trường. Bạn cứ "
+            "hỏi về ngành học, học phí, phương thức xét tuyển, hạn nộp hồ sơ, học bổng, ký túc "
+            "xá... Mình trả lời theo tài liệu chính thức và ghi rõ nguồn. Cần gặp cán bộ tư vấn:\n"
+            + contact_line(contact, language)
+        )
+    return (
+        "Hello! I'm the university's automated admissions assistant (a chatbot). Ask me about "
+        "programmes, tuition, admission methods, deadlines, scholarships, housing... I answer "
+        "from official documents and cite them. To reach a person:\n"
+        + contact_line(contact, language)
+    )
+
+
+def text_only_reply(language: Language) -> str:
+    if language == "vi":
+        return (
+            "Xin lỗi, hiện mình chỉ đọc được tin nhắn chữ. Bạn gõ câu hỏi giúp mình nhé "
+            "(ví dụ: “Học phí ngành Công nghệ thông tin là bao nhiêu?”)."
+        )
+    return (
+        "Sorry, I can only read text messages for now. Please type your question "
+        "(for example: “What is the tuition for Computer Science?”)."
     )

@@ -196,6 +196,42 @@ class NearMissGuard:
             for w in self._by_name[category].not_after
         )
 
+    def entity_spans(self, text: str) -> list[tuple[int, int, str]]:
+        """Where ``text`` names a value: (first word, end word, category), by index into
+        ``text.split()``. Aliases may span words; patterns (years, numbers) are tried one
+        word at a time. Used to carry a follow-up's new value into the previous question."""
+        owner: list[int] = []
+        flat: list[str] = []
+        for n, word in enumerate(text.split()):
+            for token in tokens(word):
+                flat.append(token)
+                owner.append(n)
+        spans: list[tuple[int, int, str]] = []
+        taken: set[int] = set()
+        i = 0
+        while i < len(flat):
+            for size in range(min(self._longest, len(flat) - i), 0, -1):
+                names = self._aliases.get(tuple(flat[i : i + size]))
+                if names is None:
+                    continue
+                for name in dict.fromkeys(c for c, _ in names):
+                    if not self._after_excluded(name, flat, i):
+                        spans.append((owner[i], owner[i + size - 1] + 1, name))
+                taken.update(range(owner[i], owner[i + size - 1] + 1))
+                i += size
+                break
+            else:
+                i += 1
+        for n, word in enumerate(text.split()):
+            if n in taken:
+                continue
+            normal = " ".join(tokens(word))
+            for category in self._categories:
+                if normal and any(e.pattern.search(normal) for e in category.patterns):
+                    spans.append((n, n + 1, category.name))
+                    break
+        return sorted(spans)
+
     def check(self, query: str, faq_question: str) -> GuardVerdict:
         """Whether the FAQ question may answer ``query``: no category conflicts."""
         mine, theirs = self.facets(query), self.facets(faq_question)
