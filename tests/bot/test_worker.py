@@ -138,7 +138,7 @@ async def test_messages_of_one_conversation_are_answered_in_order(
     parts: AnswererParts, db: async_sessionmaker[AsyncSession]
 ) -> None:
     user = user_id()
-    first, second = await store(
+    first, _second = await store(
         db,
         web_message(user, "Mã trường của Trường Đại học Công nghệ Sông Hồng là gì?"),
         web_message(user, "Học phí bao nhiêu?"),
