@@ -108,16 +108,27 @@ async def _receive(request: web.Request, channel: str) -> web.Response:
 
 async def store_inbound(runtime: Runtime, messages: list[InboundMessage]) -> None:
     """Store a webhook's events in one transaction; pause threads where staff replied."""
+    if len(messages) == 1 and messages[0].kind != "staff":
+        # The common case, one event: a single atomic statement, no BEGIN/COMMIT round trips.
+        async with runtime.engine.connect() as conn:
+            auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
+            recorded = await record_inbound(auto, messages[0])
+        _count(messages[0], recorded.message_id)
+        return
     async with runtime.sessionmaker.begin() as session:
         for message in messages:
             recorded = await record_inbound(session, message)
-            if recorded.message_id is None:
-                METRICS.inc("tuvan_inbound_duplicates_total", channel=message.channel)
-                continue
-            METRICS.inc("tuvan_inbound_stored_total", channel=message.channel, kind=message.kind)
-            if message.kind == "staff":
+            _count(message, recorded.message_id)
+            if recorded.message_id is not None and message.kind == "staff":
                 minutes = runtime.settings.messenger.staff_pause_minutes
                 await pause_conversation(session, recorded.conversation_id, minutes)
+
+
+def _count(message: InboundMessage, message_id: int | None) -> None:
+    if message_id is None:
+        METRICS.inc("tuvan_inbound_duplicates_total", channel=message.channel)
+    else:
+        METRICS.inc("tuvan_inbound_stored_total", channel=message.channel, kind=message.kind)
 
 
 async def messenger_handshake(request: web.Request) -> web.Response:

@@ -7,6 +7,7 @@ delivery of the same event changes nothing — and a NOTIFY wakes the workers.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -14,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import select, text
 from sqlalchemy.dialects.postgresql import insert
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from bot.messages import InboundMessage
 from bot.models import (
@@ -69,17 +70,55 @@ async def upsert_conversation(
     conversation_id = await session.scalar(
         insert(Conversation)
         .values(contact_id=contact_id, channel=channel)
-        .on_conflict_do_update(
-            constraint="uq_conversations_contact_id", set_={"channel": channel}
-        )
+        .on_conflict_do_update(constraint="uq_conversations_contact_id", set_={"channel": channel})
         .returning(Conversation.id)
     )
     assert conversation_id is not None  # RETURNING of an upsert always yields the row
     return int(conversation_id)
 
 
+# One statement, one round trip: the webhook's whole write. Contact and conversation are upserted
+# (RETURNING works for a row that already exists because the conflict does a harmless update),
+# the message is inserted unless this event is already stored, and the workers are notified only
+# when it was. A single statement is atomic on its own, so it runs without BEGIN/COMMIT.
+_RECORD_INBOUND = text(
+    """
+    WITH contact AS (
+        INSERT INTO contacts (channel, external_id, name, locale)
+        VALUES (:channel, :user, :name, :locale)
+        ON CONFLICT ON CONSTRAINT uq_contacts_channel_external_id DO UPDATE
+        SET name = coalesce(EXCLUDED.name, contacts.name),
+            locale = coalesce(EXCLUDED.locale, contacts.locale)
+        RETURNING id
+    ), conversation AS (
+        INSERT INTO conversations (contact_id, channel, last_inbound_at)
+        SELECT id, :channel, CASE WHEN :answerable THEN CAST(:at AS timestamptz) END FROM contact
+        ON CONFLICT ON CONSTRAINT uq_conversations_contact_id DO UPDATE
+        SET last_inbound_at = CASE WHEN :answerable
+                THEN greatest(conversations.last_inbound_at, EXCLUDED.last_inbound_at)
+                ELSE conversations.last_inbound_at END,
+            updated_at = now()
+        RETURNING id
+    ), message AS (
+        INSERT INTO messages (conversation_id, channel, direction, author, event_id, kind, text,
+                              status, raw, created_at, done_at)
+        SELECT id, :channel, CAST(:direction AS message_direction),
+               CAST(:author AS message_author), :event_id, :kind, :text,
+               CAST(:status AS message_status), CAST(:raw AS jsonb), :now,
+               CASE WHEN :status = 'received' THEN NULL ELSE CAST(:now AS timestamptz) END
+        FROM conversation
+        ON CONFLICT ON CONSTRAINT uq_messages_channel_event_id DO NOTHING
+        RETURNING id
+    )
+    SELECT (SELECT id FROM message) AS message_id, (SELECT id FROM conversation) AS conversation_id,
+           CASE WHEN :notify AND EXISTS (SELECT 1 FROM message)
+                THEN pg_notify('tuvan_inbox', '') END AS notified
+    """
+)
+
+
 async def record_inbound(
-    session: AsyncSession, message: InboundMessage, *, now: datetime | None = None
+    session: AsyncSession | AsyncConnection, message: InboundMessage, *, now: datetime | None = None
 ) -> Recorded:
     """Store one inbound event once; a repeated delivery is recognised and left alone.
 
@@ -87,47 +126,36 @@ async def record_inbound(
     and are not answered. Text, commands, follows and unsupported media wait for a worker.
     """
     now = now or utcnow()
-    conversation_id = await upsert_conversation(
-        session,
-        message.channel,
-        message.external_user_id,
-        name=message.user_name,
-        locale=message.locale,
-    )
     staff = message.kind == "staff"
-    status = MessageStatus.received if message.kind in ANSWERABLE else MessageStatus.skipped
+    answerable = message.kind in ANSWERABLE
     if staff:
         status = MessageStatus.sent
-    message_id = await session.scalar(
-        insert(Message)
-        .values(
-            conversation_id=conversation_id,
-            channel=message.channel,
-            direction=Direction.outbound if staff else Direction.inbound,
-            author=Author.staff if staff else Author.user,
-            event_id=message.event_id,
-            kind=message.kind,
-            text=message.text,
-            status=status,
-            raw=dict(message.raw),
-            created_at=now,
-            done_at=now if status != MessageStatus.received else None,
-        )
-        .on_conflict_do_nothing(constraint="uq_messages_channel_event_id")
-        .returning(Message.id)
-    )
-    if message_id is None:
-        return Recorded(None, conversation_id)
-    if not staff and message.kind in ANSWERABLE:
+    else:
+        status = MessageStatus.received if answerable else MessageStatus.skipped
+    row = (
         await session.execute(
-            text(
-                "UPDATE conversations SET last_inbound_at = greatest(last_inbound_at, :at), "
-                "updated_at = now() WHERE id = :id"
-            ),
-            {"at": message.sent_at or now, "id": conversation_id},
+            _RECORD_INBOUND,
+            {
+                "channel": message.channel,
+                "user": message.external_user_id,
+                "name": message.user_name,
+                "locale": message.locale,
+                "answerable": answerable,
+                "at": message.sent_at or now,
+                "direction": (Direction.outbound if staff else Direction.inbound).value,
+                "author": (Author.staff if staff else Author.user).value,
+                "event_id": message.event_id,
+                "kind": message.kind,
+                "text": message.text,
+                "status": status.value,
+                "raw": json.dumps(dict(message.raw), ensure_ascii=False, default=str),
+                "now": now,
+                "notify": answerable,
+            },
         )
-        await session.execute(text(f"NOTIFY {INBOX_CHANNEL}"))
-    return Recorded(int(message_id), conversation_id)
+    ).one()
+    message_id = int(row.message_id) if row.message_id is not None else None
+    return Recorded(message_id, int(row.conversation_id))
 
 
 async def record_inbound_batch(

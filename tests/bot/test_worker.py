@@ -284,3 +284,26 @@ async def test_a_failing_answer_is_retried_then_marked_failed(
             )
             == 0
         )
+
+
+async def test_a_running_worker_wakes_on_notify_without_polling(
+    parts: AnswererParts, db: async_sessionmaker[AsyncSession], engine: AsyncEngine
+) -> None:
+    worker = worker_for(parts, db, poll_s=60.0)  # polling alone would take a minute
+    worker._database_url = engine.url.render_as_string(hide_password=False)
+    stop = asyncio.Event()
+    running = asyncio.create_task(worker.run(stop))
+    try:
+        await asyncio.sleep(1.0)  # listening
+        user = user_id()
+        await store(
+            db, web_message(user, "Mã trường của Trường Đại học Công nghệ Sông Hồng là gì?")
+        )
+        for _ in range(100):
+            if [m.status for m in await rows(db, user)] == ["answered", "sent"]:
+                break
+            await asyncio.sleep(0.1)
+        assert [m.status for m in await rows(db, user)] == ["answered", "sent"]
+    finally:
+        stop.set()
+        await asyncio.wait_for(running, 10)
