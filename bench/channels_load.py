@@ -63,8 +63,7 @@ def update(update_id: int, chat: int, question: str) -> bytes:
     ).encode()
 
 
-async def generate(args: argparse.Namespace) -> None:
-    questions = json.loads(Path(args.questions).read_text(encoding="utf-8"))
+async def generate(args: argparse.Namespace, questions: list[str]) -> None:
     headers = {"X-Telegram-Bot-Api-Secret-Token": SECRET, "Content-Type": "application/json"}
     url = f"{args.url}/webhooks/telegram"
     rng = random.Random(7)
@@ -103,10 +102,8 @@ async def generate(args: argparse.Namespace) -> None:
 
             await asyncio.gather(*(lane() for _ in range(args.in_flight)))
         elapsed = time.perf_counter() - started
-    Path(args.out).write_text(
-        json.dumps({"latencies_ms": latencies, "seconds": elapsed, "statuses": statuses}),
-        encoding="utf-8",
-    )
+    results = {"latencies_ms": latencies, "seconds": elapsed, "statuses": statuses}
+    await asyncio.to_thread(Path(args.out).write_text, json.dumps(results), encoding="utf-8")
 
 
 # -- the harness ------------------------------------------------------------------------------
@@ -134,8 +131,8 @@ async def run_phase(
     }
 
 
-async def wait_ready(url: str, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
+async def wait_ready(url: str, within_s: float = 120) -> None:
+    deadline = time.monotonic() + within_s
     async with aiohttp.ClientSession() as http:
         while time.monotonic() < deadline:
             try:
@@ -291,7 +288,11 @@ def cli() -> None:
     parser.add_argument("--count", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    asyncio.run(generate(args) if args.generate else main(args))
+    if args.generate:
+        questions = json.loads(Path(args.questions).read_text(encoding="utf-8"))
+        asyncio.run(generate(args, questions))
+    else:
+        asyncio.run(main(args))
 
 
 if __name__ == "__main__":
