@@ -12,9 +12,9 @@ import logging
 import re
 import time
 import unicodedata
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from collections.abc import AsyncIterator, Iterator
+from contextlib import aclosing, contextmanager
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -22,9 +22,15 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from bot import replies
 from bot.errors import LlmError
 from bot.extractive import render_quotes, select_quotes
-from bot.generate import generate_answer, generate_fallback
+from bot.generate import (
+    Generated,
+    check_citations,
+    generate_answer,
+    generate_fallback,
+    stream_answer,
+)
 from bot.llm import LlmClient, load_prompt
-from bot.replies import Answer, Citation, Language
+from bot.replies import Answer, Citation, Language, Tier
 from bot.settings import Settings
 from retrieval.embedders import Embedder, embed_off_loop
 from retrieval.faq import FaqDecision, decide_faq, faq_candidates
@@ -69,6 +75,56 @@ class Timer:
             self.ms[name] = round((time.perf_counter() - start) * 1000, 2)
 
 
+# -- what answer_stream() yields ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StreamMeta:
+    """The tier the streamed text belongs to (a ``StreamReplace`` may still change it)."""
+
+    tier: Tier
+
+
+@dataclass(frozen=True)
+class StreamToken:
+    """The next piece of the reply's body, to append to what was shown."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class StreamReplace:
+    """Drop the text streamed so far: the final answer is another one."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class StreamDone:
+    """The final answer, exactly as ``answer()`` returns it; always the last event."""
+
+    answer: Answer
+
+
+StreamEvent = StreamMeta | StreamToken | StreamReplace | StreamDone
+
+
+@dataclass
+class _Retrieval:
+    """What tier 1 and the search found for one question, and how it scored."""
+
+    question: str
+    language: Language
+    terms: list[str]
+    thresholds: Thresholds
+    decision: FaqDecision
+    hits: list[Hit]
+    trace: dict[str, Any]
+    scores: dict[str, Any]
+    passing: list[Hit] = field(default_factory=list)
+    out_of_scope: dict[str, frozenset[str]] = field(default_factory=dict)
+
+
 @dataclass
 class AnswererParts:
     """Everything the answerer needs, built once at start-up (see bot.app.build_parts)."""
@@ -107,12 +163,64 @@ class Answerer:
         question = clean_question(raw_question)
         language: Language = detect_language(question)
         if not is_question(question):
-            return Answer(
-                tier="fallback",
-                answer=replies.not_a_question_reply(language),
-                language=language,
-                reason="empty or not a question",
-            )
+            return _not_a_question(language)
+        found = await self._retrieve(question, language, timer)
+        return _finish(await self._answer_found(found, timer), found, timer, started)
+
+    async def answer_stream(self, raw_question: str) -> AsyncIterator[StreamEvent]:
+        """``answer()`` as events, streaming the LLM's tier-2 reply as it is written.
+
+        Tier 1 and retrieval run exactly as in ``answer()``. Only a tier-2 answer in LLM mode
+        streams: ``StreamMeta("documents")``, then a ``StreamToken`` per delta; the whole reply
+        then goes through the same citation check. If the check fails (or the stream breaks
+        off), ``StreamReplace`` tells the reader to drop what was shown, and the final answer is
+        the one ``answer()`` would have given in that case. Every stream ends with one
+        ``StreamDone`` carrying the final ``Answer`` (for the streamed body: with its sources and
+        disclaimer, as ``answer()`` formats them). Without an LLM, or when tier 1 answers, the
+        stream is that single ``StreamDone``.
+        """
+        timer = Timer()
+        started = time.perf_counter()
+        question = clean_question(raw_question)
+        language: Language = detect_language(question)
+        if not is_question(question):
+            yield StreamDone(_not_a_question(language))
+            return
+        found = await self._retrieve(question, language, timer)
+        llm = self.parts.llm
+        if found.decision.accepted is not None or not found.passing or llm is None:
+            yield StreamDone(_finish(await self._answer_found(found, timer), found, timer, started))
+            return
+
+        yield StreamMeta("documents")
+        pieces: list[str] = []
+        result: Answer | None = None
+        with timer.stage("compose"):
+            deltas = stream_answer(llm, self._prompt("answer"), question, found.passing)
+            try:
+                async with aclosing(deltas):
+                    async for delta in deltas:
+                        pieces.append(delta)
+                        yield StreamToken(delta)
+            except LlmError as exc:
+                log.warning("tier 2 LLM stream failed, answering extractively: %s", exc)
+                if pieces:
+                    yield StreamReplace("the LLM stream broke off")
+                result = self._extractive_answer(found.terms, found.passing, language)
+            else:
+                raw = "".join(pieces)
+                generated = check_citations(raw, len(found.passing))
+                if generated is None:
+                    log.info("tier 2 LLM reply rejected (no or unknown citation): %.200s", raw)
+                    yield StreamReplace("the reply cites no source or an unknown one")
+                else:
+                    result = self._generated_answer(generated, found.passing, language)
+        if result is None:
+            result = await self._timed_fallback(found, timer)
+        yield StreamDone(_finish(result, found, timer, started))
+
+    async def _retrieve(self, question: str, language: Language, timer: Timer) -> _Retrieval:
+        """Embed, match the FAQ, and (when no FAQ entry is accepted) search the documents."""
         parts = self.parts
         with timer.stage("embed"):
             expanded = parts.processor.expand_query(question)
@@ -155,39 +263,49 @@ class Answerer:
             "t_doc": thresholds.t_doc,
             "thresholds_from": thresholds.origin,
         }
-        result: Answer | None
+        found = _Retrieval(question, language, terms, thresholds, decision, hits, trace, scores)
         if decision.accepted is not None:
-            result = self._faq_answer(decision, language)
-        else:
-            passing = [h for h in hits if h.similarity >= thresholds.t_doc]
-            passing = passing[: self.settings.answer.top_k]
-            out_of_scope = self._outside_documents(question, passing)
-            if out_of_scope:
-                trace["out_of_scope"] = out_of_scope
-                passing = []
-            trace["passing"] = passing
-            scores["chunks"] = [
-                {
-                    "chunk_id": h.chunk_id,
-                    "similarity": round(h.similarity, 4),
-                    "score": round(h.score, 5),
-                }
-                for h in passing
-            ]
-            result = None
-            if passing:
-                with timer.stage("compose"):
-                    result = await self._documents_answer(question, terms, passing, language)
-            if result is None:
-                with timer.stage("fallback"):
-                    result = await self._fallback(
-                        question, language, decision, hits, thresholds, out_of_scope
-                    )
-        assert result is not None  # the fallback always answers
-        result.scores = {**scores, **result.scores}
-        result.timings_ms = {**timer.ms, "total": round((time.perf_counter() - started) * 1000, 2)}
-        result.trace = trace
-        return result
+            return found
+        passing = [h for h in hits if h.similarity >= thresholds.t_doc]
+        passing = passing[: self.settings.answer.top_k]
+        found.out_of_scope = self._outside_documents(question, passing)
+        if found.out_of_scope:
+            trace["out_of_scope"] = found.out_of_scope
+            passing = []
+        trace["passing"] = passing
+        scores["chunks"] = [
+            {
+                "chunk_id": h.chunk_id,
+                "similarity": round(h.similarity, 4),
+                "score": round(h.score, 5),
+            }
+            for h in passing
+        ]
+        found.passing = passing
+        return found
+
+    async def _answer_found(self, found: _Retrieval, timer: Timer) -> Answer:
+        """Tier 1, else tier 2 (in one piece), else the fallback."""
+        if found.decision.accepted is not None:
+            return self._faq_answer(found.decision, found.language)
+        result = None
+        if found.passing:
+            with timer.stage("compose"):
+                result = await self._documents_answer(
+                    found.question, found.terms, found.passing, found.language
+                )
+        return result or await self._timed_fallback(found, timer)
+
+    async def _timed_fallback(self, found: _Retrieval, timer: Timer) -> Answer:
+        with timer.stage("fallback"):
+            return await self._fallback(
+                found.question,
+                found.language,
+                found.decision,
+                found.hits,
+                found.thresholds,
+                found.out_of_scope,
+            )
 
     def _faq_answer(self, decision: FaqDecision, language: Language) -> Answer:
         entry = decision.accepted
@@ -227,8 +345,18 @@ class Answerer:
                 if generated is None:
                     log.info("tier 2 LLM reply rejected (no or unknown citation): %.200s", raw)
                     return None
-                citations = [_citation(n, hits[n - 1]) for n in generated.cited]
-                return self._cited(generated.text, citations, hits, language, "llm")
+                return self._generated_answer(generated, hits, language)
+        return self._extractive_answer(terms, hits, language)
+
+    def _generated_answer(
+        self, generated: Generated, hits: list[Hit], language: Language
+    ) -> Answer:
+        citations = [_citation(n, hits[n - 1]) for n in generated.cited]
+        return self._cited(generated.text, citations, hits, language, "llm")
+
+    def _extractive_answer(
+        self, terms: list[str], hits: list[Hit], language: Language
+    ) -> Answer | None:
         quotes = select_quotes(
             terms, hits, self.parts.processor, limit=self.settings.answer.extractive_sentences
         )
@@ -305,6 +433,22 @@ class Answerer:
             scores={"doc_best": round(best_doc, 4)},
             reason=reason,
         )
+
+
+def _not_a_question(language: Language) -> Answer:
+    return Answer(
+        tier="fallback",
+        answer=replies.not_a_question_reply(language),
+        language=language,
+        reason="empty or not a question",
+    )
+
+
+def _finish(result: Answer, found: _Retrieval, timer: Timer, started: float) -> Answer:
+    result.scores = {**found.scores, **result.scores}
+    result.timings_ms = {**timer.ms, "total": round((time.perf_counter() - started) * 1000, 2)}
+    result.trace = found.trace
+    return result
 
 
 def _citation(n: int, hit: Hit) -> Citation:

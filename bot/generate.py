@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
 
 from bot.llm import LlmClient, Message
@@ -50,6 +50,23 @@ async def generate_answer(
     """(checked answer or None, raw reply). A None answer means: fall through to the fallback."""
     reply = await llm.complete(answer_messages(system_prompt, question, hits))
     return check_citations(reply, len(hits)), reply
+
+
+async def stream_answer(
+    llm: LlmClient, system_prompt: str, question: str, hits: Sequence[Hit]
+) -> AsyncGenerator[str, None]:
+    """The unchecked reply, delta by delta; the caller checks the whole with ``check_citations``.
+
+    Closing this generator closes the LLM's stream (and its HTTP response) at once, not when
+    the garbage collector gets to it: a reader that leaves early frees the connection.
+    """
+    deltas = llm.stream(answer_messages(system_prompt, question, hits))
+    try:
+        async for delta in deltas:
+            yield delta
+    finally:
+        if isinstance(deltas, AsyncGenerator):
+            await deltas.aclose()
 
 
 async def generate_fallback(llm: LlmClient, system_prompt: str, question: str) -> str:

@@ -1,21 +1,23 @@
-"""The demo web chat (bot.web) over real HTTP on 127.0.0.1, answering from the demo knowledge
-base in the test's transaction."""
+"""The web process (bot.app) over real HTTP on 127.0.0.1: the page, health, and the one-shot
+`/api/ask`, answering from the demo knowledge base in the test's transaction."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
 
+import aiohttp
 import pytest
 from aiohttp import ClientResponse, web
 from aiohttp.test_utils import TestClient, TestServer
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from bot.answerer import Answerer, AnswererParts
+from bot.app import ASK_MAX_BODY as MAX_BODY
+from bot.app import create_app
 from bot.demo import demo_kb_dir
 from bot.runtime import Runtime
 from bot.settings import Settings
-from bot.web import MAX_BODY, create_app
 
 Client = TestClient[web.Request, web.Application]
 FAQ01 = json.loads((demo_kb_dir() / "faq.jsonl").read_text(encoding="utf-8").splitlines()[0])
@@ -30,9 +32,10 @@ async def client(
     answerer: Answerer,
 ) -> AsyncIterator[Client]:
     runtime = Runtime(settings, engine, sessionmaker, parts, answerer)
-    server = TestServer(create_app(runtime), host="127.0.0.1")
-    async with TestClient(server) as http:
-        yield http
+    async with aiohttp.ClientSession() as platforms:
+        server = TestServer(create_app(runtime, {}, platforms), host="127.0.0.1")
+        async with TestClient(server) as http:
+            yield http
 
 
 async def error_of(response: ClientResponse) -> str:
