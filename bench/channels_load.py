@@ -180,10 +180,11 @@ async def main(args: argparse.Namespace) -> None:
                 stdout=asyncio.subprocess.DEVNULL,
             )
         )
+        nice = ["nice", "-n", str(args.worker_nice)] if args.worker_nice else []
         for _ in range(args.workers):
             processes.append(
                 await asyncio.create_subprocess_exec(
-                    *TUVAN, "worker", env=env, cwd=ROOT, stdout=asyncio.subprocess.DEVNULL
+                    *nice, *TUVAN, "worker", env=env, cwd=ROOT, stdout=asyncio.subprocess.DEVNULL
                 )
             )
         await wait_ready(url)
@@ -250,9 +251,11 @@ async def main(args: argparse.Namespace) -> None:
         "phases": phases, "updates": total, "counts": counts, "fake_api_sends": api_sends,
         "answer_ms": percentiles(answer_ms), "drain_s": drain_s, "tiers": tiers,
         "lost": lost, "duplicated": duplicated, "workers": args.workers,
+        "worker_nice": args.worker_nice,
     })
     report.print_header([
-        f"tuvan serve (1 process) + tuvan worker ({args.workers} process) + embedded "
+        f"tuvan serve (1 process) + tuvan worker ({args.workers} process, nice "
+        f"{args.worker_nice}) + embedded "
         "PostgreSQL + fake Telegram API + load generator, all on this machine, loopback",
         f"{total:,} distinct updates from 500 chats ({fixed:,} at {args.rate:g}/s, "
         f"{args.burst:,} as fast as {args.in_flight} in flight allow), then phase 1 again",
@@ -278,6 +281,9 @@ def cli() -> None:
     parser.add_argument("--burst", type=int, default=5000)
     parser.add_argument("--in-flight", type=int, default=64)
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument(
+        "--worker-nice", type=int, default=0, help="run the workers at this nice level"
+    )
     parser.add_argument("--drain-timeout", type=float, default=600)
     parser.add_argument("--quick", action="store_true")
     # the generator process

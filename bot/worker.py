@@ -32,6 +32,7 @@ from typing import Any
 import aiohttp
 import psycopg
 from sqlalchemy import text
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from adapters.base import Adapter
@@ -144,7 +145,16 @@ class Worker:
         tasks: set[asyncio.Task[None]] = set()
         try:
             while not stop.is_set():
-                did = await self.step(tasks)
+                try:
+                    did = await self.step(tasks)
+                except (SQLAlchemyError, OSError) as exc:
+                    # The database restarting or unreachable: wait and try again; nothing is
+                    # lost (claims not made stay queued, claims made come back with the lease).
+                    log.warning("worker cannot reach the database (%s); retrying", exc)
+                    did = False
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(stop.wait(), self.settings.worker.poll_s)
+                    continue
                 if did:
                     continue
                 self._wake.clear()
@@ -166,7 +176,14 @@ class Worker:
         # Replies first: they are ready, and a platform's window may be closing.
         while (out := await self._claim(_CLAIM_OUTBOUND)) is not None:
             did = True
-            await self._deliver(out)
+            try:
+                await self._deliver(out)
+            except Exception as exc:  # a task boundary: one reply's failure stops nothing else
+                log.exception("delivering message %s failed", out["id"])
+                error = SendError(f"{type(exc).__name__}: {exc}", retryable=True)
+                await self._send_failed(
+                    int(out["id"]), str(out["channel"]), int(out["attempts"]), error
+                )
         while not self._slots.locked():
             row = await self._claim(_CLAIM_INBOUND)
             if row is None:

@@ -26,18 +26,23 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from adapters.messenger import MessengerAdapter
 from adapters.telegram import TelegramAdapter
+from adapters.zalo import ZaloAdapter, zalo_signature
 from bot.answerer import Answerer, AnswererParts
 from bot.app import create_app
 from bot.metrics import METRICS
 from bot.runtime import Runtime
-from bot.settings import MessengerSettings, Settings
+from bot.settings import MessengerSettings, Settings, ZaloSettings
 from bot.worker import Worker
+from bot.zalo_tokens import DbTokenProvider
 from tests.fakes.messenger_api import MessengerApiFake, start_messenger_api
 from tests.fakes.telegram_api import FakeTelegramApi, start_telegram_api
+from tests.fakes.zalo_api import ZaloApiFake, start_zalo_api
 
 pytestmark = pytest.mark.usefixtures("demo_kb")
 
 SECRET = "webhook-secret_123"
+ZALO_APP = "3482178216594085616"
+ZALO_KEY = "oa-secret-key"
 APP_SECRET = "meta-app-secret"
 FAQ_QUESTION = "Mã trường của Trường Đại học Công nghệ Sông Hồng là gì?"
 
@@ -48,6 +53,7 @@ class Stack:
     worker: Worker
     telegram: FakeTelegramApi
     messenger: MessengerApiFake
+    zalo: ZaloApiFake
     sm: async_sessionmaker[AsyncSession]
     settings: Settings
 
@@ -58,6 +64,7 @@ async def stack(
 ) -> AsyncIterator[Stack]:
     telegram = await start_telegram_api()
     messenger = await start_messenger_api(page_token="page-token")
+    zalo = await start_zalo_api()
     settings = settings.model_copy(
         update={
             "telegram": telegram.settings(secret_token=SECRET),
@@ -67,6 +74,15 @@ async def stack(
                 verify_token=SecretStr("verify-me"),
                 app_id="111",
                 api_base=messenger.base_url,
+            ),
+            "zalo": ZaloSettings(
+                app_id=ZALO_APP,
+                app_secret=SecretStr("app-secret"),
+                oa_secret_key=SecretStr(ZALO_KEY),
+                access_token=SecretStr("at-0"),
+                refresh_token=SecretStr("rt-0"),
+                api_base=zalo.base_url,
+                oauth_base=zalo.base_url,
             ),
             "web": settings.web.model_copy(update={"enabled": False}),
             "worker": settings.worker.model_copy(update={"backoff_base_s": 0.01}),
@@ -81,18 +97,22 @@ async def stack(
         "messenger": MessengerAdapter(settings.messenger),
     }
     async with aiohttp.ClientSession() as http:
+        tokens = DbTokenProvider(sm, http, settings.zalo)
+        adapters["zalo"] = ZaloAdapter(settings.zalo, tokens)  # type: ignore[assignment]
         app: web.Application = create_app(runtime, adapters, http)
         client = TestClient(TestServer(app, host="127.0.0.1"))
         await client.start_server()
         worker = Worker(settings, sm, answerer, adapters, http)
         try:
-            yield Stack(client, worker, telegram, messenger, sm, settings)
+            yield Stack(client, worker, telegram, messenger, zalo, sm, settings)
         finally:
             await client.close()
             await telegram.close()
             await messenger.close()
+            await zalo.close()
             async with sm.begin() as session:
                 await session.execute(text("DELETE FROM contacts WHERE external_id LIKE '9%'"))
+                await session.execute(text("DELETE FROM channel_tokens WHERE channel = 'zalo'"))
 
 
 def chat_id() -> int:
@@ -183,8 +203,8 @@ async def test_malformed_oversized_and_unconfigured_webhooks_get_clear_statuses(
         headers=headers,
     )
     assert big.status == 413
-    zalo = await stack.client.post("/webhooks/zalo", data=b"{}")
-    assert zalo.status == 404  # no Zalo OA configured
+    unsigned = await stack.client.post("/webhooks/zalo", data=b"{}")
+    assert unsigned.status == 403
 
 
 async def test_telegram_429_is_retried_after_its_retry_after(stack: Stack) -> None:
@@ -215,6 +235,15 @@ async def test_a_blocked_user_is_a_failed_send_not_a_retry_loop(stack: Stack) ->
     await post_telegram(stack, telegram_update(chat + 3, chat, FAQ_QUESTION))
     await stack.worker.drain()
     assert await statuses(stack, str(chat)) == [("in", "answered"), ("out", "failed")]
+
+
+async def test_start_gets_the_greeting(stack: Stack) -> None:
+    chat = chat_id()
+    await post_telegram(stack, telegram_update(chat + 5, chat, "/start"))
+    await stack.worker.drain()
+    [sent] = stack.telegram.calls_to("sendMessage")
+    assert "chatbot" in sent.body["text"]
+    assert stack.settings.contact.phone in sent.body["text"]
 
 
 # -- Messenger --------------------------------------------------------------------------------
@@ -301,6 +330,10 @@ async def test_both_events_of_a_messenger_batch_are_answered_in_order(stack: Sta
     sent = stack.messenger.messages
     assert [m["messaging_type"] for m in sent] == ["RESPONSE"] * len(sent)
     assert "SHUT" in sent[0]["message"]["text"]
+    # related FAQ questions offered as quick replies, titles within Messenger's 20 characters
+    offered = sent[0]["message"]["quick_replies"]
+    assert 1 <= len(offered) <= stack.settings.messenger.quick_replies
+    assert all(len(q["title"]) <= 20 and q["payload"] for q in offered)
 
 
 async def test_outside_the_24_hour_window_a_reply_is_stored_as_undeliverable(
@@ -313,6 +346,51 @@ async def test_outside_the_24_hour_window_a_reply_is_stored_as_undeliverable(
     await stack.worker.drain()
     assert await statuses(stack, psid) == [("in", "answered"), ("out", "undeliverable")]
     assert stack.messenger.messages == []
+
+
+# -- Zalo -------------------------------------------------------------------------------------
+
+
+async def post_zalo(stack: Stack, event: dict[str, Any], *, key: str = ZALO_KEY) -> int:
+    body = json.dumps(event).encode()
+    mac = zalo_signature(ZALO_APP, body, str(event["timestamp"]), key)
+    response = await stack.client.post(
+        "/webhooks/zalo",
+        data=body,
+        headers={"X-ZEvent-Signature": f"mac={mac}", "Content-Type": "application/json"},
+    )
+    return response.status
+
+
+def zalo_text(user: str, msg_id: str, text_: str) -> dict[str, Any]:
+    import time
+
+    return {
+        "app_id": ZALO_APP,
+        "user_id_by_app": "555",
+        "event_name": "user_send_text",
+        "timestamp": str(int(time.time() * 1000)),
+        "sender": {"id": user},
+        "recipient": {"id": "OA-1"},
+        "message": {"text": text_, "msg_id": msg_id},
+    }
+
+
+async def test_a_zalo_question_is_answered_and_an_expired_token_refreshed_once(
+    stack: Stack,
+) -> None:
+    user = f"9{uuid.uuid4().int % 10**12}"
+    assert await post_zalo(stack, zalo_text(user, f"z-{user}", "x"), key="forged") == 403
+    assert await post_zalo(stack, zalo_text(user, f"z-{user}", FAQ_QUESTION)) == 200
+    assert await post_zalo(stack, zalo_text(user, f"z-{user}", FAQ_QUESTION)) == 200  # retry
+    stack.zalo.script_send(-216, "Access token is invalid")
+    await stack.worker.drain()
+    assert await statuses(stack, user) == [("in", "answered"), ("out", "sent")]
+    sends = stack.zalo.sends
+    assert len(sends) == 2  # refused with -216, then again with the refreshed token
+    assert sends[0].headers["access_token"] != sends[1].headers["access_token"]
+    assert stack.zalo.oauth_calls == 1
+    assert sends[1].body["recipient"] == {"user_id": user}
 
 
 # -- health and metrics -----------------------------------------------------------------------

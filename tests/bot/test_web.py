@@ -113,3 +113,10 @@ async def test_body_over_64_kb_is_a_json_413(client: Client) -> None:
     assert str(MAX_BODY) in await error_of(response)
     # the server goes on serving
     assert (await client.get("/healthz")).status == 200
+
+
+@pytest.mark.parametrize("path", ["/webhooks/telegram", "/webhooks/messenger", "/webhooks/zalo"])
+async def test_a_channel_that_is_not_set_up_answers_404(client: Client, path: str) -> None:
+    response = await client.post(path, data=b"{}")
+    assert response.status == 404
+    assert "not set up" in await response.text()
