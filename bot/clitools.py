@@ -8,7 +8,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import click
-import uvloop
 from pydantic import ValidationError
 
 from bot.errors import TuvanError
@@ -40,14 +39,9 @@ def config_problems(exc: ValidationError) -> str:
 
 
 def run(coro: Awaitable[T]) -> T:
-    """Run a command's coroutine; tuvan's own errors become a one-line message, exit 1.
-
-    On uvloop's event loop: the webhook path spends much of its time in the loop and the socket
-    layer, and uvloop (libuv) does both faster (bench/channels_load.py, docs/benchmarks.md).
-    """
+    """Run a command's coroutine; tuvan's own errors become a one-line message, exit 1."""
     try:
-        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-            return runner.run(coro)  # type: ignore[arg-type]
+        return asyncio.run(coro)  # type: ignore[arg-type]
     except TuvanError as exc:
         raise click.ClickException(str(exc)) from exc
 
