@@ -181,13 +181,23 @@ async def main(args: argparse.Namespace) -> None:
             )
         )
         nice = ["nice", "-n", str(args.worker_nice)] if args.worker_nice else []
+        worker_env = dict(env)
+        if args.worker_threads:
+            worker_env["OMP_NUM_THREADS"] = str(args.worker_threads)
         for _ in range(args.workers):
             processes.append(
                 await asyncio.create_subprocess_exec(
-                    *nice, *TUVAN, "worker", env=env, cwd=ROOT, stdout=asyncio.subprocess.DEVNULL
+                    *nice, *TUVAN, "worker", env=worker_env, cwd=ROOT,
+                    stdout=asyncio.subprocess.DEVNULL,
                 )
             )
         await wait_ready(url)
+        # Warm-up, not reported: the server's first requests open pool connections and prepare
+        # statements. Its updates are stored and answered like the others (counted below).
+        warm = int(args.warmup)
+        if warm:
+            await run_phase("warm-up", url, questions, tmp, first_id=10_000_000, count=warm,
+                            rate=50, in_flight=args.in_flight)
         fixed = int(args.rate * args.seconds)
         phases = [
             await run_phase("fixed rate", url, questions, tmp, first_id=1, count=fixed,
@@ -197,7 +207,7 @@ async def main(args: argparse.Namespace) -> None:
             await run_phase("retries of phase 1", url, questions, tmp, first_id=1, count=fixed,
                             rate=None, in_flight=args.in_flight),
         ]
-        total = fixed + args.burst
+        total = fixed + args.burst + warm
         started = time.monotonic()
         async with engine.connect() as conn:
             while True:
@@ -251,13 +261,14 @@ async def main(args: argparse.Namespace) -> None:
         "phases": phases, "updates": total, "counts": counts, "fake_api_sends": api_sends,
         "answer_ms": percentiles(answer_ms), "drain_s": drain_s, "tiers": tiers,
         "lost": lost, "duplicated": duplicated, "workers": args.workers,
-        "worker_nice": args.worker_nice,
+        "worker_nice": args.worker_nice, "worker_threads": args.worker_threads,
     })
     report.print_header([
         f"tuvan serve (1 process) + tuvan worker ({args.workers} process, nice "
-        f"{args.worker_nice}) + embedded "
+        f"{args.worker_nice}, embedder threads {args.worker_threads or 'default'}) + embedded "
         "PostgreSQL + fake Telegram API + load generator, all on this machine, loopback",
-        f"{total:,} distinct updates from 500 chats ({fixed:,} at {args.rate:g}/s, "
+        f"{total:,} distinct updates from 500 chats ({warm} at 50/s to warm up, {fixed:,} at "
+        f"{args.rate:g}/s, "
         f"{args.burst:,} as fast as {args.in_flight} in flight allow), then phase 1 again",
     ])
     print(markdown_table(
@@ -284,7 +295,11 @@ def cli() -> None:
     parser.add_argument(
         "--worker-nice", type=int, default=0, help="run the workers at this nice level"
     )
+    parser.add_argument(
+        "--worker-threads", type=int, default=0, help="OMP_NUM_THREADS of the workers' embedder"
+    )
     parser.add_argument("--drain-timeout", type=float, default=600)
+    parser.add_argument("--warmup", type=int, default=200, help="updates at 50/s, not reported")
     parser.add_argument("--quick", action="store_true")
     # the generator process
     parser.add_argument("--generate", action="store_true", help=argparse.SUPPRESS)
