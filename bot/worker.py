@@ -301,6 +301,9 @@ class Worker:
         adapter = self.adapters.get(channel)
         if adapter is None:
             return
+        mark_seen = getattr(adapter, "mark_seen", None)  # Messenger: the question was read
+        if mark_seen is not None:
+            await mark_seen(self.http, external_user_id)
         while True:  # Telegram's typing lasts ~5 s; re-sent until the answer is ready
             await adapter.typing(self.http, external_user_id)
             await asyncio.sleep(4)

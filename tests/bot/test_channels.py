@@ -329,6 +329,8 @@ async def test_both_events_of_a_messenger_batch_are_answered_in_order(stack: Sta
     ]
     sent = stack.messenger.messages
     assert [m["messaging_type"] for m in sent] == ["RESPONSE"] * len(sent)
+    actions = [a["sender_action"] for a in stack.messenger.actions]
+    assert actions[:2] == ["mark_seen", "typing_on"]
     assert "SHUT" in sent[0]["message"]["text"]
     # related FAQ questions offered as quick replies, titles within Messenger's 20 characters
     offered = sent[0]["message"]["quick_replies"]
