@@ -1,32 +1,55 @@
 """Telegram: updates in (webhook or long polling), replies out, over the Bot API.
 
 ``verify`` checks the secret Telegram echoes in ``X-Telegram-Bot-Api-Secret-Token`` (the API
-signs nothing else). ``parse_update`` reads one Update object, for the webhook and for
-``getUpdates`` alike. Calls go straight to ``{api_base}/bot<token>/<method>`` on the process's
-aiohttp session: python-telegram-bot's ``Bot`` would bring its own HTTP client and an exception
-family to map all the same. Its types are not used for parsing either: a plain, checked reading
-of the documented JSON keeps unknown and future fields out of the way and is stored as it came.
+signs nothing else). ``parse_update`` reads one Update object with python-telegram-bot's types
+(``telegram.Update.de_json``), for the webhook and for ``getUpdates`` alike; the JSON is stored
+as it came. Calls go through ``telegram.Bot`` (its HTTPX client, not the process's aiohttp
+session), one per adapter: close it with ``TelegramAdapter.aclose()``.
 
-The token is part of every URL, so no URL and no unredacted aiohttp message reaches an
-exception or a log line.
+The token is part of every URL, so no URL and no unredacted error text reaches an exception or a
+log line (httpx logs each request's URL: its records are redacted too).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import html
+import json
 import logging
+import os
 import re
-from collections.abc import Awaitable, Callable, Mapping
-from contextlib import suppress
-from dataclasses import replace
-from datetime import UTC, datetime
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass, replace
 from typing import Any, TypeGuard, TypeVar
 from urllib.parse import quote
 
 import aiohttp
+from telegram import (
+    Bot,
+    KeyboardButton,
+    LinkPreviewOptions,
+    Message,
+    ReplyKeyboardMarkup,
+    Update,
+    User,
+)
+from telegram.constants import ChatAction, ParseMode
+from telegram.error import (
+    BadRequest,
+    ChatMigrated,
+    Conflict,
+    Forbidden,
+    InvalidToken,
+    NetworkError,
+    RetryAfter,
+    TelegramError,
+    TimedOut,
+)
+from telegram.request import HTTPXRequest
 
-from adapters.base import json_body, read_json_response, secrets_equal, send_parts, split_text
+from adapters.base import json_body, secrets_equal, send_parts, split_text
 from bot.errors import ConfigError
 from bot.messages import (
     Channel,
@@ -42,6 +65,10 @@ from bot.messages import (
 from bot.settings import TelegramSettings
 
 log = logging.getLogger(__name__)
+
+# PTB 22 warns (PTBDeprecationWarning, in RetryAfter's constructor) unless durations are opted in
+# to datetime.timedelta, their type from its next major version on (read at each use).
+os.environ.setdefault("PTB_TIMEDELTA", "true")
 
 T = TypeVar("T")
 
@@ -77,6 +104,8 @@ _FORGEABLE = (
     "the Telegram webhook has no secret configured, so anyone could forge updates: set "
     "TUVAN_TELEGRAM__SECRET_TOKEN and run `tuvan telegram set-webhook URL`"
 )
+# A bot token in a URL: ".../bot123456:AA-b_c/sendMessage".
+_TOKEN_IN_URL = re.compile(r"/bot\d+:[A-Za-z0-9_-]+")
 
 Deliver = Callable[[list[InboundMessage]], Awaitable[None]]
 
@@ -88,90 +117,90 @@ def parse_update(data: Any) -> list[InboundMessage]:
     """The one message an Update carries; ``WebhookPayloadError`` if it is not an Update."""
     if not isinstance(data, dict):
         raise WebhookPayloadError("a Telegram update must be a JSON object")
-    update_id = data.get("update_id")
-    if not _is_int(update_id):
+    if not _is_int(data.get("update_id")):  # PTB would take "1"
         raise WebhookPayloadError("a Telegram update must have an integer update_id")
-    event_id = str(update_id)
-    if "message" in data:
-        return [_message(event_id, _object(data, "message"), data)]
-    if "edited_message" in data:
+    for key in ("message", "edited_message"):
+        if key in data and not isinstance(data[key], dict):
+            raise WebhookPayloadError(f"a Telegram {key} must be a JSON object")
+    try:
+        update = Update.de_json(data, bot=None)  # copies what it reads: ``data`` stays as it came
+    except Exception as exc:  # PTB's constructors raise whatever a missing or odd field causes
+        raise WebhookPayloadError(
+            f"not a Telegram update: {type(exc).__name__}: {exc}"[:300]
+        ) from exc
+    event_id = str(update.update_id)
+    if update.message is not None:
+        return [_message(event_id, update.message, update, data)]
+    if update.edited_message is not None:
         # Stored, not answered: the answer to the first version has been sent already.
-        edited = _message(event_id, _object(data, "edited_message"), data)
+        edited = _message(event_id, update.edited_message, update, data)
         return [replace(edited, kind="event")]
-    return [_other(event_id, data)]
+    return [_other(event_id, update, data)]
 
 
-def _message(event_id: str, message: dict[str, Any], update: dict[str, Any]) -> InboundMessage:
-    chat = _object(message, "chat")
-    if not _is_int(chat.get("id")):
+def _message(
+    event_id: str, message: Message, update: Update, raw: dict[str, Any]
+) -> InboundMessage:
+    # PTB does not check types: a message without a chat or with a string id passes.
+    chat: Any = message.chat
+    if chat is None or not _is_int(chat.id):
         raise WebhookPayloadError("a Telegram message must have an integer chat.id")
-    sender = message.get("from")
-    sender = sender if isinstance(sender, dict) else {}
-    text = message.get("text")
+    text = message.text
     kind: InboundKind
     if text is not None:
         if not isinstance(text, str):
             raise WebhookPayloadError("a Telegram message's text must be a string")
         command = _COMMAND.match(text)
         kind, text = ("command", f"/{command[1]}") if command else ("text", text)
-    elif any(key in message for key in _MEDIA):
-        caption = message.get("caption")
+    elif any(getattr(message, key, None) for key in _MEDIA):
+        caption = message.caption
         kind, text = "unsupported", caption if isinstance(caption, str) else ""
     else:  # a service message: someone joined, a pin, a chat photo changed...
         kind, text = "event", ""
-    locale = sender.get("language_code")
+    sender = message.from_user
+    locale = sender.language_code if sender is not None else None
     return InboundMessage(
         channel="telegram",
         event_id=event_id,
-        external_user_id=str(chat["id"]),
+        external_user_id=str(chat.id),
         kind=kind,
         text=text,
-        sent_at=_time(message.get("date")),
+        sent_at=message.date,
         user_name=_name(sender),
         locale=locale if isinstance(locale, str) else None,
-        raw=update,
+        raw=raw,
     )
 
 
-def _other(event_id: str, update: dict[str, Any]) -> InboundMessage:
+def _other(event_id: str, update: Update, raw: dict[str, Any]) -> InboundMessage:
     """A callback query, a chat member change, a channel post...: kept, not answered."""
-    payload: Any = next((v for k, v in update.items() if k != "update_id"), None)
-    payload = payload if isinstance(payload, dict) else {}
-    chat = _first_object(payload.get("chat"), _first_object(payload.get("message")).get("chat"))
-    person = _first_object(payload.get("from"), payload.get("user"))
-    who = chat.get("id") if _is_int(chat.get("id")) else person.get("id")
+    # The update's one payload object: its JSON key is PTB's attribute name.
+    key = next((k for k in raw if k != "update_id"), None)
+    payload = getattr(update, key, None) if key is not None else None
+    chat, person = update.effective_chat, update.effective_user
+    who = chat.id if chat is not None and _is_int(chat.id) else None
+    if who is None and person is not None and _is_int(person.id):
+        who = person.id
+    sent_at = getattr(payload, "date", None)
     return InboundMessage(
         channel="telegram",
         event_id=event_id,
-        external_user_id=str(who) if _is_int(who) else "unknown",
+        external_user_id=str(who) if who is not None else "unknown",
         kind="event",
-        sent_at=_time(payload.get("date")),
+        sent_at=sent_at if sent_at is not None and hasattr(sent_at, "tzinfo") else None,
         user_name=_name(person),
-        raw=update,
+        raw=raw,
     )
-
-
-def _object(data: dict[str, Any], key: str) -> dict[str, Any]:
-    value = data.get(key)
-    if not isinstance(value, dict):
-        raise WebhookPayloadError(f"a Telegram {key} must be a JSON object")
-    return value
-
-
-def _first_object(*values: Any) -> dict[str, Any]:
-    return next((v for v in values if isinstance(v, dict)), {})
 
 
 def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _time(value: Any) -> datetime | None:
-    return datetime.fromtimestamp(value, UTC) if _is_int(value) else None
-
-
-def _name(user: Mapping[str, Any]) -> str | None:
-    names = [user.get("first_name"), user.get("last_name")]
+def _name(user: User | None) -> str | None:
+    if user is None:
+        return None
+    names = [user.first_name, user.last_name]
     return " ".join(n for n in names if isinstance(n, str) and n) or None
 
 
@@ -183,6 +212,7 @@ class TelegramAdapter:
 
     def __init__(self, settings: TelegramSettings) -> None:
         self.settings = settings
+        self._client: _Client | None = None
 
     def verify(self, raw: RawRequest) -> None:
         if self.settings.secret_token is None:
@@ -196,36 +226,60 @@ class TelegramAdapter:
     def parse(self, raw: RawRequest) -> list[InboundMessage]:
         return parse_update(json_body(raw))
 
+    def _bot(self) -> _Client:
+        """The adapter's Bot API client, made on first use (``ConfigError`` without a token)."""
+        if self._client is None:
+            self._client = _Client(self.settings)
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the Bot API client's connections (the adapter may be used again after)."""
+        client, self._client = self._client, None
+        if client is not None:
+            await client.aclose()
+
     async def send(self, http: aiohttp.ClientSession, reply: OutboundReply) -> SendResult:
+        """Send ``reply`` with the adapter's ``telegram.Bot``; ``http`` is not used (the
+        signature is the one all adapters share)."""
         # The limit counts the text after entity parsing: split the plain text, then escape.
         parts = split_text(reply.text, MESSAGE_LIMIT)
         if not parts:
             raise SendError("telegram sendMessage: the reply is empty", retryable=False)
+        client = self._bot()
 
         async def send_one(index: int, part: str) -> str | None:
-            payload: dict[str, Any] = {
-                "chat_id": _chat_id(reply.external_user_id),
-                "text": html.escape(part, quote=False),
-                "parse_mode": "HTML",
-                "link_preview_options": {"is_disabled": True},
-            }
+            markup = None
             if reply.quick_replies and index == len(parts) - 1:
                 # Tapping a button sends its text as the user's next question.
-                payload["reply_markup"] = {
-                    "keyboard": [[{"text": q}] for q in reply.quick_replies],
-                    "one_time_keyboard": True,
-                    "resize_keyboard": True,
-                }
-            result = await call_api(http, self.settings, "sendMessage", payload)
-            message_id = result.get("message_id") if isinstance(result, dict) else None
-            return str(message_id) if message_id is not None else None
+                markup = ReplyKeyboardMarkup(
+                    [[KeyboardButton(q)] for q in reply.quick_replies],
+                    one_time_keyboard=True,
+                    resize_keyboard=True,
+                )
+            sent = await client.call(
+                "sendMessage",
+                client.bot.send_message(
+                    chat_id=_chat_id(reply.external_user_id),
+                    text=html.escape(part, quote=False),
+                    parse_mode=ParseMode.HTML,
+                    link_preview_options=LinkPreviewOptions(is_disabled=True),
+                    reply_markup=markup,
+                ),
+            )
+            return str(sent.message_id)
 
         return await send_parts(parts, reply.first_part, send_one)
 
     async def typing(self, http: aiohttp.ClientSession, external_user_id: str) -> None:
-        payload = {"chat_id": _chat_id(external_user_id), "action": "typing"}
+        """``sendChatAction`` typing (``http`` is not used, as in ``send``)."""
         try:
-            await call_api(http, self.settings, "sendChatAction", payload, timeout_s=10.0)
+            client = self._bot()
+            await client.call(
+                "sendChatAction",
+                client.bot.send_chat_action(
+                    chat_id=_chat_id(external_user_id), action=ChatAction.TYPING, read_timeout=10.0
+                ),
+            )
         except (SendError, ConfigError) as exc:
             log.debug("telegram typing indicator not shown: %s", exc)
 
@@ -241,52 +295,168 @@ def _chat_id(external_user_id: str) -> int | str:
 # -- calling the Bot API ------------------------------------------------------------------------
 
 
-async def call_api(
-    http: aiohttp.ClientSession,
-    settings: TelegramSettings,
-    method: str,
-    payload: Mapping[str, Any],
-    *,
-    timeout_s: float = 30.0,
-) -> Any:
-    """The ``result`` of a Bot API method, or ``SendError`` (retryable: 429, 5xx, network)."""
-    if settings.token is None:
-        raise ConfigError("no Telegram bot token: set TUVAN_TELEGRAM__TOKEN")
-    token = settings.token.get_secret_value()
-    url = f"{settings.api_base.rstrip('/')}/bot{token}/{method}"
-    what = f"telegram {method}"
+@dataclass(frozen=True)
+class _Failure:
+    """What Telegram answered to a failed call: PTB's exceptions keep neither the HTTP status
+    nor the description as sent ("Bad Request: chat not found" becomes "Chat not found")."""
+
+    status: int
+    description: str | None
+    retry_after: float | None
+
+
+# Set by ``_Request`` in the calling task's context (PTB awaits the request in that task).
+_last_failure: contextvars.ContextVar[_Failure | None] = contextvars.ContextVar(
+    "telegram_last_failure", default=None
+)
+
+
+class _Request(HTTPXRequest):
+    async def do_request(self, *args: Any, **kwargs: Any) -> tuple[int, bytes]:
+        status, payload = await super().do_request(*args, **kwargs)
+        if not 200 <= status <= 299:
+            _last_failure.set(_failure(status, payload))
+        return status, payload
+
+
+def _failure(status: int, payload: bytes) -> _Failure:
     try:
-        async with http.post(
-            url, json=dict(payload), timeout=aiohttp.ClientTimeout(total=timeout_s)
-        ) as response:
-            status = response.status
-            body = await read_json_response(response, what)
-    except (aiohttp.ClientError, TimeoutError) as exc:
-        # Not chained: aiohttp's text for some errors is the URL, and the URL holds the token.
-        detail = _redact(f"{type(exc).__name__}: {exc}".rstrip(": "), token)
-        raise SendError(f"{what}: {detail}", retryable=True) from None
+        body = json.loads(payload)
+    except (ValueError, UnicodeDecodeError):
+        return _Failure(status, None, None)
     if not isinstance(body, dict):
-        raise SendError(
-            f"{what}: HTTP {status}: not a Bot API response", retryable=status >= 500, status=status
-        )
-    if body.get("ok") is True:
-        return body.get("result")
-    error_code = body.get("error_code")
-    code: int = error_code if _is_int(error_code) else status
-    description = _redact(str(body.get("description") or "no description"), token)
+        return _Failure(status, None, None)
+    code = body.get("error_code")
+    description = body.get("description")
     parameters = body.get("parameters")
     retry_after = parameters.get("retry_after") if isinstance(parameters, dict) else None
-    raise SendError(
-        f"{what}: HTTP {code}: {description}"[:500],
-        retryable=code == 429 or code >= 500,
-        retry_after=float(retry_after) if isinstance(retry_after, int | float) else None,
-        status=code,
-        code=str(code),
+    return _Failure(
+        code if _is_int(code) else status,
+        description if isinstance(description, str) and description else None,
+        float(retry_after) if isinstance(retry_after, int | float) else None,
+    )
+
+
+class _Bot(Bot):
+    async def get_update_dicts(
+        self,
+        offset: int | None,
+        timeout: int,  # noqa: ASYNC109 (getUpdates' own parameter)
+        read_timeout: float,
+    ) -> Any:
+        """getUpdates' result as Telegram sent it. ``Bot.get_updates`` turns the batch into
+        Update objects, which loses the JSON as received and fails the whole batch on one update
+        it cannot read (``do_api_request("getUpdates")`` warns to use ``get_updates``)."""
+        return await self._post(
+            "getUpdates", {"offset": offset, "timeout": timeout}, read_timeout=read_timeout
+        )
+
+
+class _Client:
+    """A ``telegram.Bot`` pointed at ``settings.api_base``, and PTB's errors as ``SendError``."""
+
+    def __init__(self, settings: TelegramSettings) -> None:
+        if settings.token is None:
+            raise ConfigError("no Telegram bot token: set TUVAN_TELEGRAM__TOKEN")
+        self.token = settings.token.get_secret_value()
+        base = settings.api_base.rstrip("/")
+        # Sends wait up to 30 s for an answer (PTB's default is 5 s); getUpdates adds its own.
+        self._request = _Request(read_timeout=30.0)
+        self.bot = _Bot(
+            self.token,
+            base_url=f"{base}/bot",
+            base_file_url=f"{base}/file/bot",
+            request=self._request,
+            get_updates_request=self._request,
+        )
+        _guard_httpx_log()
+
+    async def aclose(self) -> None:
+        # Bot.shutdown only closes what Bot.initialize opened, and initialize is not called (it
+        # would call getMe first, and names the token in its error): close the client as well.
+        await self.bot.shutdown()
+        await self._request.shutdown()
+
+    async def call(self, method: str, work: Awaitable[T]) -> T:
+        """The result of ``work`` (a call of ``self.bot``), or ``SendError``."""
+        _last_failure.set(None)
+        try:
+            return await work
+        except TelegramError as exc:
+            raise _send_error(method, exc, _last_failure.get(), self.token) from None
+        finally:
+            _last_failure.set(None)
+
+
+def _send_error(method: str, exc: TelegramError, failure: _Failure | None, token: str) -> SendError:
+    """PTB's exception as a ``SendError``: retryable for 429 (``RetryAfter``), 5xx and the network
+    (``NetworkError``, ``TimedOut``); not for 400, 401/404, 403 and 409. Not chained: httpx's text
+    for some errors is the URL, and the URL holds the token."""
+    what = f"telegram {method}"
+    status = failure.status if failure is not None else None
+    description = _redact(
+        failure.description if failure is not None and failure.description else exc.message,
+        token,
+    )
+    retryable: bool
+    retry_after: float | None = None
+    if isinstance(exc, RetryAfter):
+        status, retryable = status or 429, True
+        retry_after = failure.retry_after if failure is not None else None
+    elif isinstance(exc, Forbidden):
+        status, retryable = status or 403, False
+    elif isinstance(exc, InvalidToken):
+        status, retryable = status or 401, False
+    elif isinstance(exc, BadRequest | ChatMigrated):
+        status, retryable = status or 400, False
+    elif isinstance(exc, Conflict):
+        status, retryable = status or 409, False
+    elif isinstance(exc, TimedOut):
+        retryable = True
+    elif isinstance(exc, NetworkError):  # PTB's error for 5xx and for a failed connection
+        retryable = status is None or status == 429 or status >= 500
+    else:  # e.g. a body that is not JSON
+        retryable = status is not None and (status == 429 or status >= 500)
+    if status is None:
+        message = f"{what}: {type(exc).__name__}: {description}"
+    else:
+        message = f"{what}: HTTP {status}: {description}"
+    return SendError(
+        message[:500],
+        retryable=retryable,
+        retry_after=retry_after,
+        status=status,
+        code=str(status) if status is not None else None,
     )
 
 
 def _redact(text: str, token: str) -> str:
     return text.replace(token, "<token>").replace(quote(token), "<token>")
+
+
+class _RedactTokens(logging.Filter):
+    """httpx logs every request's URL at INFO: keep the bot token out of those records."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if "/bot" in message:
+            record.msg, record.args = _TOKEN_IN_URL.sub("/bot<token>", message), ()
+        return True
+
+
+def _guard_httpx_log() -> None:
+    logger = logging.getLogger("httpx")
+    if not any(isinstance(f, _RedactTokens) for f in logger.filters):
+        logger.addFilter(_RedactTokens())
+
+
+@asynccontextmanager
+async def _client(settings: TelegramSettings) -> AsyncIterator[_Client]:
+    client = _Client(settings)
+    try:
+        yield client
+    finally:
+        await client.aclose()
 
 
 def check_secret_token(secret: str) -> None:
@@ -300,7 +470,8 @@ def check_secret_token(secret: str) -> None:
 async def set_webhook(
     http: aiohttp.ClientSession, settings: TelegramSettings, url: str, *, drop_pending: bool = False
 ) -> None:
-    """Have Telegram post updates to ``url``, with our secret in every request's header."""
+    """Have Telegram post updates to ``url``, with our secret in every request's header.
+    (``http`` is not used: the call goes through a ``telegram.Bot`` of its own.)"""
     if settings.secret_token is None:
         raise ConfigError(
             "no webhook secret: set TUVAN_TELEGRAM__SECRET_TOKEN (1-256 characters of A-Z, a-z, "
@@ -308,27 +479,41 @@ async def set_webhook(
         )
     secret = settings.secret_token.get_secret_value()
     check_secret_token(secret)
-    payload = {"url": url, "secret_token": secret, "drop_pending_updates": drop_pending}
-    await call_api(http, settings, "setWebhook", payload)
+    async with _client(settings) as client:
+        await client.call(
+            "setWebhook",
+            client.bot.set_webhook(url, secret_token=secret, drop_pending_updates=drop_pending),
+        )
 
 
 async def delete_webhook(
     http: aiohttp.ClientSession, settings: TelegramSettings, *, drop_pending: bool = False
 ) -> None:
-    await call_api(http, settings, "deleteWebhook", {"drop_pending_updates": drop_pending})
+    """Stop Telegram's posts (``http`` is not used, as in ``set_webhook``)."""
+    async with _client(settings) as client:
+        await client.call(
+            "deleteWebhook", client.bot.delete_webhook(drop_pending_updates=drop_pending)
+        )
 
 
 async def get_updates(
-    http: aiohttp.ClientSession,
+    http: aiohttp.ClientSession | None,
     settings: TelegramSettings,
     offset: int | None,
     timeout: int,  # noqa: ASYNC109 (getUpdates' own parameter: how long Telegram holds the call)
+    *,
+    client: _Client | None = None,
 ) -> list[dict[str, Any]]:
-    """Updates from ``offset`` on (which confirms those before it), waiting up to ``timeout`` s."""
-    payload: dict[str, Any] = {"timeout": timeout}
-    if offset is not None:
-        payload["offset"] = offset
-    result = await call_api(http, settings, "getUpdates", payload, timeout_s=timeout + 15.0)
+    """Updates from ``offset`` on (which confirms those before it), waiting up to ``timeout`` s,
+    as the JSON Telegram sent. ``client`` (``poll``'s) is used if given, else one for this call;
+    ``http`` is not used."""
+    if client is None:
+        async with _client(settings) as own:
+            return await get_updates(http, settings, offset, timeout, client=own)
+    result = await client.call(
+        "getUpdates",
+        client.bot.get_update_dicts(offset, timeout, read_timeout=timeout + 15.0),
+    )
     if not isinstance(result, list):
         raise SendError("telegram getUpdates: the result is not a list", retryable=True)
     return [u for u in result if isinstance(u, dict)]
@@ -349,12 +534,25 @@ async def poll(
     """Fetch updates until ``stop`` is set, hand each batch to ``deliver`` and only then move
     the offset past it: updates whose delivery failed are fetched again. ``deliver`` must be
     idempotent (Telegram may repeat updates that were not yet confirmed)."""
+    async with _client(settings) as client:
+        await _poll(settings, client, deliver, stop, timeout, backoff_max_s)
+
+
+async def _poll(
+    settings: TelegramSettings,
+    client: _Client,
+    deliver: Deliver,
+    stop: asyncio.Event,
+    timeout: int,  # noqa: ASYNC109 (see poll)
+    backoff_max_s: float,
+) -> None:
     offset: int | None = None
     delay = 1.0
     while not stop.is_set():
         wait = delay
         try:
-            updates = await _unless_stopped(get_updates(http, settings, offset, timeout), stop)
+            fetch = get_updates(None, settings, offset, timeout, client=client)
+            updates = await _unless_stopped(fetch, stop)
         except SendError as exc:
             if exc.status == 409:
                 raise SendError(

@@ -45,6 +45,14 @@ def build_adapters(
     return adapters
 
 
+async def close_adapters(adapters: Mapping[str, Adapter]) -> None:
+    """Let go of the clients some adapters own (python-telegram-bot's connection pool)."""
+    for adapter in adapters.values():
+        close = getattr(adapter, "aclose", None)
+        if close is not None:
+            await close()
+
+
 def make_worker(
     runtime: Runtime, adapters: Mapping[str, Adapter], http: aiohttp.ClientSession
 ) -> Worker:
@@ -81,6 +89,7 @@ async def serve(runtime: Runtime, host: str, port: int, *, with_worker: bool = F
             if worker_task is not None:
                 await worker_task
             await runner.cleanup()
+            await close_adapters(adapters)
 
 
 async def work(runtime: Runtime) -> None:
@@ -101,6 +110,7 @@ async def work(runtime: Runtime) -> None:
         finally:
             stop.set()
             await task
+            await close_adapters(adapters)
             if refresher is not None:
                 refresher.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import html
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -52,6 +52,16 @@ USER = {
     "username": "lan_ng",
     "language_code": "vi",
 }
+# A whole Sticker (PTB's types need its required fields).
+STICKER = {
+    "file_id": "s",
+    "file_unique_id": "s",
+    "type": "regular",
+    "width": 512,
+    "height": 512,
+    "is_animated": False,
+    "is_video": False,
+}
 PRIVATE_CHAT = {"id": 111222333, "first_name": "Lan", "last_name": "Nguyễn", "type": "private"}
 
 
@@ -78,6 +88,23 @@ async def api() -> AsyncIterator[FakeTelegramApi]:
         yield api
     finally:
         await api.close()
+
+
+MakeAdapter = Callable[[TelegramSettings], TelegramAdapter]
+
+
+@pytest.fixture
+async def make_adapter() -> AsyncIterator[MakeAdapter]:
+    """Adapters whose Bot API clients are closed after the test."""
+    made: list[TelegramAdapter] = []
+
+    def make(settings: TelegramSettings) -> TelegramAdapter:
+        made.append(TelegramAdapter(settings))
+        return made[-1]
+
+    yield make
+    for adapter in made:
+        await adapter.aclose()
 
 
 @pytest.fixture
@@ -274,10 +301,10 @@ def test_without_a_configured_secret_every_request_is_rejected() -> None:
 
 
 async def test_reply_is_sent_as_escaped_html(
-    api: FakeTelegramApi, http: aiohttp.ClientSession
+    api: FakeTelegramApi, http: aiohttp.ClientSession, make_adapter: MakeAdapter
 ) -> None:
     text = "Dùng <script>alert(1)</script> & <b>không</b> được in đậm: a<b & c>d"
-    result = await TelegramAdapter(api.settings()).send(http, OutboundReply("111222333", text))
+    result = await make_adapter(api.settings()).send(http, OutboundReply("111222333", text))
     (call,) = api.calls_to("sendMessage")
     assert call.body["parse_mode"] == "HTML"
     assert call.body["chat_id"] == 111222333
@@ -290,7 +317,7 @@ async def test_reply_is_sent_as_escaped_html(
 
 
 async def test_long_answer_is_split_on_borders_within_the_limit(
-    api: FakeTelegramApi, http: aiohttp.ClientSession
+    api: FakeTelegramApi, http: aiohttp.ClientSession, make_adapter: MakeAdapter
 ) -> None:
     # Escaping makes the parts longer than 4096 characters; Telegram counts after parsing.
     sentence = "Điểm chuẩn ngành A&B <năm 2026> là 24,5 điểm. "
@@ -298,7 +325,7 @@ async def test_long_answer_is_split_on_borders_within_the_limit(
     text = "\n\n".join(paragraphs)
     assert 9000 <= len(text) <= 10000
 
-    result = await TelegramAdapter(api.settings()).send(http, OutboundReply("42", text))
+    result = await make_adapter(api.settings()).send(http, OutboundReply("42", text))
 
     sent = [html.unescape(c.body["text"]) for c in api.calls_to("sendMessage")]
     assert len(sent) == result.parts == 3
@@ -310,21 +337,21 @@ async def test_long_answer_is_split_on_borders_within_the_limit(
 
 
 async def test_quick_replies_become_a_keyboard_under_the_last_part(
-    api: FakeTelegramApi, http: aiohttp.ClientSession
+    api: FakeTelegramApi, http: aiohttp.ClientSession, make_adapter: MakeAdapter
 ) -> None:
     reply = OutboundReply("42", "Học phí năm 2026 là 30 triệu.", quick_replies=("Học bổng?",))
-    await TelegramAdapter(api.settings()).send(http, reply)
+    await make_adapter(api.settings()).send(http, reply)
     markup = api.calls_to("sendMessage")[0].body["reply_markup"]
     assert markup["keyboard"] == [[{"text": "Học bổng?"}]]
     assert markup["one_time_keyboard"] is True
 
 
 async def test_flood_limit_is_retryable_after_the_given_time(
-    api: FakeTelegramApi, http: aiohttp.ClientSession
+    api: FakeTelegramApi, http: aiohttp.ClientSession, make_adapter: MakeAdapter
 ) -> None:
     api.fail("sendMessage", 429, "Too Many Requests: retry after 7", retry_after=7)
     with pytest.raises(SendError) as caught:
-        await TelegramAdapter(api.settings()).send(http, OutboundReply("42", "Xin chào"))
+        await make_adapter(api.settings()).send(http, OutboundReply("42", "Xin chào"))
     assert caught.value.retryable is True
     assert caught.value.retry_after == 7
     assert caught.value.status == 429
@@ -336,34 +363,34 @@ async def test_flood_limit_is_retryable_after_the_given_time(
     ["Forbidden: bot was blocked by the user", "Bad Request: chat not found"],
 )
 async def test_blocked_user_or_unknown_chat_is_not_retried(
-    api: FakeTelegramApi, http: aiohttp.ClientSession, description: str
+    api: FakeTelegramApi, http: aiohttp.ClientSession, description: str, make_adapter: MakeAdapter
 ) -> None:
     api.fail("sendMessage", 403 if description.startswith("Forbidden") else 400, description)
     with pytest.raises(SendError, match=description) as caught:
-        await TelegramAdapter(api.settings()).send(http, OutboundReply("42", "Xin chào"))
+        await make_adapter(api.settings()).send(http, OutboundReply("42", "Xin chào"))
     assert caught.value.retryable is False
     assert caught.value.retry_after is None
 
 
 @pytest.mark.parametrize("body", [None, "<html>502 Bad Gateway</html>"])
 async def test_server_errors_are_retryable(
-    api: FakeTelegramApi, http: aiohttp.ClientSession, body: str | None
+    api: FakeTelegramApi, http: aiohttp.ClientSession, body: str | None, make_adapter: MakeAdapter
 ) -> None:
     api.fail("sendMessage", 502 if body else 500, "Internal Server Error", body=body)
     with pytest.raises(SendError) as caught:
-        await TelegramAdapter(api.settings()).send(http, OutboundReply("42", "Xin chào"))
+        await make_adapter(api.settings()).send(http, OutboundReply("42", "Xin chào"))
     assert caught.value.retryable is True
     assert caught.value.status in (500, 502)
 
 
 async def test_network_failure_is_retryable_and_never_shows_the_token(
-    http: aiohttp.ClientSession,
+    http: aiohttp.ClientSession, make_adapter: MakeAdapter
 ) -> None:
     token = "987654:NEVER-SHOW-this_token"
     for api_base in ("http://127.0.0.1:9", "http://127.0.0.1:bad-port"):
         settings = TelegramSettings(token=SecretStr(token), api_base=api_base)
         with pytest.raises(SendError) as caught:
-            await TelegramAdapter(settings).send(http, OutboundReply("42", "Xin chào"))
+            await make_adapter(settings).send(http, OutboundReply("42", "Xin chào"))
         assert caught.value.retryable is True
         assert token not in str(caught.value)
         assert caught.value.__cause__ is None  # aiohttp's text may hold the URL
@@ -371,28 +398,28 @@ async def test_network_failure_is_retryable_and_never_shows_the_token(
 
 
 async def test_errors_never_show_the_token(
-    api: FakeTelegramApi, http: aiohttp.ClientSession
+    api: FakeTelegramApi, http: aiohttp.ClientSession, make_adapter: MakeAdapter
 ) -> None:
     wrong = TelegramSettings(token=SecretStr("555:wrong-token"), api_base=api.api_base)
     with pytest.raises(SendError, match="Unauthorized") as caught:
-        await TelegramAdapter(wrong).send(http, OutboundReply("42", "Xin chào"))
+        await make_adapter(wrong).send(http, OutboundReply("42", "Xin chào"))
     assert "wrong-token" not in str(caught.value)
     api.fail(None, 400, f"Bad Request: something about {api.token}")
     with pytest.raises(SendError) as caught:
-        await TelegramAdapter(api.settings()).send(http, OutboundReply("42", "Xin chào"))
+        await make_adapter(api.settings()).send(http, OutboundReply("42", "Xin chào"))
     assert api.token not in str(caught.value)
 
 
 async def test_typing_sends_a_chat_action_and_never_raises(
-    api: FakeTelegramApi, http: aiohttp.ClientSession
+    api: FakeTelegramApi, http: aiohttp.ClientSession, make_adapter: MakeAdapter
 ) -> None:
-    adapter = TelegramAdapter(api.settings())
+    adapter = make_adapter(api.settings())
     await adapter.typing(http, "111222333")
     (call,) = api.calls_to("sendChatAction")
     assert call.body == {"chat_id": 111222333, "action": "typing"}
     api.fail("sendChatAction", 403, "Forbidden: bot was blocked by the user")
     await adapter.typing(http, "111222333")
-    await TelegramAdapter(TelegramSettings()).typing(http, "1")  # no token at all
+    await make_adapter(TelegramSettings()).typing(http, "1")  # no token at all
 
 
 # -- webhook helpers and polling ----------------------------------------------------------------
@@ -460,10 +487,10 @@ async def test_poll_stores_updates_once_and_advances_the_offset(
     sessionmaker: async_sessionmaker[AsyncSession],
 ) -> None:
     api.push_update(message_update(501, text="Học phí bao nhiêu?"))
-    api.push_update(message_update(502, sticker={"file_id": "s", "file_unique_id": "s"}))
+    api.push_update(message_update(502, sticker=STICKER))
     await poll_until(api, http, sessionmaker, 503)
     # Telegram re-sends what was not confirmed (here: across a restart); new updates come.
-    api.push_update(message_update(502, sticker={"file_id": "s", "file_unique_id": "s"}))
+    api.push_update(message_update(502, sticker=STICKER))
     api.push_update(message_update(503, text="/start"))
     await poll_until(api, http, sessionmaker, 504)
 

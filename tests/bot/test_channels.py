@@ -107,6 +107,7 @@ async def stack(
             yield Stack(client, worker, telegram, messenger, zalo, sm, settings)
         finally:
             await client.close()
+            await adapters["telegram"].aclose()  # type: ignore[attr-defined]
             await telegram.close()
             await messenger.close()
             await zalo.close()

@@ -39,6 +39,8 @@ _TAG = re.compile(
 )
 _ENTITY = re.compile(r"&(lt|gt|amp|quot|#\d+|#x[0-9a-fA-F]+);")
 _SECRET = re.compile(r"[A-Za-z0-9_-]{1,256}")
+# Parameters that are strings whatever they look like ("42" as a message text stays a string).
+_STRING_FIELDS = frozenset({"text", "caption", "url", "secret_token", "action", "parse_mode"})
 
 
 @dataclass(frozen=True)
@@ -213,8 +215,13 @@ async def _body(request: web.Request) -> dict[str, Any]:
         form = await request.post()
         for key, value in form.items():
             text = value if isinstance(value, str) else repr(value)
-            try:  # PTB sends nested values (reply_markup...) as JSON strings
-                values[key] = json.loads(text) if text[:1] in "[{" else text
+            # PTB sends every value that is not a string JSON-encoded (chat_id=42, true,
+            # reply_markup={...}): decode those, keep the fields that are always strings.
+            if key in _STRING_FIELDS:
+                values[key] = text
+                continue
+            try:
+                values[key] = json.loads(text)
             except ValueError:
                 values[key] = text
     return values
