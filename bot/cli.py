@@ -17,6 +17,7 @@ from bot.errors import TuvanError
 from bot.evaluation.cli import eval_group
 from bot.runtime import Runtime
 from bot.settings import Settings
+from bot.sources_cli import sources_group
 from bot.telegram_cli import telegram_group
 
 log = logging.getLogger("tuvan")
@@ -268,6 +269,7 @@ def worker_command(settings: Settings) -> None:
 
 cli.add_command(eval_group)
 cli.add_command(telegram_group)
+cli.add_command(sources_group)
 
 
 def main() -> None:

@@ -157,6 +157,19 @@ def test_db_upgrade_then_ingest_indexes_good_files_and_skips_broken_ones(tmp_pat
     skipped = [line for line in result.stderr.splitlines() if "skipped" in line]
     assert any("broken.pdf" in line for line in skipped), result.stderr
 
+    # Unchanged files cost nothing the second time; sources lists and removes what was indexed.
+    again = ok(tuvan("ingest", str(docs / "ky-tuc-xa.md"), data_dir=data_dir, cwd=tmp_path))
+    assert "indexed 0 documents (0 chunks), 1 unchanged" in again.stdout
+    listed = ok(tuvan("sources", "--json", data_dir=data_dir, cwd=tmp_path))
+    [source] = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert source["source"].endswith("ky-tuc-xa.md")
+    assert (source["state"], source["title"]) == ("indexed", "Ký túc xá")
+    assert source["chunks"] >= 1
+    ok(tuvan("sources", "remove", source["source"], data_dir=data_dir, cwd=tmp_path))
+    gone = tuvan("sources", "remove", source["source"], data_dir=data_dir, cwd=tmp_path)
+    assert gone.returncode == 1
+    assert "no source" in gone.stderr
+
 
 @pytest.mark.parametrize(("name", "value"), [("TUVAN_PORT", "abc"), ("TUVAN_LOG_LEVEL", "verbose")])
 def test_invalid_setting_is_a_short_error_without_traceback(
