@@ -17,6 +17,7 @@ from bot.errors import TuvanError
 from bot.evaluation.cli import eval_group
 from bot.runtime import Runtime
 from bot.settings import Settings
+from bot.crawl_cli import crawl_command
 from bot.sources_cli import sources_group
 from bot.telegram_cli import telegram_group
 
@@ -270,6 +271,7 @@ def worker_command(settings: Settings) -> None:
 cli.add_command(eval_group)
 cli.add_command(telegram_group)
 cli.add_command(sources_group)
+cli.add_command(crawl_command)
 
 
 def main() -> None:
