@@ -13,11 +13,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 
 from bot.clitools import load_settings, pass_settings, progress, run, with_runtime
+from bot.crawl_cli import crawl_command
 from bot.errors import TuvanError
 from bot.evaluation.cli import eval_group
 from bot.runtime import Runtime
 from bot.settings import Settings
-from bot.crawl_cli import crawl_command
 from bot.sources_cli import sources_group
 from bot.telegram_cli import telegram_group
 
