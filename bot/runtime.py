@@ -35,7 +35,10 @@ class Runtime:
     @property
     def indexer(self) -> Indexer:
         return Indexer(
-            self.parts.embedder, self.parts.processor, self.settings.embed_batch_size
+            self.parts.embedder,
+            self.parts.processor,
+            self.settings.embed_batch_size,
+            self.settings.ingest.chunker,
         )
 
 

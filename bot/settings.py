@@ -97,6 +97,12 @@ class TextSettings(BaseModel):
     guard_vocabulary_file: Path | None = None
 
 
+class IngestSettings(BaseModel):
+    # auto: the regulation chunker (Chương/Mục/Điều/Khoản) for documents with that structure,
+    # the structure chunker (headings, paragraphs, sentences) for the rest; or force one.
+    chunker: Literal["auto", "structure", "legal"] = "auto"
+
+
 class TelegramSettings(BaseModel):
     """A bot from @BotFather. Without a token the Telegram webhook answers 404."""
 
@@ -187,6 +193,7 @@ class Settings(BaseSettings):
     answer: AnswerSettings = Field(default_factory=AnswerSettings)
     contact: ContactSettings = Field(default_factory=ContactSettings)
     text: TextSettings = Field(default_factory=TextSettings)
+    ingest: IngestSettings = Field(default_factory=IngestSettings)
     telegram: TelegramSettings = Field(default_factory=TelegramSettings)
     messenger: MessengerSettings = Field(default_factory=MessengerSettings)
     zalo: ZaloSettings = Field(default_factory=ZaloSettings)

@@ -14,9 +14,10 @@ from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.models import Chunk, Document, FaqEntry, FaqStatus, FaqVariant, IndexState, VariantOrigin
-from retrieval.chunking import ChunkDraft, chunk_document, contextual_header
+from retrieval.chunking import ChunkDraft, contextual_header
 from retrieval.embedders import Embedder, embed_off_loop
 from retrieval.errors import IndexMismatchError
+from retrieval.legal_chunking import ChunkerMode, chunk_for
 from retrieval.loaders import LoadedDocument
 from retrieval.text import TextProcessor, detect_language, fold
 
@@ -36,6 +37,9 @@ class Indexer:
     embedder: Embedder
     processor: TextProcessor
     batch_size: int = 32
+    # Which chunker cuts a document (retrieval.legal_chunking.chunk_for): "auto" picks the
+    # regulation chunker for documents with Chương/Điều structure, the structure chunker else.
+    chunker: ChunkerMode = "auto"
 
     async def passages(
         self, texts: Sequence[str], progress: Progress | None = None
@@ -176,8 +180,12 @@ async def index_document(
         return IndexResult(existing.id, int(count or 0), unchanged=True)
     if drafts is None:
         # The contextual header is embedded with the chunk: leave room for it in e5's 512 tokens.
-        drafts = chunk_document(
-            doc, count_tokens=indexer.embedder.count_tokens, target_tokens=280, max_tokens=400
+        drafts = chunk_for(
+            doc,
+            indexer.chunker,
+            count_tokens=indexer.embedder.count_tokens,
+            target_tokens=280,
+            max_tokens=400,
         )
     search_texts = [chunk_search_text(doc.title, d) for d in drafts]
     vectors = await indexer.passages(search_texts, progress)

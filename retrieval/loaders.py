@@ -22,17 +22,14 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-import pymupdf
-
 from retrieval.errors import IngestError
 
 SUPPORTED_SUFFIXES: frozenset[str] = frozenset(
-    {".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".csv"}
+    {".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".csv", ".docx"}
 )
 
 CSV_ROWS_PER_SECTION = 25
 _TITLE_MAX_CHARS = 120
-_PDF_TITLE_MAX_CHARS = 160
 
 
 @dataclass(frozen=True)
@@ -472,16 +469,6 @@ def _load_html(path: Path, raw: bytes) -> _Parsed:
 
 # --- PDF -----------------------------------------------------------------------------------------
 
-_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
-_DOT_LEADER = re.compile(r"(?:[ \t]*[.…·_]){4,}[ \t]*")
-# Scanner and template names that PDF producers leave in the title field.
-_JUNK_PDF_TITLE = re.compile(r"^\S*\d\S*$|\btemplate\b|\buntitled\b|^microsoft word\b", re.I)
-# Vietnamese official documents open with the agency and the national motto; the title is the
-# line that starts with the document type.
-_DOCUMENT_TYPES = re.compile(
-    r"^(THÔNG BÁO|QUYẾT ĐỊNH|HƯỚNG DẪN|KẾ HOẠCH|ĐỀ ÁN|CÔNG VĂN|BÁO CÁO|QUY CHẾ|QUY ĐỊNH|TỜ TRÌNH)\b"
-)
-
 
 def _looks_like_html(raw: bytes) -> bool:
     head = raw[:1024].lstrip().lower()
@@ -489,80 +476,16 @@ def _looks_like_html(raw: bytes) -> bool:
 
 
 def _load_pdf(path: Path, raw: bytes) -> _Parsed:
-    if b"%PDF-" not in raw[:1024]:
-        if _looks_like_html(raw):
-            # Seen in the wild: a web page saved under a .pdf name. Read it for what it is.
-            parsed = _load_html(path, raw)
-            parsed.meta["declared_suffix"] = path.suffix.lower()
-            return parsed
-        raise IngestError(f"{path.name}: not a PDF (no %PDF header)")
-    try:
-        with pymupdf.open(stream=raw, filetype="pdf") as pdf:  # type: ignore[no-untyped-call]
-            if pdf.needs_pass:
-                raise IngestError(f"{path.name}: encrypted PDF (a password is needed)")
-            if pdf.is_repaired and b"%%EOF" not in raw[-1024:]:
-                # MuPDF "repairs" a cut-off file into pages of garbage text: refuse it instead.
-                raise IngestError(f"{path.name}: truncated PDF (no %%EOF; MuPDF had to repair it)")
-            metadata_title = ((pdf.metadata or {}).get("title") or "").strip()
-            pages = [page.get_text("text", sort=True) for page in pdf]
-            repaired = bool(pdf.is_repaired)
-    # FileDataError is a RuntimeError; errors raised from inside MuPDF derive from FzErrorBase.
-    except (RuntimeError, ValueError, pymupdf.mupdf.FzErrorBase) as exc:
-        raise IngestError(f"{path.name}: corrupt PDF ({exc})") from exc
-    if not pages:
-        raise IngestError(f"{path.name}: PDF has no pages")
-    sections: list[Section] = []
-    without_text: list[int] = []
-    for number, page_text in enumerate(pages, start=1):
-        text = _tidy([_pdf_line(line) for line in page_text.split("\n")])
-        # A scanned page has no text layer, or only a printed page number: it needs OCR, which
-        # comes with a later issue. Until then it is listed here and left out of the sections.
-        if not any(ch.isalpha() for ch in text):
-            without_text.append(number)
-            continue
-        sections.append(Section((), text, page=number))
-    title = metadata_title if _plausible_pdf_title(metadata_title, path.stem) else ""
-    if not title and sections and sections[0].page == 1:
-        title = _first_page_title(sections[0].text)
-    meta: dict[str, Any] = {
-        "format": "pdf",
-        "page_count": len(pages),
-        "pages_without_text": without_text,
-    }
-    if repaired:
-        meta["repaired"] = True
-    return _Parsed(title=title or _prettify_stem(path.stem), url=None, sections=sections, meta=meta)
+    if b"%PDF-" not in raw[:1024] and _looks_like_html(raw):
+        # Seen in the wild: a web page saved under a .pdf name. Read it for what it is.
+        parsed = _load_html(path, raw)
+        parsed.meta["declared_suffix"] = path.suffix.lower()
+        return parsed
+    # retrieval.pdf builds on this module's types, so it is imported when first needed.
+    from retrieval.pdf import OcrOptions, parse_pdf
 
-
-def _pdf_line(line: str) -> str:
-    # sort=True pads lines with spaces to mimic the layout; dot leaders in tables of contents
-    # would cost a token per dot. Text layers may hold NULs, control characters and lone
-    # surrogates, which PostgreSQL text columns and UTF-8 reject.
-    line = _CONTROL_CHARS.sub("", line).encode("utf-8", "replace").decode("utf-8")
-    return unicodedata.normalize("NFC", " ".join(_DOT_LEADER.sub(" … ", line).split()))
-
-
-def _plausible_pdf_title(title: str, stem: str) -> bool:
-    def folded(text: str) -> str:
-        return re.sub(r"[\W_]+", "", text).casefold()
-
-    return len(title) >= 4 and not _JUNK_PDF_TITLE.search(title) and folded(title) != folded(stem)
-
-
-def _first_page_title(text: str) -> str:
-    lines = text.split("\n")[:40]
-    for index, line in enumerate(lines):
-        if _DOCUMENT_TYPES.match(line):
-            # The title block runs to the next blank line ("THÔNG BÁO" / "V/v ...", wrapped).
-            block = [line]
-            for following in lines[index + 1 :]:
-                if not following:
-                    break
-                block.append(following)
-            title = " ".join(block)
-            return title if len(title) <= _PDF_TITLE_MAX_CHARS else line
-    first = next((line for line in lines if line), "")
-    return first if len(first) <= _TITLE_MAX_CHARS else ""
+    title, sections, meta = parse_pdf(path, raw, OcrOptions())
+    return _Parsed(title=title, url=None, sections=sections, meta=meta)
 
 
 # --- CSV -----------------------------------------------------------------------------------------
@@ -645,6 +568,13 @@ def _markdown_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def _load_docx(path: Path, raw: bytes) -> _Parsed:
+    from retrieval.docx import read_docx  # imported late: retrieval.docx builds on this module
+
+    content = read_docx(path, raw)
+    return _Parsed(title=content.title, url=None, sections=content.sections, meta=content.meta)
+
+
 _LOADERS: dict[str, Callable[[Path, bytes], _Parsed]] = {
     ".md": _load_markdown,
     ".markdown": _load_markdown,
@@ -653,4 +583,5 @@ _LOADERS: dict[str, Callable[[Path, bytes], _Parsed]] = {
     ".htm": _load_html,
     ".pdf": _load_pdf,
     ".csv": _load_csv,
+    ".docx": _load_docx,
 }

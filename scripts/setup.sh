@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Set up tuvan in ./.venv (idempotent). `--test` adds what the test suite needs.
+# Tesseract (Vietnamese + English) is installed with apt-get when missing and run as root: it
+# OCRs scanned PDF pages. Without it those pages are loaded without text.
 # torch is installed first, pinned to the CPU build: a bare requirement would pull a
 # multi-gigabyte CUDA build in through sentence-transformers.
 set -euo pipefail
@@ -17,3 +19,13 @@ fi
 pip() { .venv/bin/python -m pip --disable-pip-version-check -q "$@" 2> >(grep -v "^WARNING: Location" >&2); }
 pip install torch==2.13.0
 pip install -e ".${extra}"
+
+if command -v tesseract >/dev/null && tesseract --list-langs 2>/dev/null | grep -x vie >/dev/null; then
+  :
+elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr tesseract-ocr-vie
+else
+  echo "note: tesseract-ocr and tesseract-ocr-vie are not installed (needs root and apt-get);" >&2
+  echo "      scanned PDF pages will be loaded without OCR." >&2
+fi

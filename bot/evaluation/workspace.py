@@ -83,7 +83,12 @@ async def _migrated(url: str) -> AsyncIterator[Workspace]:
 
 
 def indexer_for(parts: AnswererParts) -> Indexer:
-    return Indexer(parts.embedder, parts.processor, parts.settings.embed_batch_size)
+    return Indexer(
+        parts.embedder,
+        parts.processor,
+        parts.settings.embed_batch_size,
+        parts.settings.ingest.chunker,
+    )
 
 
 async def load_corpus(

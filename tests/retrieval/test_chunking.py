@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from retrieval.chunking import ChunkDraft, approx_tokens, chunk_document, contextual_header
-from retrieval.loaders import LoadedDocument, Section, load_directory, load_file
+from retrieval.loaders import (
+    SUPPORTED_SUFFIXES,
+    LoadedDocument,
+    Section,
+    load_directory,
+    load_file,
+)
 
 DATASETS = Path(__file__).resolve().parents[3] / "shared" / "datasets"
 UIT = DATASETS / "uit-admissions" / "corpus"
@@ -357,7 +363,14 @@ def test_every_uit_cut_off_chunk_carries_the_table_header() -> None:
 
 @pytest.mark.parametrize("folder", [UIT, PTIT], ids=["uit", "ptit"])
 def test_corpus_chunks_quote_the_source_within_limits(folder: Path) -> None:
-    for path, doc in load_directory(corpus(folder)):
+    # PDFs are left out: most PTIT ones are scans that OCR reads at ~2 s a page (test_pdf.py
+    # covers those pages); their text goes through the same chunker as the rest.
+    files = sorted(
+        p for p in corpus(folder).rglob("*") if p.suffix in SUPPORTED_SUFFIXES - {".pdf"}
+    )
+    assert files
+    for path in files:
+        doc = load_file(path)
         assert isinstance(doc, LoadedDocument), path
         chunks = chunk_document(doc)
         assert [c.ordinal for c in chunks] == list(range(len(chunks)))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -341,7 +342,8 @@ def truncated_pdf(path: Path) -> bytes:
         ("blank.txt", b"  \n\n\t\n", "empty"),
         ("image.md", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00", "binary"),
         ("noise.txt", bytes(range(1, 32)) * 40, "binary"),
-        ("notes.docx", b"PK\x03\x04 later", "unsupported"),
+        ("notes.docx", b"PK\x03\x04 later", "not a ZIP"),
+        ("notes.doc", b"\xd0\xcf\x11\xe0 old Word", "unsupported"),
         ("archive.tar.gz", b"x", "unsupported"),
         ("README", b"no suffix", "unsupported"),
         ("garbage.pdf", b"%PDF-1.7\nnot really a pdf at all\n", "corrupt"),
@@ -422,7 +424,8 @@ def test_load_directory_of_a_missing_folder_is_an_ingest_error(tmp_path: Path) -
 
 
 def test_supported_suffixes() -> None:
-    assert {".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".csv"} == SUPPORTED_SUFFIXES
+    expected = {".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".csv", ".docx"}
+    assert expected == SUPPORTED_SUFFIXES
 
 
 @pytest.mark.parametrize(
@@ -478,11 +481,15 @@ def test_ptit_pdf_with_a_text_layer_loads_with_page_numbers() -> None:
     assert "7480201 Công nghệ thông tin" in doc.sections[0].text
 
 
-def test_ptit_scanned_pdf_lists_every_page_as_without_text() -> None:
+@pytest.mark.skipif(shutil.which("tesseract") is None, reason="tesseract-ocr not installed")
+def test_ptit_scanned_pdf_is_read_by_ocr_page_by_page() -> None:
+    # A scan with no text layer: every page comes from Tesseract, none is left empty.
     doc = load_file(corpus(PTIT) / "5.-Thong-bao-phuong-thuc-tuyen-sinh-2025.pdf")
 
-    assert doc.sections == ()
-    assert doc.meta["pages_without_text"] == [1, 2, 3, 4, 5, 6]
+    assert [s.page for s in doc.sections] == [1, 2, 3, 4, 5, 6]
+    assert doc.meta["pages_without_text"] == []
+    assert {p["source"] for p in doc.meta["pages"]} == {"ocr"}
+    assert "tuyển sinh" in " ".join(s.text for s in doc.sections).lower()
 
 
 def test_ptit_web_page_saved_as_pdf_is_read_as_html() -> None:
