@@ -157,6 +157,45 @@ def faq_import(settings: Settings, file: Path, draft: bool) -> None:
     with_runtime(settings, body)
 
 
+@faq.command("enrich")
+@click.option("--n", "count", default=10, show_default=True, help="Paraphrases per question.")
+@click.option("--force", is_flag=True, help="Replace generated variants made before.")
+@click.option("--dry-run", is_flag=True, help="Count the entries and LLM calls; change nothing.")
+@pass_settings
+def faq_enrich(settings: Settings, count: int, force: bool, dry_run: bool) -> None:
+    """Add generated phrasings to published FAQ questions (with the LLM if configured)."""
+    from bot.enrich import enrich_faq
+
+    async def body(rt: Runtime) -> None:
+        async with rt.sessionmaker.begin() as session:
+            bar = progress(None, "FAQ entries", "entry")
+            report = await enrich_faq(
+                session,
+                rt.indexer,
+                rt.parts.llm,
+                n=count,
+                force=force,
+                dry_run=dry_run,
+                on_entry=bar.update,
+            )
+            bar.close()
+        how = "the LLM and shorthand" if rt.parts.llm else "shorthand only (no LLM configured)"
+        if dry_run:
+            click.echo(
+                f"would enrich {report.entries} entries ({report.llm_calls} LLM calls, up to "
+                f"{count} paraphrases each); {report.skipped} already enriched"
+            )
+            return
+        click.echo(
+            f"enriched {report.entries} entries with {report.variants} variants ({how}); "
+            f"{report.skipped} already enriched (--force replaces)"
+        )
+        for entry, reason in report.failed:
+            click.echo(f"  {entry}: LLM failed ({reason}); shorthand variants only", err=True)
+
+    with_runtime(settings, body)
+
+
 @faq.command("export")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @pass_settings

@@ -30,6 +30,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
@@ -234,6 +235,10 @@ class TextProcessor:
             for key, abbr in self._abbreviations.items()
             if key not in vi_stop
         }
+
+    def abbreviations(self) -> Mapping[str, Abbreviation]:
+        """The abbreviation list, keyed by the folded abbreviation (read-only)."""
+        return MappingProxyType(self._abbreviations)
 
     # -- keyword terms --
 

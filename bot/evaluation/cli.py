@@ -189,6 +189,7 @@ def eval_questions(
 @click.argument("faq_file", type=_FILE)
 @click.argument("queries_file", type=_FILE)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option("--enrich", is_flag=True, help="Add generated variants first (`tuvan faq enrich`).")
 @click.option("--precision", "required", default=0.99, show_default=True, type=float)
 @_server_option
 @pass_settings
@@ -197,19 +198,28 @@ def eval_faq(
     faq_file: Path,
     queries_file: Path,
     out: Path | None,
+    enrich: bool,
     required: float,
     server_url: str | None,
 ) -> None:
     """Tier 1 alone: precision, coverage and false accepts, and their curve over t_faq."""
     from bot.evaluation.faq import faq_plots, faq_report
 
-    evaluation = _evaluate_faq(settings, faq_file, queries_file, required, server_url)
+    evaluation = _evaluate_faq(
+        settings, faq_file, queries_file, required, server_url, enrich=enrich
+    )
     data, markdown = faq_report(evaluation)
     _write(out, data, markdown, lambda d: faq_plots(evaluation, d))
 
 
 def _evaluate_faq(
-    settings: Settings, faq_file: Path, queries_file: Path, required: float, server_url: str | None
+    settings: Settings,
+    faq_file: Path,
+    queries_file: Path,
+    required: float,
+    server_url: str | None,
+    *,
+    enrich: bool = False,
 ) -> Any:
     from bot.evaluation.data import read_faq_items, read_faq_queries
     from bot.evaluation.faq import evaluate_faq
@@ -230,6 +240,7 @@ def _evaluate_faq(
                 server_url=server_url,
                 required_precision=required,
                 on_query=make_bar("FAQ queries", len(queries)),
+                enrich=enrich,
             )
         finally:
             close_bars()

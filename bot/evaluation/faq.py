@@ -87,6 +87,7 @@ async def evaluate_faq(
     step: float = 0.005,
     required_precision: float = 0.99,
     on_query: Callable[[int], None] | None = None,
+    enrich: bool = False,
 ) -> FaqEvaluation:
     grid = sweep(low, high, step)  # a bad range fails before a database is made
     answer = parts.settings.answer
@@ -94,7 +95,7 @@ async def evaluate_faq(
     asked = [i for i, q in enumerate(questions) if is_question(q)]
     candidates: list[list[FaqCandidate]] = [[] for _ in questions]
     async with throwaway_database(server_url) as workspace:
-        await load_faq(workspace, parts, items)
+        await load_faq(workspace, parts, items, enrich=enrich)
         expanded = [parts.processor.expand_query(questions[i]) for i in asked]
         by_index: dict[int, np.ndarray[Any, Any]] = {}
         if asked:

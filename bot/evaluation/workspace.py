@@ -156,8 +156,11 @@ async def load_passages(
     return len(passages)
 
 
-async def load_faq(workspace: Workspace, parts: AnswererParts, items: Sequence[FaqItem]) -> None:
-    """Publish the FAQ entries, each under its dataset id, with any variants it lists."""
+async def load_faq(
+    workspace: Workspace, parts: AnswererParts, items: Sequence[FaqItem], *, enrich: bool = False
+) -> None:
+    """Publish the FAQ entries, each under its dataset id, with any variants it lists; with
+    ``enrich``, add generated variants as `tuvan faq enrich` does (the LLM's, if configured)."""
     indexer = indexer_for(parts)
     async with workspace.sessionmaker.begin() as session:
         await ensure_index_state(session, indexer.embedder)
@@ -173,3 +176,7 @@ async def load_faq(workspace: Workspace, parts: AnswererParts, items: Sequence[F
                     variants=list(item.variants),
                 ),
             )
+        if enrich:
+            from bot.enrich import enrich_faq
+
+            await enrich_faq(session, indexer, parts.llm)

@@ -1,0 +1,107 @@
+"""URAG-F (a): generated phrasings of published FAQ questions, with and without an LLM."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+
+import pytest
+from pydantic import SecretStr
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.answerer import AnswererParts
+from bot.enrich import enrich_faq, shorthand_variants
+from bot.llm import LlmClient
+from bot.models import FaqStatus, FaqVariant, VariantOrigin
+from retrieval.faq import faq_candidates
+from retrieval.index import FaqDraft, Indexer, upsert_faq
+from tests.fakes.openai_stub import OpenAIStub, start_openai_stub
+
+QUESTION = "Học phí ngành Khoa học Máy tính năm 2026 là bao nhiêu?"
+
+
+@pytest.fixture
+async def stub() -> AsyncIterator[OpenAIStub]:
+    server = await start_openai_stub()
+    try:
+        yield server
+    finally:
+        await server.close()
+
+
+async def generated(session: AsyncSession, faq_id: int) -> list[str]:
+    rows = await session.scalars(
+        select(FaqVariant.text)
+        .where(FaqVariant.faq_id == faq_id, FaqVariant.origin == VariantOrigin.generated)
+        .order_by(FaqVariant.id)
+    )
+    return list(rows.all())
+
+
+def test_shorthand_is_how_students_type_it(parts: AnswererParts) -> None:
+    variants = shorthand_variants(QUESTION, parts.processor)
+    assert variants[0] == "hp nganh khmt nam 2026 la bn"
+    assert "ad oi hp nganh khmt nam 2026 la bn" in variants
+    assert shorthand_variants("Is there a laundry?", parts.processor) == [
+        "cho em hoi is there a laundry",
+        "ad oi is there a laundry",
+    ]
+
+
+async def test_without_an_llm_published_entries_get_shorthand_variants(
+    session: AsyncSession, indexer: Indexer
+) -> None:
+    published = await upsert_faq(session, indexer, FaqDraft(question=QUESTION, answer="32,5 tr"))
+    draft = await upsert_faq(
+        session,
+        indexer,
+        FaqDraft(question="Ký túc xá ở đâu?", answer="Khu B", status=FaqStatus.draft),
+    )
+    report = await enrich_faq(session, indexer, None)
+    assert report.llm_calls == 0
+    assert "hp nganh khmt nam 2026 la bn" in await generated(session, published.id)
+    assert await generated(session, draft.id) == []  # drafts wait for staff
+    # the shorthand now meets its entry
+    [vector] = await asyncio.to_thread(
+        indexer.embedder.embed_queries, ["hp nganh khmt nam 2026 la bn"]
+    )
+    best = (await faq_candidates(session, vector, limit=3))[0]
+    assert (best.faq_id, best.matched_text) == (published.id, "hp nganh khmt nam 2026 la bn")
+    again = await enrich_faq(session, indexer, None)  # resumable: done entries are skipped
+    assert again.entries == 0
+    assert again.skipped >= 1
+
+
+async def test_llm_paraphrases_are_stored_and_a_failure_falls_back_to_shorthand(
+    session: AsyncSession, indexer: Indexer, stub: OpenAIStub, parts: AnswererParts
+) -> None:
+    entry = await upsert_faq(session, indexer, FaqDraft(question=QUESTION, answer="32,5 tr"))
+    llm = LlmClient(
+        parts.settings.llm.model_copy(
+            update={"base_url": stub.base_url, "api_key": SecretStr("sk-test"), "model": "m"}
+        ),
+        max_retries=0,
+    )
+    try:
+        dry = await enrich_faq(session, indexer, llm, dry_run=True, force=True)
+        assert stub.requests_to("/v1/chat/completions") == []
+        assert dry.llm_calls == dry.entries >= 1
+        # Entries go in id order; this test's entry is the newest (others may be committed).
+        for _ in range(dry.entries - 1):
+            stub.script_chat(json.dumps(["x"]))
+        stub.script_chat(json.dumps(["hoc phi khmt 2026 bao nhieu", "KHMT 2026 học phí?"]))
+        report = await enrich_faq(session, indexer, llm, n=5, force=True)
+        assert report.llm_calls == report.entries
+        texts = await generated(session, entry.id)
+        assert texts[:2] == ["hoc phi khmt 2026 bao nhieu", "KHMT 2026 học phí?"]
+        assert "hp nganh khmt nam 2026 la bn" in texts
+        sent = stub.requests_to("/v1/chat/completions")[-1].body
+        assert sent["messages"][1]["content"] == QUESTION
+        stub.fail(500, times=10)
+        failed = await enrich_faq(session, indexer, llm, force=True)
+        assert failed.failed
+        assert "hp nganh khmt nam 2026 la bn" in await generated(session, entry.id)
+    finally:
+        await llm.aclose()
