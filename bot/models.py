@@ -272,9 +272,7 @@ class Message(Base):
     __tablename__ = "messages"
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
-    conversation_id: Mapped[int] = mapped_column(
-        ForeignKey("conversations.id", ondelete="CASCADE")
-    )
+    conversation_id: Mapped[int] = mapped_column(ForeignKey("conversations.id", ondelete="CASCADE"))
     channel: Mapped[str] = mapped_column(String(16))
     direction: Mapped[Direction] = mapped_column(
         Enum(Direction, name="message_direction", values_callable=lambda e: [m.value for m in e])
@@ -293,9 +291,7 @@ class Message(Base):
     error: Mapped[str | None] = mapped_column(Text)
     lease_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     next_attempt_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    reply_to_id: Mapped[int | None] = mapped_column(
-        ForeignKey("messages.id", ondelete="SET NULL")
-    )
+    reply_to_id: Mapped[int | None] = mapped_column(ForeignKey("messages.id", ondelete="SET NULL"))
     raw: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict, server_default="{}")
     created_at: Mapped[datetime] = _now_column()
     done_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

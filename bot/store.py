@@ -198,6 +198,85 @@ async def history(
     return list(reversed(rows))
 
 
+def bot_may_answer(mode: str, paused_until: datetime | None, now: datetime) -> bool:
+    """Whether the bot answers in a conversation: not taken over by staff, not paused."""
+    return mode != ConversationMode.human and not (paused_until and paused_until > now)
+
+
+_CLOSE_QUESTION = text(
+    """
+    UPDATE messages SET status = 'answered', done_at = clock_timestamp(),
+           tier = CASE WHEN :tag_question THEN CAST(:tier AS varchar) ELSE tier END,
+           question = :question, lease_until = NULL, error = NULL
+    WHERE id = :id AND status = 'answering' AND attempts = :attempt
+    RETURNING id
+    """
+)
+
+_INSERT_REPLY = text(
+    """
+    INSERT INTO messages (conversation_id, channel, direction, author, kind, text, tier,
+                          citations, details, status, reply_to_id, created_at, done_at)
+    VALUES (:conversation, :channel, 'out', 'bot', 'text', :text, :tier,
+            CAST(:citations AS jsonb), CAST(:details AS jsonb),
+            CAST(:status AS message_status), :reply_to, clock_timestamp(),
+            CASE WHEN :status = 'sent' THEN clock_timestamp() END)
+    RETURNING id
+    """
+)
+
+
+async def store_reply(
+    session: AsyncSession,
+    *,
+    inbound_id: int,
+    attempt: int,
+    conversation_id: int,
+    channel: str,
+    text_: str,
+    tier: str | None,
+    citations: Sequence[dict[str, Any]],
+    details: dict[str, Any],
+    question: str | None = None,
+    delivered: bool = False,
+    tag_question: bool = True,
+) -> int | None:
+    """Close the question and store its reply, if this attempt still holds the claim (the
+    same attempt number, still answering); None when the claim was lost and the result is late.
+
+    A reply to deliver is queued for the worker (and the workers notified); ``delivered`` marks
+    one the caller hands over itself (the web chat streams it to the browser). With
+    ``tag_question`` the question row records the tier that answered it too."""
+    closed = await session.scalar(
+        _CLOSE_QUESTION,
+        {
+            "id": inbound_id,
+            "attempt": attempt,
+            "tier": tier,
+            "question": question,
+            "tag_question": tag_question,
+        },
+    )
+    if closed is None:
+        return None
+    reply_id = await session.scalar(
+        _INSERT_REPLY,
+        {
+            "conversation": conversation_id,
+            "channel": channel,
+            "text": text_,
+            "tier": tier,
+            "citations": json.dumps(list(citations), ensure_ascii=False, default=str),
+            "details": json.dumps(details, ensure_ascii=False, default=str),
+            "status": "sent" if delivered else "queued",
+            "reply_to": inbound_id,
+        },
+    )
+    if not delivered:
+        await session.execute(text(f"NOTIFY {OUTBOX_CHANNEL}"))
+    return None if reply_id is None else int(reply_id)
+
+
 def citations_json(citations: Sequence[Any]) -> list[dict[str, Any]]:
     return [
         {"n": c.n, "title": c.title, "source": c.source, "url": c.url, "page": c.page}

@@ -47,7 +47,6 @@ from typing import Any
 
 from aiohttp import web
 from sqlalchemy import and_, or_, select, update
-from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -60,15 +59,20 @@ from bot.models import (
     Author,
     Contact,
     Conversation,
-    ConversationMode,
-    Direction,
     Message,
     MessageStatus,
 )
 from bot.replies import Answer
 from bot.runtime import Runtime
 from bot.settings import Settings
-from bot.store import citations_json, history, record_inbound, utcnow
+from bot.store import (
+    bot_may_answer,
+    citations_json,
+    history,
+    record_inbound,
+    store_reply,
+    utcnow,
+)
 from retrieval.text import detect_language
 
 log = logging.getLogger(__name__)
@@ -167,8 +171,7 @@ async def _handed_over(session: AsyncSession, conversation_id: int) -> bool:
     conversation = await session.get(Conversation, conversation_id)
     if conversation is None:
         return False
-    paused = conversation.paused_until is not None and conversation.paused_until > utcnow()
-    return conversation.mode == ConversationMode.human or paused
+    return not bot_may_answer(conversation.mode, conversation.paused_until, utcnow())
 
 
 async def _claim(session: AsyncSession, inbound_id: int, lease: timedelta) -> int | None:
@@ -210,39 +213,19 @@ async def _store_reply(
     session: AsyncSession, claimed: _Claimed, answer: Answer, details: dict[str, Any]
 ) -> int | None:
     """Store the reply and close the question, if this request still holds it; the reply id."""
-    now = utcnow()
-    closed = await session.scalar(
-        update(Message)
-        .where(
-            Message.id == claimed.inbound_id,
-            Message.status == MessageStatus.answering,
-            Message.attempts == claimed.attempt,
-        )
-        .values(status=MessageStatus.answered, done_at=now, lease_until=None)
-        .returning(Message.id)
+    return await store_reply(
+        session,
+        inbound_id=claimed.inbound_id,
+        attempt=claimed.attempt,
+        conversation_id=claimed.conversation_id,
+        channel=CHANNEL,
+        text_=answer.answer,
+        tier=answer.tier,
+        citations=citations_json(answer.citations),
+        details=details,
+        delivered=True,  # streamed to the browser by this request
+        tag_question=False,  # the history shows the tier on the reply only
     )
-    if closed is None:  # our lease ran out and another request took the message over
-        return None
-    reply_id = await session.scalar(
-        insert(Message)
-        .values(
-            conversation_id=claimed.conversation_id,
-            channel=CHANNEL,
-            direction=Direction.outbound,
-            author=Author.bot,
-            kind="text",
-            text=answer.answer,
-            tier=answer.tier,
-            citations=citations_json(answer.citations),
-            details=details,
-            status=MessageStatus.sent,
-            reply_to_id=claimed.inbound_id,
-            created_at=now,
-            done_at=now,
-        )
-        .returning(Message.id)
-    )
-    return None if reply_id is None else int(reply_id)
 
 
 async def _visitor_history(session: AsyncSession, visitor_id: str, limit: int) -> list[Message]:

@@ -42,7 +42,14 @@ from bot.followup import standalone_question
 from bot.messages import OutboundReply, ReplyCitation, SendError
 from bot.metrics import METRICS
 from bot.settings import Settings
-from bot.store import INBOX_CHANNEL, OUTBOX_CHANNEL, citations_json, utcnow
+from bot.store import (
+    INBOX_CHANNEL,
+    OUTBOX_CHANNEL,
+    bot_may_answer,
+    citations_json,
+    store_reply,
+    utcnow,
+)
 from retrieval.text import detect_language
 
 log = logging.getLogger(__name__)
@@ -255,7 +262,7 @@ class Worker:
                     )
                 ).all()
             ][::-1]
-        if conv.mode == "human" or (conv.paused_until and conv.paused_until > started):
+        if not bot_may_answer(conv.mode, conv.paused_until, started):
             await self._finish_inbound(claimed, status="skipped", error="staff answering")
             METRICS.inc("tuvan_messages_skipped_total", channel=claimed.channel)
             return
@@ -318,44 +325,23 @@ class Worker:
         question: str | None,
     ) -> bool:
         """Mark the question answered and queue the reply, in one transaction, if the claim
-        is still ours (same attempt, still answering); else drop the late result."""
+        is still ours; else drop the late result."""
         async with self.sessionmaker.begin() as session:
-            done = await session.execute(
-                text(
-                    "UPDATE messages SET status = 'answered', done_at = now(), tier = :tier, "
-                    "question = :question, lease_until = NULL, error = NULL "
-                    "WHERE id = :id AND status = 'answering' AND attempts = :attempts"
-                ),
-                {
-                    "id": claimed.id,
-                    "tier": tier,
-                    "question": question if question != claimed.text else None,
-                    "attempts": claimed.attempts,
-                },
+            reply_id = await store_reply(
+                session,
+                inbound_id=claimed.id,
+                attempt=claimed.attempts,
+                conversation_id=claimed.conversation_id,
+                channel=claimed.channel,
+                text_=reply_text,
+                tier=tier,
+                citations=citations,
+                details=details,
+                question=question if question != claimed.text else None,
             )
-            if done.rowcount != 1:  # type: ignore[attr-defined]
-                log.warning(
-                    "message %d was claimed again meanwhile; dropping this answer", claimed.id
-                )
-                return False
-            await session.execute(
-                text(
-                    "INSERT INTO messages (conversation_id, channel, direction, author, kind, "
-                    "text, tier, citations, details, status, reply_to_id) VALUES (:conv, "
-                    ":channel, 'out', 'bot', 'text', :text, :tier, CAST(:citations AS jsonb), "
-                    "CAST(:details AS jsonb), 'queued', :reply_to)"
-                ),
-                {
-                    "conv": claimed.conversation_id,
-                    "channel": claimed.channel,
-                    "text": reply_text,
-                    "tier": tier,
-                    "citations": _json(citations),
-                    "details": _json(details),
-                    "reply_to": claimed.id,
-                },
-            )
-            await session.execute(text(f"NOTIFY {OUTBOX_CHANNEL}"))
+        if reply_id is None:
+            log.warning("message %d was claimed again meanwhile; dropping this answer", claimed.id)
+            return False
         self._wake.set()
         return True
 

@@ -22,6 +22,7 @@ from bot.runtime import build_parts
 from bot.settings import Settings
 from retrieval.index import Indexer, ensure_index_state, upsert_faq
 from retrieval.ingest import ingest_paths
+from tests.fakes.openai_stub import OpenAIStub, start_openai_stub
 
 
 @pytest.fixture(scope="session")
@@ -119,3 +120,13 @@ def answerer(
     parts: AnswererParts, sessionmaker: async_sessionmaker[AsyncSession], demo_kb: dict[str, int]
 ) -> Answerer:
     return Answerer(parts, sessionmaker)
+
+
+@pytest.fixture
+async def stub() -> AsyncIterator[OpenAIStub]:
+    """A fresh OpenAI-compatible stub on 127.0.0.1 (the LLM stand-in; no model is reachable)."""
+    server = await start_openai_stub()
+    try:
+        yield server
+    finally:
+        await server.close()

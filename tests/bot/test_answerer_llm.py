@@ -13,19 +13,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.answerer import Answerer, AnswererParts
 from bot.llm import LlmClient
-from tests.fakes.openai_stub import OpenAIStub, start_openai_stub
+from tests.fakes.openai_stub import OpenAIStub
 
 DOC_QUESTION = "Đăng ký ở ký túc xá cần làm những bước nào?"
 OFF_TOPIC = "Thời tiết ở Đà Lạt cuối tuần này thế nào?"
-
-
-@pytest.fixture
-async def stub() -> AsyncIterator[OpenAIStub]:
-    server = await start_openai_stub()
-    try:
-        yield server
-    finally:
-        await server.close()
 
 
 @pytest.fixture

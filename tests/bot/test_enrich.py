@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 
-import pytest
 from pydantic import SecretStr
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -17,18 +15,9 @@ from bot.llm import LlmClient
 from bot.models import FaqStatus, FaqVariant, VariantOrigin
 from retrieval.faq import faq_candidates
 from retrieval.index import FaqDraft, Indexer, upsert_faq
-from tests.fakes.openai_stub import OpenAIStub, start_openai_stub
+from tests.fakes.openai_stub import OpenAIStub
 
 QUESTION = "Học phí ngành Khoa học Máy tính năm 2026 là bao nhiêu?"
-
-
-@pytest.fixture
-async def stub() -> AsyncIterator[OpenAIStub]:
-    server = await start_openai_stub()
-    try:
-        yield server
-    finally:
-        await server.close()
 
 
 async def generated(session: AsyncSession, faq_id: int) -> list[str]:

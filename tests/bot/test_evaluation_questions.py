@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,7 @@ from bot.evaluation.questions import (
 from bot.evaluation.questions_report import questions_plots, questions_report
 from bot.evaluation.report import write_json
 from retrieval.errors import RetrievalError
-from tests.fakes.openai_stub import OpenAIStub, start_openai_stub
+from tests.fakes.openai_stub import OpenAIStub
 
 PASSAGES = [
     {
@@ -277,15 +276,6 @@ async def test_rerank_without_a_model_is_a_clear_error(parts: AnswererParts) -> 
 
 
 # -- the judge --------------------------------------------------------------------------------
-
-
-@pytest.fixture
-async def stub() -> AsyncIterator[OpenAIStub]:
-    server = await start_openai_stub()
-    try:
-        yield server
-    finally:
-        await server.close()
 
 
 async def test_the_judge_grades_against_the_gold_answer(

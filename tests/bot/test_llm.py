@@ -20,15 +20,6 @@ MESSAGES = [
 ]
 
 
-@pytest.fixture
-async def stub() -> AsyncIterator[OpenAIStub]:
-    stub = await start_openai_stub()
-    try:
-        yield stub
-    finally:
-        await stub.close()
-
-
 def llm_settings(stub: OpenAIStub, **values: Any) -> LlmSettings:
     return LlmSettings(
         base_url=stub.base_url,

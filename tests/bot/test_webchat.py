@@ -35,7 +35,7 @@ from bot.runtime import Runtime
 from bot.settings import Settings
 from bot.store import record_inbound, set_mode, upsert_conversation, utcnow
 from bot.webchat import MAX_CHAT_BODY, setup_webchat
-from tests.fakes.openai_stub import OpenAIStub, start_openai_stub
+from tests.fakes.openai_stub import OpenAIStub
 
 Client = TestClient[web.Request, web.Application]
 FAQ = {
@@ -612,15 +612,6 @@ async def test_answer_stream_without_llm_is_one_done_equal_to_answer(answerer: A
         assert (done.answer.tier, done.answer.answer) == (expected.tier, expected.answer)
         assert done.answer.citations == expected.citations
         assert done.answer.timings_ms["total"] > 0
-
-
-@pytest.fixture
-async def stub() -> AsyncIterator[OpenAIStub]:
-    server = await start_openai_stub()
-    try:
-        yield server
-    finally:
-        await server.close()
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ import os
 import signal
 import sys
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -22,21 +21,12 @@ from bot.answerer import Answerer, AnswererParts
 from bot.messages import InboundMessage
 from bot.store import record_inbound
 from bot.worker import Worker
-from tests.fakes.openai_stub import OpenAIStub, start_openai_stub
+from tests.fakes.openai_stub import OpenAIStub
 
 pytestmark = pytest.mark.usefixtures("demo_kb")
 
 # Not in the FAQ: tier 2 answers it, with the (slow) LLM.
 QUESTION = "Sinh viên năm nhất đăng ký ký túc xá cần làm những bước nào?"
-
-
-@pytest.fixture
-async def stub() -> AsyncIterator[OpenAIStub]:
-    server = await start_openai_stub()
-    try:
-        yield server
-    finally:
-        await server.close()
 
 
 async def status_of(sm: async_sessionmaker[AsyncSession], message_id: int) -> tuple[str, int]:

@@ -35,8 +35,14 @@ async def test_hybrid_rerank_orders_hits_by_the_cross_encoder(
     terms = parts.processor.query_terms(question)
     settings = parts.settings.search.model_copy(update={"max_chunks_per_doc": 50})
     hits = await search_chunks(
-        session, vector, terms, settings, limit=50, mode="hybrid+rerank",
-        query_text=question, reranker=reranker,
+        session,
+        vector,
+        terms,
+        settings,
+        limit=50,
+        mode="hybrid+rerank",
+        query_text=question,
+        reranker=reranker,
     )
     fused = await search_chunks(session, vector, terms, settings, limit=50, mode="hybrid")
     assert len(hits) == len(fused)  # the same candidates, re-ordered (duplicates aside)
