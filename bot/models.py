@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     Computed,
     DateTime,
     Enum,
@@ -62,6 +63,11 @@ class VariantOrigin(enum.StrEnum):
     folded = "folded"
 
 
+class FaqOrigin(enum.StrEnum):
+    staff = "staff"  # written or imported by staff
+    generated = "generated"  # generated from a document chunk (URAG-F b): a draft until published
+
+
 def _hnsw_cosine(name: str) -> Index:
     """The ANN index of an ``embedding`` column (retrieval.index rebuilds it on a resize)."""
     return Index(
@@ -100,6 +106,25 @@ class FaqEntry(Base):
         DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
     )
     updated_by: Mapped[str | None] = mapped_column(String(320))
+    origin: Mapped[FaqOrigin] = mapped_column(
+        Enum(FaqOrigin, name="faq_origin"),
+        default=FaqOrigin.staff,
+        server_default=FaqOrigin.staff.value,
+    )
+    # Traceability of a generated entry: the document (removing it removes the entry), the chunk
+    # (set NULL when a re-ingest replaces the chunks), the chunk's text and the document version
+    # (content hash) it was generated from.
+    source_document_id: Mapped[int | None] = mapped_column(
+        ForeignKey("documents.id", ondelete="CASCADE")
+    )
+    source_chunk_id: Mapped[int | None] = mapped_column(
+        ForeignKey("chunks.id", ondelete="SET NULL")
+    )
+    source_text: Mapped[str | None] = mapped_column(Text)
+    source_version: Mapped[str | None] = mapped_column(String(64))
+    # Set when the source changed after generation: staff should look at it again.
+    needs_review: Mapped[bool] = mapped_column(Boolean, default=False, server_default="false")
+    review_note: Mapped[str | None] = mapped_column(Text)
 
     variants: Mapped[list[FaqVariant]] = relationship(
         back_populates="entry", cascade="all, delete-orphan", passive_deletes=True
@@ -109,6 +134,7 @@ class FaqEntry(Base):
         _hnsw_cosine("ix_faq_entries_embedding_hnsw"),
         Index("ix_faq_entries_tsv", "tsv", postgresql_using="gin"),
         Index("ix_faq_entries_status", "status"),
+        Index("ix_faq_entries_source_document_id", "source_document_id"),
     )
 
 
@@ -126,6 +152,9 @@ class FaqVariant(Base):
     keyword_text: Mapped[str] = mapped_column(Text, default="", server_default="")
     embedding: Mapped[Any] = mapped_column(Vector(EMBEDDING_DIM), nullable=True)
     created_at: Mapped[datetime] = _now_column()
+    # A generated variant: the question text it paraphrased (flagged when that changes).
+    source_version: Mapped[str | None] = mapped_column(String(64))
+    needs_review: Mapped[bool] = mapped_column(Boolean, default=False, server_default="false")
 
     entry: Mapped[FaqEntry] = relationship(back_populates="variants")
 
@@ -148,6 +177,10 @@ class Document(Base):
     meta: Mapped[dict[str, Any]] = mapped_column(
         "metadata", JSONB, default=dict, server_default="{}"
     )
+    # URAG-D: the document's general context, extracted by the LLM (`tuvan augment`).
+    context: Mapped[str | None] = mapped_column(Text)
+    # The link-graph community of a crawled page (`tuvan graph`), None for files.
+    community: Mapped[int | None] = mapped_column(Integer)
     created_at: Mapped[datetime] = _now_column()
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
@@ -172,6 +205,9 @@ class Chunk(Base):
     tsv: Mapped[Any] = mapped_column(TSVECTOR, Computed(TSV_EXPR, persisted=True))
     embedding: Mapped[Any] = mapped_column(Vector(EMBEDDING_DIM), nullable=True)
     token_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # URAG-D: the chunk rewritten with its document's context, with a one-sentence summary in
+    # front. When set, it is what is embedded and keyword-indexed; `text` is still what is quoted.
+    augmented_text: Mapped[str | None] = mapped_column(Text)
 
     document: Mapped[Document] = relationship(back_populates="chunks")
 
@@ -180,6 +216,27 @@ class Chunk(Base):
         _hnsw_cosine("ix_chunks_embedding_hnsw"),
         Index("ix_chunks_tsv", "tsv", postgresql_using="gin"),
         Index("ix_chunks_document_id", "document_id"),
+    )
+
+
+class DocumentSummary(Base):
+    """A document's summary (URAG-D, with an LLM): searched first in the summary-first mode."""
+
+    __tablename__ = "document_summaries"
+
+    document_id: Mapped[int] = mapped_column(
+        ForeignKey("documents.id", ondelete="CASCADE"), primary_key=True
+    )
+    summary: Mapped[str] = mapped_column(Text)
+    source_version: Mapped[str] = mapped_column(String(64))  # the document's content hash
+    keyword_text: Mapped[str] = mapped_column(Text, default="", server_default="")
+    tsv: Mapped[Any] = mapped_column(TSVECTOR, Computed(TSV_EXPR, persisted=True))
+    embedding: Mapped[Any] = mapped_column(Vector(EMBEDDING_DIM), nullable=True)
+    created_at: Mapped[datetime] = _now_column()
+
+    __table_args__ = (
+        _hnsw_cosine("ix_document_summaries_embedding_hnsw"),
+        Index("ix_document_summaries_tsv", "tsv", postgresql_using="gin"),
     )
 
 
@@ -326,3 +383,73 @@ class ChannelToken(Base):
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
     )
+
+
+# -- admin: staff accounts, sessions, the audit log --------------------------------------------
+
+
+class StaffRole(enum.StrEnum):
+    viewer = "viewer"  # reads everything
+    editor = "editor"  # also edits the FAQ and documents, replies in conversations
+    admin = "admin"  # also manages accounts
+
+
+class StaffUser(Base):
+    __tablename__ = "staff_users"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    email: Mapped[str] = mapped_column(String(320), unique=True)  # stored lower-case
+    password_hash: Mapped[str] = mapped_column(Text)  # argon2id
+    role: Mapped[StaffRole] = mapped_column(Enum(StaffRole, name="staff_role"))
+    active: Mapped[bool] = mapped_column(Boolean, default=True, server_default="true")
+    created_at: Mapped[datetime] = _now_column()
+    last_login_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class StaffSession(Base):
+    """A login: the cookie holds a random token, the table its SHA-256 (a leaked table row
+    cannot be replayed); any web process can check it, so the admin scales out too."""
+
+    __tablename__ = "staff_sessions"
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("staff_users.id", ondelete="CASCADE"))
+    csrf_token: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = _now_column()
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (Index("ix_staff_sessions_user_id", "user_id"),)
+
+
+class LoginAttempt(Base):
+    """Failed and successful logins, for the rate limit (shared by every web process)."""
+
+    __tablename__ = "login_attempts"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    email: Mapped[str] = mapped_column(String(320))
+    ip: Mapped[str] = mapped_column(String(64))
+    succeeded: Mapped[bool] = mapped_column(Boolean)
+    at: Mapped[datetime] = _now_column()
+
+    __table_args__ = (
+        Index("ix_login_attempts_email_at", "email", "at"),
+        Index("ix_login_attempts_ip_at", "ip", "at"),
+    )
+
+
+class AuditEntry(Base):
+    """Who changed what, when, with the row before and after (FAQ history reads this)."""
+
+    __tablename__ = "audit_log"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    at: Mapped[datetime] = _now_column()
+    actor: Mapped[str] = mapped_column(String(320))  # a staff e-mail, or "cli" / "system"
+    action: Mapped[str] = mapped_column(String(32))  # create, update, delete, publish, ...
+    entity: Mapped[str] = mapped_column(String(32))  # faq, variant, document, user, ...
+    entity_id: Mapped[int | None] = mapped_column(Integer)
+    before: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    after: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+
+    __table_args__ = (Index("ix_audit_log_entity_entity_id", "entity", "entity_id"),)

@@ -27,6 +27,7 @@ _VECTOR_COLUMNS = (
     ("faq_entries", "ix_faq_entries_embedding_hnsw"),
     ("faq_variants", "ix_faq_variants_embedding_hnsw"),
     ("chunks", "ix_chunks_embedding_hnsw"),
+    ("document_summaries", "ix_document_summaries_embedding_hnsw"),
 )
 
 

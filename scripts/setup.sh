@@ -29,3 +29,13 @@ else
   echo "note: tesseract-ocr and tesseract-ocr-vie are not installed (needs root and apt-get);" >&2
   echo "      scanned PDF pages will be loaded without OCR." >&2
 fi
+
+# The admin's browser tests drive Debian's Chromium through Playwright (no browser download).
+if [ -n "$extra" ] && ! command -v chromium >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+  else
+    echo "note: chromium is not installed (needs root and apt-get); browser tests will fail." >&2
+  fi
+fi
