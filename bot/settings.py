@@ -25,6 +25,9 @@ class LlmSettings(BaseModel):
     max_tokens: int = 700
     timeout_s: float = 30.0
     prompt_file: Path | None = None  # default: bot/prompts/answer.txt
+    # Offline jobs (augment, faq enrich/generate): calls in flight at once, and tries per item.
+    concurrency: int = Field(default=4, ge=1, le=64)
+    attempts: int = Field(default=3, ge=1, le=10)
 
     @property
     def enabled(self) -> bool:

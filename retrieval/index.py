@@ -41,6 +41,8 @@ class Indexer:
     # Which chunker cuts a document (retrieval.legal_chunking.chunk_for): "auto" picks the
     # regulation chunker for documents with Chương/Điều structure, the structure chunker else.
     chunker: ChunkerMode = "auto"
+    # Prepend "title › headings (trang N)" to each chunk for embedding and keyword search.
+    context_header: bool = True
 
     async def passages(
         self, texts: Sequence[str], progress: Progress | None = None
@@ -128,9 +130,7 @@ async def _set_dimension(session: AsyncSession, dimension: int) -> None:
             text(f"ALTER TABLE {table} ALTER COLUMN embedding TYPE vector({dim})")
         )
         # A new type brings the type's default storage back; keep vectors in the row (0002).
-        await session.execute(
-            text(f"ALTER TABLE {table} ALTER COLUMN embedding SET STORAGE MAIN")
-        )
+        await session.execute(text(f"ALTER TABLE {table} ALTER COLUMN embedding SET STORAGE MAIN"))
         await session.execute(
             text(
                 f"CREATE INDEX {index} ON {table} USING hnsw (embedding vector_cosine_ops) "
@@ -158,9 +158,40 @@ class IndexResult:
     unchanged: bool = False
 
 
-def chunk_search_text(title: str, draft: ChunkDraft) -> str:
-    """What is embedded and keyword-indexed for a chunk: a contextual header, then the text."""
-    return f"{contextual_header(title, draft.heading_path, draft.page)}\n{draft.text}"
+def chunk_search_text(
+    title: str, draft: ChunkDraft, *, header: bool = True, augmented: str | None = None
+) -> str:
+    """What is embedded and keyword-indexed for a chunk: a contextual header, then the text.
+
+    ``augmented`` (URAG-D, `tuvan augment`) replaces the text: it carries its document's context
+    already, and the header still names where it is.
+    """
+    body = augmented or draft.text
+    if not header:
+        return body
+    return f"{contextual_header(title, draft.heading_path, draft.page)}\n{body}"
+
+
+async def flag_derived_items(session: AsyncSession, document_id: int, note: str) -> int:
+    """Mark the FAQ entries generated from a document, and their generated variants, for review.
+
+    Returns the number of entries flagged. Called when the document's content changes.
+    """
+    flagged = (
+        await session.scalars(
+            update(FaqEntry)
+            .where(FaqEntry.source_document_id == document_id)
+            .values(needs_review=True, review_note=note)
+            .returning(FaqEntry.id)
+        )
+    ).all()
+    if flagged:
+        await session.execute(
+            update(FaqVariant)
+            .where(FaqVariant.faq_id.in_(flagged), FaqVariant.origin == VariantOrigin.generated)
+            .values(needs_review=True)
+        )
+    return len(flagged)
 
 
 async def index_document(
@@ -188,13 +219,19 @@ async def index_document(
             target_tokens=280,
             max_tokens=400,
         )
-    search_texts = [chunk_search_text(doc.title, d) for d in drafts]
+    search_texts = [chunk_search_text(doc.title, d, header=indexer.context_header) for d in drafts]
     vectors = await indexer.passages(search_texts, progress)
     if existing is None:
         existing = Document(source=doc.source)
         session.add(existing)
     else:
+        # The old chunks go (generated FAQ entries keep their source text, chunk id set NULL);
+        # what was generated from the old version waits for staff; its augmentation is stale.
         await session.execute(delete(Chunk).where(Chunk.document_id == existing.id))
+        await flag_derived_items(
+            session, existing.id, f"source changed on re-ingest ({doc.source})"
+        )
+        existing.context = None
     existing.title = doc.title
     existing.url = doc.url
     existing.language = doc.language
@@ -343,14 +380,27 @@ async def reindex(session: AsyncSession, indexer: Indexer, progress: Progress | 
     done += await _reembed(session, indexer, FaqVariant, [(i, t) for i, t in variants], progress)
     rows = (
         await session.execute(
-            select(Chunk.id, Chunk.text, Chunk.heading_path, Chunk.page, Document.title).join(
-                Document
-            )
+            select(
+                Chunk.id,
+                Chunk.text,
+                Chunk.heading_path,
+                Chunk.page,
+                Chunk.augmented_text,
+                Document.title,
+            ).join(Document)
         )
     ).all()
     chunk_items = [
-        (cid, chunk_search_text(title, _draft(body, heading, page)))
-        for cid, body, heading, page, title in rows
+        (
+            cid,
+            chunk_search_text(
+                title,
+                _draft(body, heading, page),
+                header=indexer.context_header,
+                augmented=augmented,
+            ),
+        )
+        for cid, body, heading, page, augmented, title in rows
     ]
     done += await _reembed(session, indexer, Chunk, chunk_items, progress)
     state = await get_index_state(session)

@@ -15,7 +15,15 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from bot.answerer import AnswererParts
 from bot.demo import demo_kb_dir
 from bot.faqio import read_faq_file
-from bot.models import Chunk, Document, FaqEntry, FaqVariant, IndexState, VariantOrigin
+from bot.models import (
+    Chunk,
+    Document,
+    FaqEntry,
+    FaqOrigin,
+    FaqVariant,
+    IndexState,
+    VariantOrigin,
+)
 from retrieval.embedders import OpenAIEmbedder
 from retrieval.errors import IndexMismatchError
 from retrieval.faq import faq_candidates
@@ -137,6 +145,68 @@ async def test_deleting_a_document_cascades_to_its_chunks(
     )
     assert remaining == 0
     assert not await delete_document(session, str(path))
+
+
+async def generated_entry(session: AsyncSession, document_id: int) -> FaqEntry:
+    chunk_id, chunk_text = (await chunk_rows(session, document_id))[0]
+    entry = FaqEntry(
+        question="Phí gửi xe máy là bao nhiêu?",
+        answer="3.000 đồng mỗi lượt.",
+        origin=FaqOrigin.generated,
+        source_document_id=document_id,
+        source_chunk_id=chunk_id,
+        source_text=chunk_text,
+        source_version="v1",
+    )
+    entry.variants = [
+        FaqVariant(text="phi gui xe bao nhieu", origin=VariantOrigin.generated),
+        FaqVariant(text="Gửi xe mất bao nhiêu tiền?", origin=VariantOrigin.staff),
+    ]
+    session.add(entry)
+    await session.flush()
+    return entry
+
+
+async def test_a_changed_source_flags_what_was_generated_from_it(
+    session: AsyncSession, indexer: Indexer, tmp_path: Path
+) -> None:
+    path = write(tmp_path / "so-tay.md", HANDBOOK)
+    first = await index_document(session, indexer, load_file(path))
+    entry = await generated_entry(session, first.document_id)
+    assert not entry.needs_review
+
+    write(path, HANDBOOK.replace("3.000 đồng", "5.000 đồng"))
+    await index_document(session, indexer, load_file(path))
+    await session.refresh(entry, ["needs_review", "review_note", "source_chunk_id"])
+    assert entry.needs_review
+    assert "so-tay.md" in str(entry.review_note)
+    assert entry.source_chunk_id is None  # the chunk was replaced; its text is kept
+    assert "3.000 đồng" in str(entry.source_text)
+    flags = dict(
+        (
+            await session.execute(
+                select(FaqVariant.origin, FaqVariant.needs_review).where(
+                    FaqVariant.faq_id == entry.id
+                )
+            )
+        ).all()
+    )
+    assert flags == {VariantOrigin.generated: True, VariantOrigin.staff: False}
+
+
+async def test_removing_a_source_removes_what_was_generated_from_it(
+    session: AsyncSession, indexer: Indexer, tmp_path: Path
+) -> None:
+    path = write(tmp_path / "so-tay.md", HANDBOOK)
+    first = await index_document(session, indexer, load_file(path))
+    entry_id = (await generated_entry(session, first.document_id)).id
+    session.expunge_all()
+    assert await delete_document(session, str(path))
+    assert await session.get(FaqEntry, entry_id) is None
+    left = await session.scalar(
+        select(func.count()).select_from(FaqVariant).where(FaqVariant.faq_id == entry_id)
+    )
+    assert left == 0
 
 
 # -- the record of the embedder ----------------------------------------------------------------
