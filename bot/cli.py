@@ -13,13 +13,14 @@ from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 
 from bot.clitools import load_settings, pass_settings, progress, run, with_runtime
-from bot.crawl_cli import crawl_command
+from bot.crawl_cli import CrawlOptions, crawl_and_index, crawl_command
 from bot.errors import TuvanError
 from bot.evaluation.cli import eval_group
 from bot.runtime import Runtime
 from bot.settings import Settings
 from bot.sources_cli import sources_group
 from bot.telegram_cli import telegram_group
+from retrieval.loaders import LoadedDocument
 
 log = logging.getLogger("tuvan")
 
@@ -96,28 +97,52 @@ def chat(settings: Settings) -> None:
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("sources", nargs=-1, required=True)
 @pass_settings
-def ingest(settings: Settings, paths: tuple[Path, ...]) -> None:
-    """Index documents (Markdown, text, HTML, PDF text layer, CSV): files or folders."""
-    from retrieval.ingest import ingest_paths
+def ingest(settings: Settings, sources: tuple[str, ...]) -> None:
+    """Index documents: files or folders (PDF with OCR, DOCX, Markdown, HTML, text, CSV) and
+    web pages or files by URL (one page each; `tuvan crawl` follows links)."""
+    from retrieval.ingest import expand_paths, ingest_paths
+
+    urls = [s for s in sources if s.startswith(("http://", "https://"))]
+    paths = [Path(s) for s in sources if s not in urls]
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        raise click.BadParameter(f"no such file or folder: {', '.join(missing)}")
 
     async def body(rt: Runtime) -> None:
-        bar = progress(None, "chunks", "chunk")
-        report = await ingest_paths(
-            rt.sessionmaker,
-            rt.indexer,
-            paths,
-            on_file=lambda p: bar.set_postfix_str(p.name[-40:]),
-            on_chunks=bar.update,
-        )
-        bar.close()
-        click.echo(
-            f"indexed {len(report.indexed)} documents ({report.chunks} chunks), "
-            f"{len(report.unchanged)} unchanged, {len(report.skipped)} skipped"
-        )
-        for source, reason in report.skipped:
-            click.echo(f"  skipped {source}: {reason}", err=True)
+        if paths:
+            files = list(expand_paths(paths))
+            bar = progress(len(files), "files", "file")
+            counts = {"pages": 0, "chunks": 0}
+
+            def on_loaded(doc: LoadedDocument) -> None:
+                counts["pages"] += int(doc.meta.get("page_count", 1))
+                bar.set_postfix(counts, refresh=False)
+
+            def on_chunks(n: int) -> None:
+                counts["chunks"] += n
+                bar.set_postfix(counts)
+
+            report = await ingest_paths(
+                rt.sessionmaker,
+                rt.indexer,
+                files,
+                on_file=lambda _: bar.update(0),
+                on_loaded=on_loaded,
+                on_chunks=on_chunks,
+                on_done=lambda _: bar.update(1),
+            )
+            bar.close()
+            click.echo(
+                f"indexed {len(report.indexed)} documents ({report.chunks} chunks), "
+                f"{len(report.unchanged)} unchanged, {len(report.skipped)} skipped; "
+                f"{len(files)} files, {counts['pages']} pages read"
+            )
+            for source, reason in report.skipped:
+                click.echo(f"  skipped {source}: {reason}", err=True)
+        if urls:
+            await crawl_and_index(rt, urls, CrawlOptions(depth=0, max_pages=len(urls)))
 
     with_runtime(settings, body)
 

@@ -10,6 +10,7 @@ import asyncio
 import dataclasses
 import logging
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -85,6 +86,53 @@ async def _index_files(
     bar.close()
 
 
+@dataclasses.dataclass(frozen=True)
+class CrawlOptions:
+    depth: int = 2
+    max_pages: int = 500
+    delay_s: float = 1.0
+    concurrency: int = 2
+    allow_domains: tuple[str, ...] = ()
+    files: bool = True  # download and index the PDFs the pages link to
+
+
+async def crawl_and_index(rt: Runtime, urls: Sequence[str], options: CrawlOptions) -> None:
+    """Crawl from ``urls``, index every page as it arrives, then the linked files; report."""
+    tally = _Tally()
+    pages_bar = progress(options.max_pages, "pages", "page")
+    chunks_bar = progress(None, "chunks", "chunk")
+
+    async def on_page(doc: LoadedDocument) -> None:
+        pages_bar.update(1)
+        pages_bar.set_postfix_str(doc.source[-40:])
+        await _index(rt, doc, tally, chunks_bar)
+
+    async with aiohttp.ClientSession(timeout=_TIMEOUT) as http:
+        result = await crawl(
+            urls,
+            http=http,
+            allow_domains=options.allow_domains or None,
+            max_depth=options.depth,
+            max_pages=options.max_pages,
+            delay_s=options.delay_s,
+            concurrency=options.concurrency,
+            user_agent=USER_AGENT,
+            on_page=on_page,
+        )
+        pages_bar.close()
+        chunks_bar.close()
+        if options.files:
+            await _index_files(rt, http, result, options.delay_s, tally)
+    click.echo(
+        f"crawled {len(result.pages)} pages, {len(result.duplicates)} duplicates, "
+        f"{len(result.files)} files; indexed {tally.indexed} documents ({tally.chunks} "
+        f"chunks), {tally.unchanged} unchanged, "
+        f"{len(result.skipped) + len(tally.failed)} skipped"
+    )
+    for url, reason in [*result.skipped, *tally.failed]:
+        click.echo(f"  skipped {url}: {reason}", err=True)
+
+
 @click.command("crawl")
 @click.argument("urls", nargs=-1, required=True)
 @click.option(
@@ -118,40 +166,9 @@ def crawl_command(
     no_files: bool,
 ) -> None:
     """Crawl the web site at URL (same domain, robots.txt honoured) and index its pages."""
+    options = CrawlOptions(depth, max_pages, delay, concurrency, allow_domains, not no_files)
 
     async def body(rt: Runtime) -> None:
-        tally = _Tally()
-        pages_bar = progress(max_pages, "pages", "page")
-        chunks_bar = progress(None, "chunks", "chunk")
-
-        async def on_page(doc: LoadedDocument) -> None:
-            pages_bar.update(1)
-            pages_bar.set_postfix_str(doc.source[-40:])
-            await _index(rt, doc, tally, chunks_bar)
-
-        async with aiohttp.ClientSession(timeout=_TIMEOUT) as http:
-            result = await crawl(
-                urls,
-                http=http,
-                allow_domains=allow_domains or None,
-                max_depth=depth,
-                max_pages=max_pages,
-                delay_s=delay,
-                concurrency=concurrency,
-                user_agent=USER_AGENT,
-                on_page=on_page,
-            )
-            pages_bar.close()
-            chunks_bar.close()
-            if not no_files:
-                await _index_files(rt, http, result, delay, tally)
-        click.echo(
-            f"crawled {len(result.pages)} pages, {len(result.duplicates)} duplicates, "
-            f"{len(result.files)} files; indexed {tally.indexed} documents ({tally.chunks} "
-            f"chunks), {tally.unchanged} unchanged, "
-            f"{len(result.skipped) + len(tally.failed)} skipped"
-        )
-        for url, reason in [*result.skipped, *tally.failed]:
-            click.echo(f"  skipped {url}: {reason}", err=True)
+        await crawl_and_index(rt, urls, options)
 
     with_runtime(settings, body)

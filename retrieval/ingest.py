@@ -41,7 +41,9 @@ async def ingest_paths(
     paths: Iterable[Path],
     *,
     on_file: Callable[[Path], None] | None = None,
+    on_loaded: Callable[[LoadedDocument], None] | None = None,
     on_chunks: Callable[[int], None] | None = None,
+    on_done: Callable[[Path], None] | None = None,
 ) -> IngestReport:
     """Each file in its own transaction, so one failure loses nothing else."""
     report = IngestReport()
@@ -53,7 +55,11 @@ async def ingest_paths(
         except IngestError as exc:
             log.warning("skipped %s: %s", path, exc)
             report.skipped.append((str(path), str(exc)))
+            if on_done:
+                on_done(path)
             continue
+        if on_loaded:
+            on_loaded(doc)
         async with sessionmaker.begin() as session:
             result = await index_document(session, indexer, doc, progress=on_chunks)
         if result.unchanged:
@@ -61,4 +67,6 @@ async def ingest_paths(
         else:
             report.indexed.append(doc.source)
             report.chunks += result.chunks
+        if on_done:
+            on_done(path)
     return report
