@@ -237,14 +237,17 @@ class MessengerAdapter:
             message: dict[str, Any] = {"text": part}
             if quick_replies and index == len(parts) - 1:
                 message["quick_replies"] = quick_replies
-            data = await self._post(
-                http,
-                {
-                    "messaging_type": "RESPONSE",
-                    "recipient": {"id": reply.external_user_id},
-                    "message": message,
-                },
-            )
+            body: dict[str, Any] = {
+                "messaging_type": "RESPONSE",
+                "recipient": {"id": reply.external_user_id},
+                "message": message,
+            }
+            if reply.human_agent:
+                # Past the 24 h window a person (never the bot) may answer for 7 days with the
+                # HUMAN_AGENT tag; the Page needs Meta's Human Agent permission for it.
+                body["messaging_type"] = "MESSAGE_TAG"
+                body["tag"] = "HUMAN_AGENT"
+            data = await self._post(http, body)
             return _str(data.get("message_id")) or None
 
         return await send_parts(parts, reply.first_part, send_one)

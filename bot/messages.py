@@ -106,6 +106,8 @@ class OutboundReply:
     citations: tuple[ReplyCitation, ...] = ()
     quick_replies: tuple[str, ...] = ()  # related FAQ questions the user may tap
     first_part: int = 0  # parts already delivered by an earlier attempt: send from this one
+    # A person's reply sent past the platform's standard window (Messenger's HUMAN_AGENT tag).
+    human_agent: bool = False
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import platformdirs
 from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-SearchMode = Literal["dense", "keyword", "bm25", "hybrid", "hybrid+rerank"]
+SearchMode = Literal["dense", "keyword", "bm25", "hybrid", "hybrid+rerank", "summary"]
 
 
 class LlmSettings(BaseModel):
@@ -65,6 +65,9 @@ class AnswerSettings(BaseModel):
     # another school); the rest fall back. Empty: no check. Needs near_miss_guard.
     document_scope: tuple[str, ...] = ("year", "institution")
     top_k: int = 5
+    # With an LLM: one call turns a question tier 1 did not answer into 3 search queries, whose
+    # results are fused (or says it needs no search: a greeting gets a polite reply, no facts).
+    query_expansion: bool = False
     extractive_sentences: int = 4  # tuvan eval questions: 4 held more key facts than 3
     disclaimer_docs_vi: str = (
         "Thông tin trên được trích từ tài liệu tuyển sinh của trường; "
@@ -130,6 +133,9 @@ class MessengerSettings(BaseModel):
     api_version: str = "v21.0"
     staff_pause_minutes: int = 30  # bot stays quiet in a thread after a person replies there
     window_hours: int = 24  # standard messaging window after the user's last message
+    # Staff replies past the window go out with the HUMAN_AGENT tag up to this long after the
+    # user's last message (Meta allows 7 days; needs the Human Agent permission). 0: never.
+    human_agent_hours: int = 168
     quick_replies: int = 3  # related FAQ questions offered under an answer (0: none)
 
     @property
@@ -160,6 +166,23 @@ class WebChatSettings(BaseModel):
     # Sites allowed to embed the widget (CORS), e.g. ["https://tuyensinh.example.edu.vn"].
     allowed_origins: tuple[str, ...] = ()
     history_messages: int = 50  # shown again after a page reload
+
+
+class AdminSettings(BaseModel):
+    """The staff web view at /admin (accounts come from `tuvan admin create-user`)."""
+
+    enabled: bool = True
+    session_hours: float = Field(default=12.0, gt=0, le=24 * 30)  # a login lasts this long
+    # Mark the session cookie Secure: set it when the admin is served over HTTPS.
+    cookie_secure: bool = False
+    # Behind a reverse proxy on this host: take the client address from X-Forwarded-For (for
+    # the per-IP login limit) and HTTPS from X-Forwarded-Proto (Secure cookie). Never set it
+    # when clients reach tuvan directly: they could then pick their own address.
+    trust_proxy: bool = False
+    # Failed logins allowed per e-mail and per client address within the window, then 429.
+    login_failures_per_email: int = Field(default=5, ge=1)
+    login_failures_per_ip: int = Field(default=20, ge=1)
+    login_window_minutes: int = Field(default=15, ge=1)
 
 
 class WorkerSettings(BaseModel):
@@ -202,4 +225,5 @@ class Settings(BaseSettings):
     zalo: ZaloSettings = Field(default_factory=ZaloSettings)
     web: WebChatSettings = Field(default_factory=WebChatSettings)
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
+    admin: AdminSettings = Field(default_factory=AdminSettings)
     max_body_bytes: int = 1_048_576  # webhook bodies above this get 413

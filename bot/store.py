@@ -277,6 +277,35 @@ async def store_reply(
     return None if reply_id is None else int(reply_id)
 
 
+async def queue_staff_reply(
+    session: AsyncSession, conversation_id: int, text_: str, staff: str
+) -> int:
+    """Queue a staff member's reply for delivery through the channel's adapter (the worker
+    sends it, with the same retries as the bot's); the bot stays quiet in the thread."""
+    conversation = await session.get(Conversation, conversation_id)
+    if conversation is None:
+        raise LookupError(f"no conversation {conversation_id}")
+    reply_id = await session.scalar(
+        text(
+            """
+            INSERT INTO messages (conversation_id, channel, direction, author, kind, text,
+                                  details, status, created_at)
+            VALUES (:conversation, :channel, 'out', 'staff', 'text', :text,
+                    CAST(:details AS jsonb), 'queued', clock_timestamp())
+            RETURNING id
+            """
+        ),
+        {
+            "conversation": conversation_id,
+            "channel": conversation.channel,
+            "text": text_,
+            "details": json.dumps({"staff": staff}, ensure_ascii=False),
+        },
+    )
+    await session.execute(text(f"NOTIFY {OUTBOX_CHANNEL}"))
+    return int(reply_id)
+
+
 def citations_json(citations: Sequence[Any]) -> list[dict[str, Any]]:
     return [
         {"n": c.n, "title": c.title, "source": c.source, "url": c.url, "page": c.page}

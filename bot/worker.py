@@ -83,7 +83,7 @@ _CLAIM_OUTBOUND = text(
            lease_until = now() + make_interval(secs => :lease)
     WHERE id = (
         SELECT m.id FROM messages m
-        WHERE m.direction = 'out' AND m.author = 'bot'
+        WHERE m.direction = 'out' AND m.author IN ('bot', 'staff')
           AND (m.status = 'queued' OR (m.status = 'sending' AND m.lease_until < now()))
           AND (m.next_attempt_at IS NULL OR m.next_attempt_at <= now())
           AND NOT EXISTS (
@@ -93,7 +93,7 @@ _CLAIM_OUTBOUND = text(
         ORDER BY m.id
         LIMIT 1
         FOR UPDATE SKIP LOCKED)
-    RETURNING id, conversation_id, channel, text, citations, details, attempts
+    RETURNING id, conversation_id, channel, author, text, citations, details, attempts
     """
 )
 
@@ -399,15 +399,18 @@ class Worker:
             )
             return
         window = self._window_hours(channel)
-        if window is not None and (
-            conv.last_inbound_at is None
-            or utcnow() - conv.last_inbound_at > timedelta(hours=window)
-        ):
-            await self._finish_outbound(
-                message_id, "undeliverable", f"outside the {window} h messaging window"
-            )
-            METRICS.inc("tuvan_sends_total", channel=channel, result="undeliverable")
-            return
+        since = None if conv.last_inbound_at is None else utcnow() - conv.last_inbound_at
+        human_agent = False
+        if window is not None and (since is None or since > timedelta(hours=window)):
+            staff_window = self._staff_window_hours(channel)
+            if row["author"] == "staff" and since is not None and staff_window > window:
+                human_agent = since <= timedelta(hours=staff_window)
+            if not human_agent:
+                await self._finish_outbound(
+                    message_id, "undeliverable", f"outside the {window} h messaging window"
+                )
+                METRICS.inc("tuvan_sends_total", channel=channel, result="undeliverable")
+                return
         details = row["details"] or {}
         reply = OutboundReply(
             external_user_id=conv.external_id,
@@ -418,6 +421,7 @@ class Worker:
             ),
             quick_replies=tuple(details.get("quick_replies") or ())[: self._quick_replies(channel)],
             first_part=int(details.get("parts_sent") or 0),
+            human_agent=human_agent,
         )
         try:
             result = await adapter.send(self.http, reply)
@@ -433,6 +437,13 @@ class Worker:
         if channel == "zalo":
             return self.settings.zalo.window_hours
         return None
+
+    def _staff_window_hours(self, channel: str) -> int:
+        """How long after the user's last message a person may still write (Messenger's
+        HUMAN_AGENT tag); elsewhere the standard window holds for staff too."""
+        if channel == "messenger":
+            return self.settings.messenger.human_agent_hours
+        return 0
 
     def _quick_replies(self, channel: str) -> int:
         return self.settings.messenger.quick_replies if channel == "messenger" else 0

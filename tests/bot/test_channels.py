@@ -32,6 +32,7 @@ from bot.app import create_app
 from bot.metrics import METRICS
 from bot.runtime import Runtime
 from bot.settings import MessengerSettings, Settings, ZaloSettings
+from bot.store import queue_staff_reply
 from bot.worker import Worker
 from bot.zalo_tokens import DbTokenProvider
 from tests.fakes.messenger_api import MessengerApiFake, start_messenger_api
@@ -349,6 +350,49 @@ async def test_outside_the_24_hour_window_a_reply_is_stored_as_undeliverable(
     await stack.worker.drain()
     assert await statuses(stack, psid) == [("in", "answered"), ("out", "undeliverable")]
     assert stack.messenger.messages == []
+
+
+async def conversation_of(stack: Stack, external_id: str) -> int:
+    async with stack.sm() as session:
+        found = await session.scalar(
+            text(
+                "SELECT c.id FROM conversations c JOIN contacts k ON k.id = c.contact_id "
+                "WHERE k.external_id = :u"
+            ),
+            {"u": external_id},
+        )
+    return int(found)
+
+
+STAFF_TEXT = "Chào em, cô trả lời nhé."
+
+
+@pytest.mark.parametrize(
+    ("days_ago", "expected"),
+    [(0, "RESPONSE"), (3, "MESSAGE_TAG"), (10, None)],
+)
+async def test_a_staff_reply_uses_the_human_agent_tag_past_the_24_hour_window(
+    stack: Stack, days_ago: int, expected: str | None
+) -> None:
+    import time
+
+    psid = f"9{uuid.uuid4().int % 10**12}"
+    asked = int((time.time() - days_ago * 86400) * 1000)
+    body = messenger_batch(text_event(psid, f"staff-{psid}", FAQ_QUESTION, timestamp=asked))
+    await stack.client.post("/webhooks/messenger", data=body, headers=signed(body))
+    await stack.worker.drain()
+    async with stack.sm.begin() as session:
+        await queue_staff_reply(session, await conversation_of(stack, psid), STAFF_TEXT, "a@b.vn")
+    await stack.worker.drain()
+    final = (await statuses(stack, psid))[-1]
+    if expected is None:  # past the 7 days even a person may not write
+        assert final == ("out", "undeliverable")
+        assert not any(m["message"]["text"] == STAFF_TEXT for m in stack.messenger.messages)
+        return
+    assert final == ("out", "sent")
+    [sent] = [m for m in stack.messenger.messages if m["message"]["text"] == STAFF_TEXT]
+    assert sent["messaging_type"] == expected
+    assert sent.get("tag") == ("HUMAN_AGENT" if expected == "MESSAGE_TAG" else None)
 
 
 # -- Zalo -------------------------------------------------------------------------------------
