@@ -52,6 +52,10 @@ def create_app(
         from bot.webchat import setup_webchat
 
         setup_webchat(app)
+    if runtime.settings.admin.enabled:
+        from admin.app import create_admin_app
+
+        app.add_subapp("/admin", create_admin_app())
     return app
 
 

@@ -1,0 +1,254 @@
+"""Staff accounts: argon2id password hashes, login sessions, the login rate limit.
+
+Database functions take the session first and never commit (the caller owns the transaction).
+No aiohttp here: the CLI (`tuvan admin ...`) and the web view share these.
+
+A session cookie carries a random token (``secrets.token_urlsafe``); the table stores only its
+SHA-256, so a leaked row cannot be replayed. The rate limit counts rows of ``login_attempts``,
+so it holds across web processes and restarts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+from sqlalchemy import delete, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.errors import TuvanError
+from bot.models import LoginAttempt, StaffRole, StaffSession, StaffUser
+from bot.settings import AdminSettings
+from bot.store import utcnow
+
+MIN_PASSWORD_CHARS = 10
+MAX_PASSWORD_CHARS = 1024  # argon2 takes any length; this keeps a request from costing minutes
+MAX_EMAIL_CHARS = 320
+
+# argon2-cffi's defaults are argon2id with RFC 9106's low-memory profile; when a later version
+# raises them, check_needs_rehash() says so at the next login and the hash is renewed.
+_HASHER = PasswordHasher()
+# Verified against when the e-mail is unknown, so that both cases take the same time.
+_DUMMY_HASH = _HASHER.hash(secrets.token_urlsafe(16))
+
+
+class AccountError(TuvanError):
+    """A request about an account that cannot be done (bad e-mail, short password, ...).
+
+    ``code`` names the problem for the web view's translated message (``account.<code>``).
+    """
+
+    def __init__(self, message: str, code: str = "invalid") -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class LoginThrottledError(AccountError):
+    """Too many failed logins for this e-mail or address; try again later."""
+
+
+@dataclass(frozen=True)
+class StaffIdentity:
+    """Who is signed in, as the web view needs it for one request."""
+
+    user_id: int
+    email: str
+    role: StaffRole
+    csrf_token: str
+
+    def may(self, role: StaffRole) -> bool:
+        return ROLE_RANK[self.role] >= ROLE_RANK[role]
+
+
+ROLE_RANK = {StaffRole.viewer: 0, StaffRole.editor: 1, StaffRole.admin: 2}
+
+
+def normalize_email(raw: str) -> str:
+    email = raw.strip().lower()
+    local, at, domain = email.partition("@")
+    if not at or not local or "." not in domain or any(c.isspace() for c in email):
+        raise AccountError(f"not an e-mail address: {raw.strip()[:80]!r}", "bad_email")
+    if len(email) > MAX_EMAIL_CHARS:
+        raise AccountError(
+            f"an e-mail address has at most {MAX_EMAIL_CHARS} characters", "bad_email"
+        )
+    return email
+
+
+def check_password_rules(password: str) -> None:
+    if len(password) < MIN_PASSWORD_CHARS:
+        raise AccountError(
+            f"a password needs at least {MIN_PASSWORD_CHARS} characters", "short_password"
+        )
+    if len(password) > MAX_PASSWORD_CHARS:
+        raise AccountError(
+            f"a password has at most {MAX_PASSWORD_CHARS} characters", "long_password"
+        )
+
+
+async def hash_password(password: str) -> str:
+    """argon2id, off the event loop (a hash costs tens of milliseconds of CPU and 64 MiB)."""
+    check_password_rules(password)
+    return await asyncio.to_thread(_HASHER.hash, password)
+
+
+async def _verify(password_hash: str, password: str) -> bool:
+    def check() -> bool:
+        try:
+            return _HASHER.verify(password_hash, password)
+        except (VerifyMismatchError, VerificationError, InvalidHashError):
+            return False
+
+    return await asyncio.to_thread(check)
+
+
+# -- accounts -----------------------------------------------------------------------------------
+
+
+async def find_user(session: AsyncSession, email: str) -> StaffUser | None:
+    return await session.scalar(select(StaffUser).where(StaffUser.email == email.strip().lower()))
+
+
+async def create_user(
+    session: AsyncSession, email: str, password: str, role: StaffRole
+) -> StaffUser:
+    address = normalize_email(email)
+    if await find_user(session, address) is not None:
+        raise AccountError(f"{address} already has an account", "exists")
+    user = StaffUser(email=address, password_hash=await hash_password(password), role=role)
+    session.add(user)
+    await session.flush()
+    return user
+
+
+async def set_password(session: AsyncSession, user: StaffUser, password: str) -> None:
+    """A new password signs the account out everywhere."""
+    user.password_hash = await hash_password(password)
+    await session.execute(delete(StaffSession).where(StaffSession.user_id == user.id))
+    await session.flush()
+
+
+async def set_active(session: AsyncSession, user: StaffUser, active: bool) -> None:
+    user.active = active
+    if not active:
+        await session.execute(delete(StaffSession).where(StaffSession.user_id == user.id))
+    await session.flush()
+
+
+async def list_users(session: AsyncSession) -> list[StaffUser]:
+    return list((await session.scalars(select(StaffUser).order_by(StaffUser.email))).all())
+
+
+# -- logging in ---------------------------------------------------------------------------------
+
+
+async def _recent_failures(
+    session: AsyncSession, settings: AdminSettings, email: str, ip: str
+) -> tuple[int, int]:
+    """Failures in the window: for the e-mail since its last success, and for the address."""
+    since = utcnow() - timedelta(minutes=settings.login_window_minutes)
+    last_success = (
+        select(func.max(LoginAttempt.at))
+        .where(LoginAttempt.email == email, LoginAttempt.succeeded.is_(True))
+        .scalar_subquery()
+    )
+    by_email = await session.scalar(
+        select(func.count()).where(
+            LoginAttempt.email == email,
+            LoginAttempt.succeeded.is_(False),
+            LoginAttempt.at > since,
+            LoginAttempt.at > func.coalesce(last_success, since),
+        )
+    )
+    by_ip = await session.scalar(
+        select(func.count()).where(
+            LoginAttempt.ip == ip, LoginAttempt.succeeded.is_(False), LoginAttempt.at > since
+        )
+    )
+    return int(by_email or 0), int(by_ip or 0)
+
+
+async def authenticate(
+    session: AsyncSession, settings: AdminSettings, email: str, password: str, ip: str
+) -> StaffUser | None:
+    """The active user with this e-mail and password, or None; every try is recorded.
+
+    Raises LoginThrottledError before checking anything once the e-mail or the address has
+    used up its failures: a guesser learns nothing more, and costs us no more hashing.
+    """
+    address = email.strip().lower()[:MAX_EMAIL_CHARS]
+    ip = ip[:64]
+    by_email, by_ip = await _recent_failures(session, settings, address, ip)
+    if by_email >= settings.login_failures_per_email or by_ip >= settings.login_failures_per_ip:
+        raise LoginThrottledError("too many failed logins; try again later", "throttled")
+    user = await find_user(session, address)
+    password = password[:MAX_PASSWORD_CHARS]
+    ok = await _verify(user.password_hash if user else _DUMMY_HASH, password)
+    ok = ok and user is not None and user.active
+    session.add(LoginAttempt(email=address, ip=ip, succeeded=ok, at=utcnow()))
+    if not ok or user is None:
+        await session.flush()
+        return None
+    if _HASHER.check_needs_rehash(user.password_hash):
+        user.password_hash = await asyncio.to_thread(_HASHER.hash, password)
+    user.last_login_at = utcnow()
+    await session.flush()
+    return user
+
+
+def _token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+async def open_session(session: AsyncSession, user: StaffUser, hours: float) -> str:
+    """A new login for ``user``: returns the cookie's token (only its hash is stored)."""
+    now = utcnow()
+    # Expired logins are of no use to anyone: drop them while we are here.
+    await session.execute(delete(StaffSession).where(StaffSession.expires_at < now))
+    token = secrets.token_urlsafe(32)
+    session.add(
+        StaffSession(
+            token_hash=_token_hash(token),
+            user_id=user.id,
+            csrf_token=secrets.token_urlsafe(32),
+            expires_at=now + timedelta(hours=hours),
+        )
+    )
+    await session.flush()
+    return token
+
+
+async def identify(session: AsyncSession, token: str) -> StaffIdentity | None:
+    """The signed-in staff member for a cookie's token, if the login is current and active."""
+    row = (
+        await session.execute(
+            select(StaffUser.id, StaffUser.email, StaffUser.role, StaffSession.csrf_token)
+            .join(StaffSession, StaffSession.user_id == StaffUser.id)
+            .where(
+                StaffSession.token_hash == _token_hash(token),
+                StaffSession.expires_at > utcnow(),
+                StaffUser.active.is_(True),
+            )
+        )
+    ).one_or_none()
+    if row is None:
+        return None
+    return StaffIdentity(row.id, row.email, row.role, row.csrf_token)
+
+
+async def close_session(session: AsyncSession, token: str) -> None:
+    await session.execute(delete(StaffSession).where(StaffSession.token_hash == _token_hash(token)))
+
+
+async def close_sessions_of(session: AsyncSession, user_id: int) -> None:
+    await session.execute(delete(StaffSession).where(StaffSession.user_id == user_id))
+
+
+async def set_role(session: AsyncSession, user: StaffUser, role: StaffRole) -> None:
+    user.role = role
+    await session.flush()

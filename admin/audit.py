@@ -1,0 +1,75 @@
+"""The audit log: who changed what, when, with the row before and after.
+
+Every change made through the admin writes one ``AuditEntry`` in the same transaction as the
+change itself (so a change is never stored without its record, nor the reverse). History pages
+show each entry as the fields that changed, before → after.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.models import AuditEntry
+from bot.store import utcnow
+
+
+async def record(
+    session: AsyncSession,
+    actor: str,
+    action: str,
+    entity: str,
+    entity_id: int | None,
+    before: dict[str, Any] | None = None,
+    after: dict[str, Any] | None = None,
+) -> None:
+    session.add(
+        AuditEntry(
+            at=utcnow(),
+            actor=actor,
+            action=action,
+            entity=entity,
+            entity_id=entity_id,
+            before=before,
+            after=after,
+        )
+    )
+    await session.flush()
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    name: str
+    before: Any
+    after: Any
+
+
+@dataclass(frozen=True)
+class HistoryItem:
+    at: datetime
+    actor: str
+    action: str
+    changes: list[FieldChange]
+
+
+def field_changes(before: dict[str, Any] | None, after: dict[str, Any] | None) -> list[FieldChange]:
+    """The fields whose value differs, in a stable order (a created row: every field)."""
+    old, new = before or {}, after or {}
+    names = list(dict.fromkeys([*old, *new]))
+    return [FieldChange(n, old.get(n), new.get(n)) for n in names if old.get(n) != new.get(n)]
+
+
+async def history(
+    session: AsyncSession, entity: str, entity_id: int, limit: int = 200
+) -> list[HistoryItem]:
+    rows = await session.scalars(
+        select(AuditEntry)
+        .where(AuditEntry.entity == entity, AuditEntry.entity_id == entity_id)
+        .order_by(AuditEntry.at.desc(), AuditEntry.id.desc())
+        .limit(limit)
+    )
+    return [HistoryItem(r.at, r.actor, r.action, field_changes(r.before, r.after)) for r in rows]
