@@ -17,6 +17,8 @@ from bot.clitools import load_settings, pass_settings, progress, run, with_runti
 from bot.crawl_cli import CrawlOptions, crawl_and_index, crawl_command
 from bot.errors import TuvanError
 from bot.evaluation.cli import eval_group
+from bot.faq_generate_cli import faq_generate_command
+from bot.graph_cli import graph_command
 from bot.runtime import Runtime
 from bot.settings import Settings
 from bot.sources_cli import sources_group
@@ -193,7 +195,7 @@ def faq_enrich(settings: Settings, count: int, force: bool, dry_run: bool) -> No
     from bot.enrich import enrich_faq
 
     async def body(rt: Runtime) -> None:
-        async with rt.sessionmaker.begin() as session:
+        async with rt.sessionmaker() as session:
             bar = progress(None, "FAQ entries", "entry")
             report = await enrich_faq(
                 session,
@@ -202,14 +204,18 @@ def faq_enrich(settings: Settings, count: int, force: bool, dry_run: bool) -> No
                 n=count,
                 force=force,
                 dry_run=dry_run,
+                concurrency=settings.llm.concurrency,
+                attempts=settings.llm.attempts,
+                max_tokens=settings.llm.max_tokens,
                 on_entry=bar.update,
+                on_stored=session.commit,  # each entry kept as it is done: resumable
             )
             bar.close()
         how = "the LLM and shorthand" if rt.parts.llm else "shorthand only (no LLM configured)"
         if dry_run:
             click.echo(
-                f"would enrich {report.entries} entries ({report.llm_calls} LLM calls, up to "
-                f"{count} paraphrases each); {report.skipped} already enriched"
+                f"would enrich {report.entries} entries (up to {count} paraphrases each: "
+                f"{report.estimate}); {report.skipped} already enriched"
             )
             return
         click.echo(
@@ -333,10 +339,12 @@ def worker_command(settings: Settings) -> None:
     with_runtime(settings, work)
 
 
+faq.add_command(faq_generate_command)
 cli.add_command(eval_group)
 cli.add_command(telegram_group)
 cli.add_command(sources_group)
 cli.add_command(crawl_command)
+cli.add_command(graph_command)
 cli.add_command(admin_group)
 
 

@@ -6,23 +6,27 @@ type it in chat, admissions vocabulary replaced by its usual shorthand (the abbr
 backwards: "khoa học máy tính" → "khmt", "ký túc xá" → "ktx") and diacritics dropped.
 
 Variants change matching only: the answer is still returned verbatim. They are stored with origin
-`generated`, so staff can see and remove them, and a re-run replaces them (`--force`) or skips the
-entries that have them already (resumable).
+`generated` and the hash of the question they paraphrase (``source_version``), so staff can see
+and remove them. A re-run skips the entries whose phrasings match their current question
+(resumable) and redoes those whose question changed since (retrieval.index flags their variants
+for review); ``--force`` redoes all. LLM calls go through bot.llm_batch: concurrent, retried,
+each entry stored as its phrasings come.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.errors import TuvanError
-from bot.llm import LlmClient
+from bot.llm import LlmClient, Message
+from bot.llm_batch import Estimate, run_batch
 from bot.models import FaqEntry, FaqStatus, FaqVariant, VariantOrigin
 from retrieval.index import Indexer, set_variants
 from retrieval.text import TextProcessor, fold
@@ -59,13 +63,20 @@ def shorthand_variants(question: str, processor: TextProcessor) -> list[str]:
     return list(dict.fromkeys(v for v in out if v and v != fold(question)))
 
 
+def question_version(question: str) -> str:
+    """What a generated variant was made from: the hash of its question, spaces folded."""
+    return hashlib.sha256(" ".join(question.split()).encode()).hexdigest()
+
+
+def paraphrase_messages(question: str, n: int) -> list[Message]:
+    return [
+        {"role": "system", "content": PROMPT.format(n=n)},
+        {"role": "user", "content": question},
+    ]
+
+
 async def paraphrases(llm: LlmClient, question: str, n: int) -> list[str]:
-    reply = await llm.complete(
-        [
-            {"role": "system", "content": PROMPT.format(n=n)},
-            {"role": "user", "content": question},
-        ]
-    )
+    reply = await llm.complete(paraphrase_messages(question, n))
     text = reply.strip()
     start, end = text.find("["), text.rfind("]")
     try:
@@ -84,10 +95,55 @@ async def paraphrases(llm: LlmClient, question: str, n: int) -> list[str]:
 @dataclass
 class EnrichReport:
     entries: int = 0
-    skipped: int = 0  # had generated variants already (no --force)
+    skipped: int = 0  # had generated variants of their current question already (no --force)
     variants: int = 0
-    llm_calls: int = 0
+    llm_calls: int = 0  # attempts made (retries included); with --dry-run, calls it would make
     failed: list[tuple[str, str]] = field(default_factory=list)
+    estimate: Estimate = field(default_factory=Estimate)
+
+
+@dataclass(frozen=True)
+class _Item:
+    """An entry as the job needs it: plain values, safe to use after a commit."""
+
+    id: int
+    question: str
+    label: str
+
+
+async def store_generated_variants(
+    session: AsyncSession, indexer: Indexer, entry: FaqEntry, texts: Sequence[str]
+) -> None:
+    """Replace the entry's generated variants with ``texts``, stamped with its question's hash."""
+    await set_variants(session, indexer, entry, texts, VariantOrigin.generated)
+    await session.execute(
+        update(FaqVariant)
+        .where(FaqVariant.faq_id == entry.id, FaqVariant.origin == VariantOrigin.generated)
+        .values(source_version=question_version(entry.question), needs_review=False)
+    )
+
+
+async def _enriched(session: AsyncSession, ids: Sequence[int]) -> set[int]:
+    """The entries among ``ids`` whose generated variants paraphrase their current question.
+
+    Variants made before versions were recorded (NULL) count as current unless flagged.
+    """
+    if not ids:
+        return set()
+    rows = await session.execute(
+        select(
+            FaqVariant.faq_id, FaqVariant.source_version, FaqVariant.needs_review, FaqEntry.question
+        )
+        .join(FaqEntry, FaqEntry.id == FaqVariant.faq_id)
+        .where(FaqVariant.origin == VariantOrigin.generated, FaqVariant.faq_id.in_(ids))
+    )
+    stale: set[int] = set()
+    seen: set[int] = set()
+    for faq_id, version, flagged, question in rows:
+        seen.add(faq_id)
+        if flagged or (version is not None and version != question_version(question)):
+            stale.add(faq_id)
+    return seen - stale
 
 
 async def enrich_faq(
@@ -98,41 +154,64 @@ async def enrich_faq(
     n: int = 10,
     force: bool = False,
     dry_run: bool = False,
+    entries: Sequence[FaqEntry] | None = None,
+    concurrency: int = 4,
+    attempts: int = 3,
+    base_delay: float = 1.0,
+    max_tokens: int = 700,
     on_entry: Callable[[int], None] | None = None,
+    on_stored: Callable[[], Awaitable[None]] | None = None,
 ) -> EnrichReport:
-    """Add generated variants to every published entry; the caller commits."""
-    entries: Sequence[FaqEntry] = (
-        await session.scalars(
-            select(FaqEntry).where(FaqEntry.status == FaqStatus.published).order_by(FaqEntry.id)
-        )
-    ).all()
-    has_generated = set(
-        (
+    """Add generated variants to ``entries`` (default: every published entry).
+
+    Each entry's variants are stored as soon as its paraphrases arrive, then ``on_stored`` runs
+    (a commit, for a resumable run); without it the caller commits. An entry whose LLM call
+    fails every attempt still gets the shorthand phrasings.
+    """
+    if entries is None:
+        entries = (
             await session.scalars(
-                select(FaqVariant.faq_id).where(FaqVariant.origin == VariantOrigin.generated)
+                select(FaqEntry).where(FaqEntry.status == FaqStatus.published).order_by(FaqEntry.id)
             )
         ).all()
-    )
-    report = EnrichReport()
-    for entry in entries:
-        if entry.id in has_generated and not force:
-            report.skipped += 1
-            continue
-        report.entries += 1
-        if dry_run:
-            report.llm_calls += llm is not None
-            continue
-        variants = shorthand_variants(entry.question, indexer.processor)
+    items = [_Item(e.id, e.question, e.external_id or str(e.id)) for e in entries]
+    done = set() if force else await _enriched(session, [i.id for i in items])
+    todo = [i for i in items if i.id not in done]
+    report = EnrichReport(entries=len(todo), skipped=len(items) - len(todo))
+    if dry_run:
         if llm is not None:
-            try:
-                variants = await paraphrases(llm, entry.question, n) + variants
-                report.llm_calls += 1
-            except TuvanError as exc:
-                log.warning("paraphrasing FAQ %s failed: %s", entry.id, exc)
-                report.failed.append((entry.external_id or str(entry.id), str(exc)))
-        variants = list(dict.fromkeys(variants))
-        await set_variants(session, indexer, entry, variants, VariantOrigin.generated)
+            for item in todo:
+                report.estimate.add(paraphrase_messages(item.question, n), max_tokens)
+        report.llm_calls = report.estimate.calls
+        return report
+
+    async def store(item: _Item, extra: list[str]) -> None:
+        entry = await session.get(FaqEntry, item.id)
+        if entry is None:  # removed while the job ran
+            return
+        variants = list(dict.fromkeys(extra + shorthand_variants(item.question, indexer.processor)))
+        await store_generated_variants(session, indexer, entry, variants)
         report.variants += len(variants)
+        if on_stored is not None:
+            await on_stored()
         if on_entry:
             on_entry(1)
+
+    if llm is None:
+        for item in todo:
+            await store(item, [])
+        return report
+    batch = await run_batch(
+        todo,
+        lambda item: paraphrases(llm, item.question, n),
+        concurrency=concurrency,
+        attempts=attempts,
+        base_delay=base_delay,
+        on_done=store,
+    )
+    report.llm_calls = batch.calls
+    for item, reason in batch.failed:
+        log.warning("paraphrasing FAQ %s failed: %s", item.label, reason)
+        report.failed.append((item.label, reason))
+        await store(item, [])
     return report

@@ -12,7 +12,9 @@ import platformdirs
 from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-SearchMode = Literal["dense", "keyword", "bm25", "hybrid", "hybrid+rerank", "summary"]
+SearchMode = Literal[
+    "dense", "keyword", "bm25", "hybrid", "hybrid+rerank", "summary", "hybrid+graph"
+]
 
 
 class LlmSettings(BaseModel):
@@ -34,6 +36,18 @@ class LlmSettings(BaseModel):
         return bool(self.base_url)
 
 
+class GraphSettings(BaseModel):
+    """The link graph of the indexed pages (`tuvan graph`) and the hybrid+graph re-ranking."""
+
+    # A link found on more than this share of the pages is navigation (menus), not a topic link.
+    navigation_share: float = Field(default=0.3, gt=0, le=1)
+    seed: int = 42  # Louvain's; the same store gives the same communities
+    resolution: float = Field(default=1.0, gt=0)  # above 1: smaller communities
+    top_k: int = Field(default=10, ge=2)  # hybrid+graph: documents whose communities are counted
+    # ... and a community with less than this share of them is dropped from the results.
+    min_share: float = Field(default=0.2, ge=0, le=1)
+
+
 class SearchSettings(BaseModel):
     mode: SearchMode = "hybrid"
     # Which keyword retriever feeds "hybrid": PostgreSQL full-text or in-memory BM25.
@@ -47,6 +61,7 @@ class SearchSettings(BaseModel):
     max_chunks_per_doc: int = 3
     hnsw_ef_search: int = 64
     reranker_path: Path | None = None  # local cross-encoder; used by mode hybrid+rerank
+    graph: GraphSettings = Field(default_factory=GraphSettings)
 
 
 class AnswerSettings(BaseModel):

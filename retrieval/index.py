@@ -291,6 +291,13 @@ async def upsert_faq(session: AsyncSession, indexer: Indexer, draft: FaqDraft) -
     if entry is None:
         entry = FaqEntry(external_id=draft.external_id)
         session.add(entry)
+    elif entry.question != draft.question:
+        # Generated phrasings paraphrased the old question: staff look again, `faq enrich` redoes.
+        await session.execute(
+            update(FaqVariant)
+            .where(FaqVariant.faq_id == entry.id, FaqVariant.origin == VariantOrigin.generated)
+            .values(needs_review=True)
+        )
     entry.question = draft.question
     entry.answer = draft.answer
     entry.source = draft.source

@@ -166,6 +166,12 @@ async def search_chunks(
 ) -> list[Hit]:
     """The best ``limit`` chunks for a question, de-duplicated, at most N per document."""
     mode = mode or settings.mode
+    if mode == "hybrid+graph":  # hybrid, re-ranked by link-graph community (retrieval.graph)
+        from retrieval.graph import graph_search  # imports this module
+
+        return await graph_search(
+            session, query_vector, terms, settings, limit=limit, query_text=query_text
+        )
     n = settings.candidates
     dense: list[int] = []
     keyword: list[int] = []

@@ -46,9 +46,17 @@ from bot.replies import Answer
 from bot.settings import SearchMode
 from retrieval.embedders import embed_off_loop
 from retrieval.errors import RetrievalError
+from retrieval.graph import build_communities
 from retrieval.search import Hit, search_chunks
 
-MODES: tuple[SearchMode, ...] = ("dense", "keyword", "bm25", "hybrid", "hybrid+rerank")
+MODES: tuple[SearchMode, ...] = (
+    "dense",
+    "keyword",
+    "bm25",
+    "hybrid",
+    "hybrid+rerank",
+    "hybrid+graph",
+)
 LEVELS = ("chunk", "document", "page")
 Progress = Callable[[int], None]
 
@@ -282,6 +290,10 @@ async def evaluate_questions(
         started = time.perf_counter()
         total = len(knowledge.passages) if knowledge.passages is not None else 0
         loaded = await _load(workspace, parts, knowledge, bar("indexing", total))
+        if "hybrid+graph" in (*modes, parts.settings.search.mode):
+            async with workspace.sessionmaker.begin() as session:
+                graph = await build_communities(session, parts.settings.search.graph)
+            loaded["graph"] = graph.describe()
         seconds["indexing"] = time.perf_counter() - started
         started = time.perf_counter()
         scope = sum(not q.out_of_scope for q in questions)

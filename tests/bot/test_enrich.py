@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
+from typing import Any
 
 from pydantic import SecretStr
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.answerer import AnswererParts
-from bot.enrich import enrich_faq, shorthand_variants
+from bot.enrich import enrich_faq, question_version, shorthand_variants
 from bot.llm import LlmClient
 from bot.models import FaqStatus, FaqVariant, VariantOrigin
 from retrieval.faq import faq_candidates
@@ -63,34 +65,99 @@ async def test_without_an_llm_published_entries_get_shorthand_variants(
     assert again.skipped >= 1
 
 
-async def test_llm_paraphrases_are_stored_and_a_failure_falls_back_to_shorthand(
-    session: AsyncSession, indexer: Indexer, stub: OpenAIStub, parts: AnswererParts
-) -> None:
-    entry = await upsert_faq(session, indexer, FaqDraft(question=QUESTION, answer="32,5 tr"))
-    llm = LlmClient(
+def stub_llm(parts: AnswererParts, stub: OpenAIStub) -> LlmClient:
+    return LlmClient(
         parts.settings.llm.model_copy(
             update={"base_url": stub.base_url, "api_key": SecretStr("sk-test"), "model": "m"}
         ),
         max_retries=0,
     )
+
+
+def paraphrasing(question: str, phrasings: list[str]) -> Callable[[dict[str, Any]], str]:
+    """A scripted reply: ``phrasings`` for ``question``, one filler phrasing for any other
+    entry (calls run concurrently, so replies cannot be queued in entry order)."""
+
+    def reply(body: dict[str, Any]) -> str:
+        asked = body["messages"][1]["content"]
+        return json.dumps(phrasings if asked == question else [f"{asked} nhé"])
+
+    return reply
+
+
+async def test_llm_paraphrases_are_stored_and_a_failure_falls_back_to_shorthand(
+    session: AsyncSession, indexer: Indexer, stub: OpenAIStub, parts: AnswererParts
+) -> None:
+    entry = await upsert_faq(session, indexer, FaqDraft(question=QUESTION, answer="32,5 tr"))
+    llm = stub_llm(parts, stub)
     try:
         dry = await enrich_faq(session, indexer, llm, dry_run=True, force=True)
         assert stub.requests_to("/v1/chat/completions") == []
-        assert dry.llm_calls == dry.entries >= 1
-        # Entries go in id order; this test's entry is the newest (others may be committed).
-        for _ in range(dry.entries - 1):
-            stub.script_chat(json.dumps(["x"]))
-        stub.script_chat(json.dumps(["hoc phi khmt 2026 bao nhieu", "KHMT 2026 học phí?"]))
-        report = await enrich_faq(session, indexer, llm, n=5, force=True)
+        assert dry.llm_calls == dry.entries == dry.estimate.calls >= 1
+        assert dry.estimate.prompt_tokens > 0
+        for _ in range(dry.entries):
+            stub.script_chat(
+                paraphrasing(QUESTION, ["hoc phi khmt 2026 bao nhieu", "KHMT 2026 học phí?"])
+            )
+        report = await enrich_faq(session, indexer, llm, n=5, force=True, concurrency=3)
         assert report.llm_calls == report.entries
         texts = await generated(session, entry.id)
         assert texts[:2] == ["hoc phi khmt 2026 bao nhieu", "KHMT 2026 học phí?"]
         assert "hp nganh khmt nam 2026 la bn" in texts
-        sent = stub.requests_to("/v1/chat/completions")[-1].body
-        assert sent["messages"][1]["content"] == QUESTION
-        stub.fail(500, times=10)
-        failed = await enrich_faq(session, indexer, llm, force=True)
+        asked = {r.body["messages"][1]["content"] for r in stub.requests_to("/v1/chat/completions")}
+        assert QUESTION in asked
+        stub.fail(500, times=2 * report.entries)
+        failed = await enrich_faq(session, indexer, llm, force=True, attempts=2, base_delay=0.001)
         assert failed.failed
+        assert failed.llm_calls == 2 * failed.entries  # each entry tried twice, then given up
         assert "hp nganh khmt nam 2026 la bn" in await generated(session, entry.id)
+    finally:
+        await llm.aclose()
+
+
+async def test_variants_record_their_question_and_a_changed_question_is_redone(
+    session: AsyncSession, indexer: Indexer, stub: OpenAIStub, parts: AnswererParts
+) -> None:
+    draft = FaqDraft(question=QUESTION, answer="32,5 tr", external_id="hp-khmt")
+    entry = await upsert_faq(session, indexer, draft)
+    llm = stub_llm(parts, stub)
+    try:
+        stub.script_chat(json.dumps(["hoc phi khmt 2026"]))
+        await enrich_faq(session, indexer, llm, entries=[entry])
+        rows = (
+            await session.execute(
+                select(FaqVariant.source_version, FaqVariant.needs_review).where(
+                    FaqVariant.faq_id == entry.id, FaqVariant.origin == VariantOrigin.generated
+                )
+            )
+        ).all()
+        assert rows
+        assert set(rows) == {(question_version(QUESTION), False)}
+        # Same question again: nothing to redo, and no LLM call.
+        calls = len(stub.requests_to("/v1/chat/completions"))
+        again = await enrich_faq(session, indexer, llm, entries=[entry])
+        assert (again.entries, again.skipped) == (0, 1)
+        assert len(stub.requests_to("/v1/chat/completions")) == calls
+
+        new_question = "Học phí ngành Khoa học Máy tính năm 2027 là bao nhiêu?"
+        await upsert_faq(session, indexer, FaqDraft(new_question, "35 tr", external_id="hp-khmt"))
+        flagged = await session.scalars(
+            select(FaqVariant.needs_review).where(
+                FaqVariant.faq_id == entry.id, FaqVariant.origin == VariantOrigin.generated
+            )
+        )
+        assert set(flagged.all()) == {True}
+        stub.script_chat(json.dumps(["hoc phi khmt 2027"]))
+        redone = await enrich_faq(session, indexer, llm, entries=[entry])
+        assert redone.entries == 1
+        texts = await generated(session, entry.id)
+        assert "hoc phi khmt 2027" in texts
+        assert "hoc phi khmt 2026" not in texts
+        versions = await session.scalars(
+            select(FaqVariant.source_version).where(
+                FaqVariant.faq_id == entry.id, FaqVariant.origin == VariantOrigin.generated
+            )
+        )
+        assert set(versions.all()) == {question_version(new_question)}
     finally:
         await llm.aclose()
