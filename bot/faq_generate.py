@@ -8,10 +8,12 @@ document, the chunk, the chunk's text and the document's version), so tier 1 nev
 it until staff publish it, `tuvan sources` counts it, a changed source flags it and removing the
 source removes it. Then each generated question gets paraphrases (bot.enrich) as variants.
 
-Resumable: chunks with drafts for the current version of their document are skipped, and so are
-chunks that yielded no usable pair (recorded in the document's metadata, which a re-ingest of a
-changed document replaces). ``force`` asks again, replacing the chunk's earlier drafts that are
-still unpublished and untouched by staff; published or staff-edited entries are never touched.
+Resumable: the chunks asked about are marked in their document's metadata with its version (a
+re-ingest of a changed document replaces the metadata), and a re-run skips them, as it skips
+chunks with drafts of the current version: so a chunk that gave no usable pair, or whose drafts
+staff deleted, is not asked again. ``force`` asks again, replacing the chunk's earlier drafts
+that are still unpublished and untouched by staff; published or staff-edited entries are never
+touched.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from retrieval.text import detect_language
 log = logging.getLogger(__name__)
 
 GENERATED_BY = "tuvan:faq-generate"  # updated_by of an entry no person has edited yet
-EMPTY_KEY = "faq_generate_empty"  # Document.meta: {"version": hash, "ordinals": [...]}
+DONE_KEY = "faq_generated"  # Document.meta: {"version": hash, "ordinals": [chunks asked]}
 MAX_QUESTION_CHARS = 300
 MAX_ANSWER_CHARS = 1500
 # A typical student question, for estimating the paraphrase calls before the questions exist.
@@ -193,7 +195,7 @@ async def select_chunks(
 
 
 async def _done(session: AsyncSession, jobs: Sequence[ChunkJob]) -> set[int]:
-    """The chunk ids with drafts (or a recorded empty answer) for their document's version."""
+    """The chunk ids asked about (or with drafts) for their document's current version."""
     if not jobs:
         return set()
     rows = await session.execute(
@@ -208,10 +210,10 @@ async def _done(session: AsyncSession, jobs: Sequence[ChunkJob]) -> set[int]:
             Document.id.in_(sorted({j.document_id for j in jobs}))
         )
     )
-    empty = {doc_id: meta.get(EMPTY_KEY) or {} for doc_id, meta in metas}
+    asked = {doc_id: meta.get(DONE_KEY) or {} for doc_id, meta in metas}
     done = set()
     for job in jobs:
-        marker = empty.get(job.document_id, {})
+        marker = asked.get(job.document_id, {})
         if (job.chunk_id, job.version) in versions or (
             marker.get("version") == job.version and job.ordinal in marker.get("ordinals", [])
         ):
@@ -268,21 +270,23 @@ async def store_drafts(
         await embed_faq_entry(session, indexer, entry)
         await refresh_folded_variants(session, indexer, entry, [])
         ids.append(entry.id)
-    if not pairs:
-        await _record_empty(session, job)
+    await _record_asked(session, job)
     return ids, len(replaced)
 
 
-async def _record_empty(session: AsyncSession, job: ChunkJob) -> None:
+async def _record_asked(session: AsyncSession, job: ChunkJob) -> None:
+    """Mark the chunk done for this version, so that a re-run does not ask again even when it
+    gave no usable pair or staff deleted its drafts (a re-ingest of a changed document resets
+    the metadata, and with it the marks)."""
     document = await session.get(Document, job.document_id)
     if document is None or document.content_hash != job.version:
         return
-    marker = dict(document.meta.get(EMPTY_KEY) or {})
+    marker = dict(document.meta.get(DONE_KEY) or {})
     ordinals = marker.get("ordinals", []) if marker.get("version") == job.version else []
     # A new dict: SQLAlchemy does not see changes made inside a JSONB value.
     document.meta = {
         **document.meta,
-        EMPTY_KEY: {"version": job.version, "ordinals": sorted({*ordinals, job.ordinal})},
+        DONE_KEY: {"version": job.version, "ordinals": sorted({*ordinals, job.ordinal})},
     }
     await session.flush()
 

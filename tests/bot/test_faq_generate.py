@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from pydantic import SecretStr
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.answerer import AnswererParts
@@ -193,6 +193,12 @@ async def test_dry_run_changes_nothing_and_a_rerun_asks_nothing(
     calls = chats(stub)
     again = await run(sessionmaker, indexer, llm, fees, paraphrases=2)
     assert (again.chunks, again.skipped, again.drafts, again.llm_calls) == (0, 1, 0, 0)
+    assert chats(stub) == calls
+    # Staff delete the draft: it stays deleted, the chunk is not asked about again.
+    async with sessionmaker.begin() as s:
+        await s.execute(delete(FaqEntry).where(FaqEntry.origin == FaqOrigin.generated))
+    after = await run(sessionmaker, indexer, llm, fees, paraphrases=2)
+    assert (after.chunks, after.skipped, after.drafts) == (0, 1, 0)
     assert chats(stub) == calls
 
 
