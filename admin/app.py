@@ -19,6 +19,8 @@ STATIC_DIR = Path(__file__).parent / "static"
 PAGE_MODULES = (
     "admin.login",
     "admin.users",
+    "admin.faq_pages",
+    "admin.faq_files",
 )
 
 

@@ -7,6 +7,7 @@ show each entry as the fields that changed, before → after.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -73,3 +74,21 @@ async def history(
         .limit(limit)
     )
     return [HistoryItem(r.at, r.actor, r.action, field_changes(r.before, r.after)) for r in rows]
+
+
+def word_diff(before: Any, after: Any) -> list[tuple[str, str]]:
+    """Two values as ``(op, text)`` runs, op in same/del/ins, word by word: an edited answer
+    shows what was changed, not two walls of text. The template escapes every run."""
+    old = "" if before is None else str(before)
+    new = "" if after is None else str(after)
+    a, b = old.split(" "), new.split(" ")
+    runs: list[tuple[str, str]] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            runs.append(("same", " ".join(a[i1:i2])))
+            continue
+        if i2 > i1:
+            runs.append(("del", " ".join(a[i1:i2])))
+        if j2 > j1:
+            runs.append(("ins", " ".join(b[j1:j2])))
+    return [(op, text) for op, text in runs if text]

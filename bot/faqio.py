@@ -29,14 +29,17 @@ class FaqFileError(TuvanError):
 
 
 def _rows(path: Path) -> list[dict[str, Any]]:
-    suffix = path.suffix.lower()
     try:
         raw = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise FaqFileError(f"cannot read {path}: {exc}") from exc
+    return _parse_rows(raw, path.suffix.lower(), str(path))
+
+
+def _parse_rows(raw: str, suffix: str, label: str) -> list[dict[str, Any]]:
     try:
         if suffix == ".jsonl":
-            return _jsonl_rows(path, raw)
+            return _jsonl_rows(label, raw)
         if suffix == ".json":
             data = json.loads(raw)
             return list(data if isinstance(data, list) else data.get("faq", []))
@@ -46,11 +49,11 @@ def _rows(path: Path) -> list[dict[str, Any]]:
             data = yaml.safe_load(raw) or []
             return list(data if isinstance(data, list) else data.get("faq", []))
     except (json.JSONDecodeError, yaml.YAMLError, csv.Error, AttributeError) as exc:
-        raise FaqFileError(f"{path} is not valid {suffix[1:].upper()}: {exc}") from exc
-    raise FaqFileError(f"{path}: unknown FAQ format (use one of {', '.join(FORMATS)})")
+        raise FaqFileError(f"{label} is not valid {suffix[1:].upper()}: {exc}") from exc
+    raise FaqFileError(f"{label}: unknown FAQ format (use one of {', '.join(FORMATS)})")
 
 
-def _jsonl_rows(path: Path, raw: str) -> list[Any]:
+def _jsonl_rows(label: str, raw: str) -> list[Any]:
     # json's own message counts lines and columns within the one line it was given.
     rows = []
     for number, line in enumerate(raw.splitlines(), start=1):
@@ -60,7 +63,7 @@ def _jsonl_rows(path: Path, raw: str) -> list[Any]:
             rows.append(json.loads(line))
         except json.JSONDecodeError as exc:
             raise FaqFileError(
-                f"{path}: line {number} is not valid JSON: {exc.msg} (column {exc.colno})"
+                f"{label}: line {number} is not valid JSON: {exc.msg} (column {exc.colno})"
             ) from exc
     return rows
 
@@ -74,17 +77,27 @@ def _variants(value: Any) -> list[str]:
 
 
 def read_faq_file(path: Path) -> list[FaqDraft]:
+    return _drafts(_rows(path), str(path))
+
+
+def parse_faq_text(raw: str, name: str) -> list[FaqDraft]:
+    """An uploaded FAQ file (the admin's import): the format from ``name``'s suffix; every row
+    is checked before any is returned, so a bad file imports nothing."""
+    return _drafts(_parse_rows(raw.removeprefix("\ufeff"), Path(name).suffix.lower(), name), name)
+
+
+def _drafts(rows: list[Any], label: str) -> list[FaqDraft]:
     drafts = []
-    for n, row in enumerate(_rows(path), start=1):
+    for n, row in enumerate(rows, start=1):
         if not isinstance(row, dict):
-            raise FaqFileError(f"{path}: entry {n} is not an object")
+            raise FaqFileError(f"{label}: entry {n} is not an object")
         question = str(row.get("question") or "").strip()
         answer = str(row.get("answer") or "").strip()
         if not question or not answer:
-            raise FaqFileError(f"{path}: entry {n} needs both a question and an answer")
+            raise FaqFileError(f"{label}: entry {n} needs both a question and an answer")
         status = str(row.get("status") or "published").strip().lower()
         if status not in FaqStatus.__members__:
-            raise FaqFileError(f"{path}: entry {n} has status {status!r} (draft|published)")
+            raise FaqFileError(f"{label}: entry {n} has status {status!r} (draft|published)")
         drafts.append(
             FaqDraft(
                 question=question,
@@ -113,24 +126,30 @@ def entry_row(entry: FaqEntry) -> dict[str, Any]:
     }
 
 
-def write_faq_file(path: Path, entries: Sequence[FaqEntry]) -> int:
+def faq_file_text(entries: Sequence[FaqEntry], suffix: str) -> str:
+    """The entries as a FAQ file of the format ``suffix`` names (.jsonl, .json, .csv, .yaml)."""
     rows = [entry_row(e) for e in entries]
-    suffix = path.suffix.lower()
     if suffix == ".jsonl":
-        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
-    elif suffix == ".json":
-        text = json.dumps(rows, ensure_ascii=False, indent=2) + "\n"
-    elif suffix in (".yaml", ".yml"):
-        text = yaml.safe_dump(rows, allow_unicode=True, sort_keys=False)
-    elif suffix == ".csv":
-        text = _csv_text(rows)
-    else:
+        return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    if suffix == ".json":
+        return json.dumps(rows, ensure_ascii=False, indent=2) + "\n"
+    if suffix in (".yaml", ".yml"):
+        return str(yaml.safe_dump(rows, allow_unicode=True, sort_keys=False))
+    if suffix == ".csv":
+        return _csv_text(rows)
+    raise FaqFileError(f"unknown FAQ format {suffix!r} (use one of {', '.join(FORMATS)})")
+
+
+def write_faq_file(path: Path, entries: Sequence[FaqEntry]) -> int:
+    suffix = path.suffix.lower()
+    if suffix not in FORMATS:
         raise FaqFileError(f"{path}: unknown FAQ format (use one of {', '.join(FORMATS)})")
+    text = faq_file_text(entries, suffix)
     try:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise FaqFileError(f"cannot write {path}: {exc.strerror or exc}") from exc
-    return len(rows)
+    return len(entries)
 
 
 def _csv_text(rows: Iterable[dict[str, Any]]) -> str:

@@ -1,0 +1,350 @@
+"""The FAQ as the admin reads and writes it: filtered lists, checked forms, audited changes.
+
+Every change re-embeds what it touched before the transaction commits (retrieval.index), so
+the very next question is matched against the new text; and writes an audit entry (entity
+``faq``, the entry's id) in the same transaction.
+
+Search is accent-insensitive on both sides: the query is folded with ``retrieval.text.fold``
+and the stored text with PostgreSQL's built-in ``translate()`` through a table made from the
+same function (the store has no ``unaccent`` extension, and ``fold`` is the project's one
+definition of "without diacritics"). Values always travel as bound parameters.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from sqlalchemy import ColumnElement, Select, exists, func, literal, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import selectinload
+
+from admin import audit
+from bot.models import FaqEntry, FaqOrigin, FaqStatus, FaqVariant, VariantOrigin
+from retrieval.index import Indexer, embed_faq_entry, refresh_folded_variants
+from retrieval.text import fold
+
+MAX_QUESTION = 2000
+MAX_ANSWER = 20_000
+MAX_SOURCE = 2000
+LANGUAGE_CHOICES = ("vi", "en")
+
+
+def _fold_table() -> tuple[str, str]:
+    """``translate()``'s from/to strings: each Latin letter with a mark (and A-Z) to what
+    ``fold`` makes of it; combining marks listed last, with no counterpart, are deleted."""
+    source, target, marks = [], [], []
+    for code in [*range(0x41, 0x5B), *range(0xC0, 0x250), *range(0x1E00, 0x1F00)]:
+        char = chr(code)
+        folded = fold(char)
+        if len(folded) == 1 and folded != char:
+            source.append(char)
+            target.append(folded)
+    for code in range(0x300, 0x370):
+        if unicodedata.category(chr(code)) == "Mn":
+            marks.append(chr(code))
+    return "".join(source) + "".join(marks), "".join(target)
+
+
+FOLD_FROM, FOLD_TO = _fold_table()
+
+
+def folded(column: Any) -> ColumnElement[str]:
+    """``column`` folded in SQL the way ``fold`` folds in Python (whitespace collapsed too)."""
+    translated = func.translate(column, literal(FOLD_FROM), literal(FOLD_TO))
+    return func.regexp_replace(translated, literal(r"\s+"), literal(" "), literal("g"))
+
+
+def like_pattern(text: str) -> str:
+    escaped = fold(text).replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+# -- the list ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FaqFilters:
+    q: str = ""
+    status: str = ""
+    language: str = ""
+    source: str = ""
+    origin: str = ""
+    review: bool = False
+    page: int = 1
+
+    @classmethod
+    def from_query(cls, query: Mapping[str, str]) -> FaqFilters:
+        """Unknown values are ignored, not errors: a hand-edited URL still shows a list."""
+
+        def choice(name: str, allowed: object) -> str:
+            value = query.get(name, "")
+            return value if value in allowed else ""  # type: ignore[operator]
+
+        try:
+            page = max(1, min(int(query.get("page", "1")), 100_000))
+        except ValueError:
+            page = 1
+        return cls(
+            q=query.get("q", "").strip()[:200],
+            status=choice("status", FaqStatus.__members__),
+            language=choice("language", LANGUAGE_CHOICES),
+            source=query.get("source", "").strip()[:MAX_SOURCE],
+            origin=choice("origin", FaqOrigin.__members__),
+            review=query.get("review") == "1",
+            page=page,
+        )
+
+    def query(self, **changes: Any) -> dict[str, str]:
+        """These filters as URL parameters (empty ones left out), with ``changes`` applied."""
+        values = {
+            "q": self.q,
+            "status": self.status,
+            "language": self.language,
+            "source": self.source,
+            "origin": self.origin,
+            "review": "1" if self.review else "",
+            "page": str(self.page) if self.page > 1 else "",
+        }
+        values.update({k: str(v) for k, v in changes.items()})
+        return {k: v for k, v in values.items() if v}
+
+
+def _filtered(filters: FaqFilters) -> Select[FaqEntry]:
+    stmt = select(FaqEntry)
+    if filters.q:
+        pattern = like_pattern(filters.q)
+        in_variants = exists().where(
+            FaqVariant.faq_id == FaqEntry.id, folded(FaqVariant.text).like(pattern, escape="\\")
+        )
+        stmt = stmt.where(
+            or_(
+                folded(FaqEntry.question).like(pattern, escape="\\"),
+                folded(FaqEntry.answer).like(pattern, escape="\\"),
+                in_variants,
+            )
+        )
+    if filters.status:
+        stmt = stmt.where(FaqEntry.status == FaqStatus(filters.status))
+    if filters.language:
+        stmt = stmt.where(FaqEntry.language == filters.language)
+    if filters.source:
+        stmt = stmt.where(FaqEntry.source == filters.source)
+    if filters.origin:
+        stmt = stmt.where(FaqEntry.origin == FaqOrigin(filters.origin))
+    if filters.review:
+        stmt = stmt.where(FaqEntry.needs_review.is_(True))
+    return stmt
+
+
+async def list_entries(
+    session: AsyncSession, filters: FaqFilters, page_size: int
+) -> tuple[list[FaqEntry], int]:
+    """One page of entries (newest change first) and how many match in all."""
+    stmt = _filtered(filters)
+    total = int(await session.scalar(select(func.count()).select_from(stmt.subquery())) or 0)
+    rows = await session.scalars(
+        stmt.options(selectinload(FaqEntry.variants))
+        .order_by(FaqEntry.updated_at.desc(), FaqEntry.id.desc())
+        .offset((filters.page - 1) * page_size)
+        .limit(page_size)
+    )
+    return list(rows), total
+
+
+async def known_sources(session: AsyncSession) -> list[str]:
+    rows = await session.scalars(
+        select(FaqEntry.source).where(FaqEntry.source.is_not(None)).distinct().limit(500)
+    )
+    return sorted(s for s in rows if s)
+
+
+async def get_entry(session: AsyncSession, faq_id: int) -> FaqEntry | None:
+    return await session.scalar(
+        select(FaqEntry).where(FaqEntry.id == faq_id).options(selectinload(FaqEntry.variants))
+    )
+
+
+# -- the form ---------------------------------------------------------------------------------
+
+
+@dataclass
+class EntryForm:
+    """What the editor sends, checked; ``errors`` holds i18n keys per field."""
+
+    question: str = ""
+    answer: str = ""
+    source: str = ""
+    source_url: str = ""
+    language: str = "vi"
+    status: str = FaqStatus.draft.value
+    needs_review: bool = False
+    errors: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, entry: FaqEntry) -> EntryForm:
+        return cls(
+            question=entry.question,
+            answer=entry.answer,
+            source=entry.source or "",
+            source_url=entry.source_url or "",
+            language=entry.language,
+            status=entry.status.value,
+            needs_review=entry.needs_review,
+        )
+
+    @classmethod
+    def read(cls, data: Mapping[str, Any]) -> EntryForm:
+        def text(name: str, limit: int) -> str:
+            value = data.get(name)
+            if not isinstance(value, str):
+                return ""
+            return value.replace("\x00", "").replace("\r\n", "\n").strip()[: limit + 1]
+
+        form = cls(
+            question=" ".join(text("question", MAX_QUESTION).split()),
+            answer=text("answer", MAX_ANSWER),
+            source=text("source", MAX_SOURCE),
+            source_url=text("source_url", MAX_SOURCE),
+            language=text("language", 8),
+            status=text("status", 16),
+            needs_review=data.get("needs_review") == "1",
+        )
+        form.check()
+        return form
+
+    def check(self) -> None:
+        if not self.question:
+            self.errors["question"] = "faq.error.question_required"
+        elif len(self.question) > MAX_QUESTION:
+            self.errors["question"] = "faq.error.too_long"
+        if not self.answer:
+            self.errors["answer"] = "faq.error.answer_required"
+        elif len(self.answer) > MAX_ANSWER:
+            self.errors["answer"] = "faq.error.too_long"
+        if len(self.source) > MAX_SOURCE:
+            self.errors["source"] = "faq.error.too_long"
+        if self.source_url:
+            parts = urlsplit(self.source_url)
+            if parts.scheme not in ("http", "https") or not parts.netloc:
+                self.errors["source_url"] = "faq.error.url"
+        if self.language not in LANGUAGE_CHOICES:
+            self.errors["language"] = "faq.error.choice"
+        if self.status not in FaqStatus.__members__:
+            self.errors["status"] = "faq.error.choice"
+
+
+def snapshot(entry: FaqEntry) -> dict[str, Any]:
+    """The fields the history shows (variants are recorded by their own add/remove entries)."""
+    return {
+        "question": entry.question,
+        "answer": entry.answer,
+        "source": entry.source,
+        "source_url": entry.source_url,
+        "language": entry.language,
+        "status": entry.status.value,
+        "needs_review": entry.needs_review,
+    }
+
+
+def staff_variants(entry: FaqEntry) -> list[str]:
+    return [v.text for v in entry.variants if v.origin == VariantOrigin.staff]
+
+
+async def save_entry(
+    session: AsyncSession,
+    indexer: Indexer,
+    entry: FaqEntry | None,
+    form: EntryForm,
+    actor: str,
+) -> FaqEntry:
+    """Create (``entry`` None) or update an entry from a checked form, re-embedded at once."""
+    before = snapshot(entry) if entry is not None else None
+    if entry is None:
+        entry = FaqEntry(origin=FaqOrigin.staff)
+        session.add(entry)
+        variants: list[str] = []
+    else:
+        variants = staff_variants(entry)
+    entry.question = form.question
+    entry.answer = form.answer
+    entry.source = form.source or None
+    entry.source_url = form.source_url or None
+    entry.language = form.language
+    entry.status = FaqStatus(form.status)
+    entry.needs_review = form.needs_review
+    if not form.needs_review:
+        entry.review_note = None
+    entry.updated_by = actor
+    await embed_faq_entry(session, indexer, entry)
+    await refresh_folded_variants(session, indexer, entry, variants)
+    after = snapshot(entry)
+    if before != after:
+        await audit.record(
+            session, actor, "create" if before is None else "update", "faq", entry.id, before, after
+        )
+    return entry
+
+
+async def set_status(
+    session: AsyncSession, entry: FaqEntry, status: FaqStatus, actor: str, action: str
+) -> None:
+    """Publish (approve) or unpublish; publishing also settles a pending review."""
+    before = snapshot(entry)
+    entry.status = status
+    if status == FaqStatus.published:
+        entry.needs_review = False
+        entry.review_note = None
+    entry.updated_by = actor
+    await session.flush()
+    await audit.record(session, actor, action, "faq", entry.id, before, snapshot(entry))
+
+
+async def delete_entry(session: AsyncSession, entry: FaqEntry, actor: str, action: str) -> None:
+    await audit.record(session, actor, action, "faq", entry.id, snapshot(entry), None)
+    await session.delete(entry)
+    await session.flush()
+
+
+async def add_variant(
+    session: AsyncSession, indexer: Indexer, entry: FaqEntry, text: str, actor: str
+) -> bool:
+    """Add a staff phrasing (embedded at once); False when the entry already has it."""
+    text = " ".join(text.split())[:MAX_QUESTION]
+    if not text or text == entry.question or any(v.text == text for v in entry.variants):
+        return False
+    [vector] = await indexer.passages([text])
+    entry.variants.append(
+        FaqVariant(
+            text=text,
+            origin=VariantOrigin.staff,
+            keyword_text=indexer.processor.keyword_text(text),
+            embedding=vector,
+        )
+    )
+    entry.updated_by = actor
+    await session.flush()
+    await refresh_folded_variants(session, indexer, entry, staff_variants(entry))
+    await audit.record(
+        session, actor, "add_variant", "faq", entry.id, None, {"variant": text, "origin": "staff"}
+    )
+    return True
+
+
+async def remove_variant(
+    session: AsyncSession, indexer: Indexer, entry: FaqEntry, variant_id: int, actor: str
+) -> bool:
+    """Remove a staff or generated phrasing; the folded ones follow the staff phrasings."""
+    variant = next((v for v in entry.variants if v.id == variant_id), None)
+    if variant is None or variant.origin == VariantOrigin.folded:
+        return False
+    removed = {"variant": variant.text, "origin": variant.origin.value}
+    entry.variants.remove(variant)
+    entry.updated_by = actor
+    await session.flush()
+    await refresh_folded_variants(session, indexer, entry, staff_variants(entry))
+    await audit.record(session, actor, "remove_variant", "faq", entry.id, removed, None)
+    return True
