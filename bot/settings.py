@@ -120,8 +120,11 @@ class TextSettings(BaseModel):
 
 class IngestSettings(BaseModel):
     # auto: the regulation chunker (Chương/Mục/Điều/Khoản) for documents with that structure,
-    # the structure chunker (headings, paragraphs, sentences) for the rest; or force one.
-    chunker: Literal["auto", "structure", "legal"] = "auto"
+    # and for the rest the chunker that measured best (retrieval.legal_chunking.AUTO_CHUNKER);
+    # or force one: structure (headings, paragraphs, sentences), markdown (the web-site
+    # chatbot's heading and blank-line thresholds), legal, semantic (topic shifts between
+    # sentences, as the embedder sees them; embeds every sentence).
+    chunker: Literal["auto", "structure", "markdown", "legal", "semantic"] = "auto"
 
 
 class TelegramSettings(BaseModel):

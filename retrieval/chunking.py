@@ -105,7 +105,7 @@ def chunk_document(
         raise ValueError(f"need 0 < target_tokens <= max_tokens, got {target_tokens}, {max_tokens}")
     if overlap_sentences < 0:
         raise ValueError(f"overlap_sentences must be >= 0, got {overlap_sentences}")
-    count = _memoized(count_tokens)
+    count = memoized(count_tokens)
     splitter = _Splitter(count, target_tokens, max_tokens, overlap_sentences)
     drafts: list[ChunkDraft] = []
     for section in _merge_small_sections(doc.sections, count, target_tokens):
@@ -116,7 +116,22 @@ def chunk_document(
     return drafts
 
 
-def _memoized(count_tokens: TokenCounter) -> TokenCounter:
+def split_text(
+    text: str,
+    *,
+    count_tokens: TokenCounter,
+    target_tokens: int,
+    max_tokens: int,
+    overlap_sentences: int = 1,
+) -> list[str]:
+    """`text` cut as one section is cut here (blank lines, lines, sentences, words), each piece
+    at most `max_tokens`: the fallback of the other chunkers for a block that is too long."""
+    splitter = _Splitter(count_tokens, target_tokens, max_tokens, overlap_sentences)
+    return splitter.split(text)
+
+
+def memoized(count_tokens: TokenCounter) -> TokenCounter:
+    """`count_tokens` with a cache."""
     # A real tokenizer can cost a millisecond per chunk, and the same texts are sized repeatedly.
     sizes: dict[str, int] = {}
 
@@ -132,7 +147,7 @@ def _memoized(count_tokens: TokenCounter) -> TokenCounter:
 # --- merging tiny sections -----------------------------------------------------------------------
 
 
-def _common_prefix(paths: Sequence[tuple[str, ...]]) -> tuple[str, ...]:
+def common_prefix(paths: Sequence[tuple[str, ...]]) -> tuple[str, ...]:
     prefix = paths[0]
     for path in paths[1:]:
         length = 0
@@ -145,14 +160,14 @@ def _common_prefix(paths: Sequence[tuple[str, ...]]) -> tuple[str, ...]:
 def _render_group(group: list[Section]) -> Section:
     if len(group) == 1:
         return group[0]
-    common = _common_prefix([section.heading_path for section in group])
+    common = common_prefix([section.heading_path for section in group])
     text = "\n\n".join(_labelled(section, common) for section in group)
     return Section(common, text, group[0].page)
 
 
 def _same_parent(group: list[Section]) -> bool:
     """Every member sits directly under the group's common heading (siblings, or parent+child)."""
-    common = _common_prefix([section.heading_path for section in group])
+    common = common_prefix([section.heading_path for section in group])
     return all(len(common) >= len(section.heading_path) - 1 for section in group)
 
 
@@ -222,7 +237,7 @@ def _is_prefix(outer: tuple[str, ...], inner: tuple[str, ...]) -> bool:
 
 def _labelled(section: Section, context: tuple[str, ...]) -> str:
     """The section's text, under the part of its heading path that `context` does not show."""
-    common = _common_prefix([section.heading_path, context])
+    common = common_prefix([section.heading_path, context])
     label = HEADING_SEPARATOR.join(section.heading_path[len(common) :])
     return f"{label}\n{section.text}" if label else section.text
 
@@ -240,9 +255,9 @@ class _Unit:
     group: int | None = None
 
 
-_TABLE_SEPARATOR_ROW = re.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?$")
-_FENCE = re.compile(r"^[ \t]{0,3}(```|~~~)")
-_LIST_ITEM = re.compile(r"^\s*([-+*•·–]\s|\d+(\.\d+)*[.)]\s|[a-zđ][.)]\s|[IVXLC]+[./]\s)")
+TABLE_SEPARATOR_ROW = re.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?$")
+FENCE = re.compile(r"^[ \t]{0,3}(```|~~~)")
+LIST_ITEM = re.compile(r"^\s*([-+*•·–]\s|\d+(\.\d+)*[.)]\s|[a-zđ][.)]\s|[IVXLC]+[./]\s)")
 _SENTENCE_END = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s)")
 _LIST_MARKER = re.compile(r"^\s*[(\[]?(\d+|[IVXLCDM]+|[A-Za-zĐđ])([.)]\d*)*[.)/]?$")
 # Lower-cased words whose final dot is not a sentence end ("TP. Hồ Chí Minh", "ThS. Lê", "v.v.").
@@ -282,7 +297,7 @@ class _Splitter:
             elif kind == "table":
                 units.extend(self._table_units(lines, separator))
             else:
-                for index, line in enumerate(_logical_lines(lines)):
+                for index, line in enumerate(logical_lines(lines)):
                     units.extend(self._line_units(line, separator if index == 0 else "\n"))
         return units
 
@@ -303,7 +318,7 @@ class _Splitter:
 
     def _table_units(self, lines: list[str], separator: str) -> list[_Unit]:
         header_size = 1
-        if len(lines) > 1 and _TABLE_SEPARATOR_ROW.match(lines[1].strip()):
+        if len(lines) > 1 and TABLE_SEPARATOR_ROW.match(lines[1].strip()):
             header_size = 2
             # Scraped tables often have an empty first row and the real header as the first body
             # row ("|  |  |" / "| --- | --- |" / "| STT | Mã ngành |"): repeat that row too.
@@ -334,7 +349,7 @@ class _Splitter:
         pieces: list[str] = []
         current: list[str] = []
         fresh = 0  # sentences in `current` that no earlier piece holds
-        for sentence in _sentences(line):
+        for sentence in split_sentences(line):
             if self._count(sentence) > self._limit:
                 if fresh:
                     pieces.append(" ".join(current))
@@ -451,7 +466,7 @@ def _blocks(text: str) -> Iterator[tuple[str, list[str], str]]:
                 lines = []
             next_separator = "\n\n"
             continue
-        fence_match = _FENCE.match(line)
+        fence_match = FENCE.match(line)
         line_kind = "fence" if fence_match else "table" if line.lstrip().startswith("|") else "text"
         if lines and (line_kind != kind or kind == "fence"):
             yield kind, lines, separator
@@ -466,7 +481,7 @@ def _blocks(text: str) -> Iterator[tuple[str, list[str], str]]:
         yield kind, lines, separator
 
 
-def _logical_lines(lines: list[str]) -> list[str]:
+def logical_lines(lines: list[str]) -> list[str]:
     """Lines with hard-wrapped continuations (as in PDF text) joined back to their line."""
     joined: list[str] = []
     for line in lines:
@@ -474,7 +489,7 @@ def _logical_lines(lines: list[str]) -> list[str]:
         if (
             previous
             and line[:1].islower()
-            and not _LIST_ITEM.match(line)
+            and not LIST_ITEM.match(line)
             and not previous.rstrip().endswith((".", "!", "?", ":", ";", "…"))
         ):
             joined[-1] = f"{previous.rstrip()} {line.strip()}"
@@ -483,7 +498,7 @@ def _logical_lines(lines: list[str]) -> list[str]:
     return joined
 
 
-def _sentences(text: str) -> list[str]:
+def split_sentences(text: str) -> list[str]:
     """Split at . ! ? … followed by a space - never inside 28.5, 40.000.000 or 15/6/2026, nor
     after an abbreviation ("TP. Hồ Chí Minh"), a list marker ("1.") or before a lower-case word."""
     sentences: list[str] = []

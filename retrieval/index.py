@@ -17,7 +17,7 @@ from bot.models import Chunk, Document, FaqEntry, FaqStatus, FaqVariant, IndexSt
 from retrieval.chunking import ChunkDraft, contextual_header
 from retrieval.embedders import Embedder, embed_off_loop
 from retrieval.errors import IndexMismatchError
-from retrieval.legal_chunking import ChunkerMode, chunk_for
+from retrieval.legal_chunking import ChunkerMode, draft_chunks
 from retrieval.loaders import LoadedDocument
 from retrieval.text import TextProcessor, detect_language, fold
 
@@ -39,7 +39,7 @@ class Indexer:
     processor: TextProcessor
     batch_size: int = 32
     # Which chunker cuts a document (retrieval.legal_chunking.chunk_for): "auto" picks the
-    # regulation chunker for documents with Chương/Điều structure, the structure chunker else.
+    # regulation chunker for documents with Chương/Điều structure, AUTO_CHUNKER else.
     chunker: ChunkerMode = "auto"
     # Prepend "title › headings (trang N)" to each chunk for embedding and keyword search.
     context_header: bool = True
@@ -212,12 +212,8 @@ async def index_document(
         return IndexResult(existing.id, int(count or 0), unchanged=True)
     if drafts is None:
         # The contextual header is embedded with the chunk: leave room for it in e5's 512 tokens.
-        drafts = chunk_for(
-            doc,
-            indexer.chunker,
-            count_tokens=indexer.embedder.count_tokens,
-            target_tokens=280,
-            max_tokens=400,
+        drafts = await draft_chunks(
+            doc, indexer.chunker, indexer.embedder, target_tokens=280, max_tokens=400
         )
     search_texts = [chunk_search_text(doc.title, d, header=indexer.context_header) for d in drafts]
     vectors = await indexer.passages(search_texts, progress)

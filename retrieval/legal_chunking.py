@@ -10,6 +10,8 @@ borders, then lines, then sentences with overlap (by `chunk_document`). Text out
 
 Headings are found in section text (PDF, plain text) and in heading paths (Markdown headings
 "## Điều 3. …", DOCX heading styles) alike.
+
+`chunk_for` and `draft_chunks` pick the chunker a setting names, this one among them.
 """
 
 from __future__ import annotations
@@ -17,13 +19,25 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
 
 from retrieval.chunking import ChunkDraft, TokenCounter, approx_tokens, chunk_document
+from retrieval.embedders import Embedder, embed_off_loop
 from retrieval.loaders import LoadedDocument, Section
+from retrieval.markdown_chunking import chunk_markdown
+from retrieval.semantic_chunking import (
+    EmbedPassages,
+    chunk_semantic,
+    semantic_drafts,
+    semantic_pieces,
+)
 
-ChunkerMode = Literal["auto", "structure", "legal"]
-CHUNKER_MODES: tuple[ChunkerMode, ...] = ("auto", "structure", "legal")
+Chunker = Literal["structure", "markdown", "legal", "semantic"]
+ChunkerMode = Literal["auto", "structure", "markdown", "legal", "semantic"]
+CHUNKER_MODES: tuple[ChunkerMode, ...] = get_args(ChunkerMode)
+# What "auto" runs on a document that is not a regulation: the chunker with the best
+# document-level Hit@5, then MRR@5, on the UIT questions (docs/benchmarks.md, "Chunkers").
+AUTO_CHUNKER: Chunker = "structure"
 
 # Fewer article headings than this, without chapters, is a document that cites articles.
 MIN_ARTICLES = 3
@@ -60,6 +74,15 @@ def is_regulation(doc: LoadedDocument) -> bool:
     return len(articles) >= MIN_ARTICLES or (len(chapters) >= 2 and bool(parts or articles))
 
 
+def resolve_chunker(doc: LoadedDocument, mode: ChunkerMode) -> Chunker:
+    """The chunker `mode` names; for "auto", legal on a regulation and `AUTO_CHUNKER` else."""
+    if mode not in CHUNKER_MODES:
+        raise ValueError(f"unknown chunker {mode!r}; choose one of {', '.join(CHUNKER_MODES)}")
+    if mode == "auto":
+        return "legal" if is_regulation(doc) else AUTO_CHUNKER
+    return mode
+
+
 def chunk_for(
     doc: LoadedDocument,
     mode: ChunkerMode,
@@ -68,20 +91,63 @@ def chunk_for(
     target_tokens: int = 280,
     max_tokens: int = 400,
     overlap_sentences: int = 1,
+    embed: EmbedPassages | None = None,
 ) -> list[ChunkDraft]:
-    """Drafts of `doc` by the chunker `mode` names: "legal" for regulations, "structure" for the
-    heading-and-size chunker, "auto" for legal when `is_regulation(doc)` and structure otherwise."""
-    if mode not in CHUNKER_MODES:
-        raise ValueError(f"unknown chunker {mode!r}; choose one of {', '.join(CHUNKER_MODES)}")
-    chunker = chunk_document
-    if mode == "legal" or (mode == "auto" and is_regulation(doc)):
-        chunker = chunk_regulation
-    return chunker(
+    """Drafts of `doc` by the chunker `mode` names (see `resolve_chunker`); "semantic" needs
+    `embed`, the embedder's `embed_passages`."""
+    chunker = resolve_chunker(doc, mode)
+    if chunker == "semantic":
+        if embed is None:
+            raise ValueError("the semantic chunker needs an embedder (embed=...)")
+        return chunk_semantic(
+            doc,
+            embed=embed,
+            count_tokens=count_tokens,
+            target_tokens=target_tokens,
+            max_tokens=max_tokens,
+            overlap_sentences=overlap_sentences,
+        )
+    chunk = {
+        "structure": chunk_document,
+        "markdown": chunk_markdown,
+        "legal": chunk_regulation,
+    }[chunker]
+    return chunk(
         doc,
         count_tokens=count_tokens,
         target_tokens=target_tokens,
         max_tokens=max_tokens,
         overlap_sentences=overlap_sentences,
+    )
+
+
+async def draft_chunks(
+    doc: LoadedDocument,
+    mode: ChunkerMode,
+    embedder: Embedder,
+    *,
+    target_tokens: int = 280,
+    max_tokens: int = 400,
+) -> list[ChunkDraft]:
+    """`chunk_for` as the indexer runs it: sizes from the embedder's tokenizer, and the semantic
+    chunker's sentences embedded on the embedding thread rather than on the event loop."""
+    if resolve_chunker(doc, mode) != "semantic":
+        return chunk_for(
+            doc,
+            mode,
+            count_tokens=embedder.count_tokens,
+            target_tokens=target_tokens,
+            max_tokens=max_tokens,
+        )
+    pieces = semantic_pieces(doc, count_tokens=embedder.count_tokens, max_tokens=max_tokens)
+    vectors = await embed_off_loop(embedder.embed_passages, [piece.text for piece in pieces])
+    return semantic_drafts(
+        doc,
+        pieces,
+        vectors,
+        count_tokens=embedder.count_tokens,
+        target_tokens=target_tokens,
+        max_tokens=max_tokens,
     )
 
 

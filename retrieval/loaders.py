@@ -34,9 +34,18 @@ _TITLE_MAX_CHARS = 120
 
 @dataclass(frozen=True)
 class Section:
+    """Body text under one heading path.
+
+    `levels` and `raw_text` keep what `text` flattens, for the Markdown chunker: the level (1-6)
+    of each heading in `heading_path`, and the body with its runs of blank lines as written.
+    Formats without them (PDF, DOCX, CSV, text) leave them empty. Neither takes part in equality.
+    """
+
     heading_path: tuple[str, ...]
     text: str
     page: int | None = None
+    levels: tuple[int, ...] = field(default=(), compare=False)
+    raw_text: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)
@@ -153,6 +162,11 @@ def _tidy(lines: list[str]) -> str:
     return "\n".join(out).strip("\n")
 
 
+def _trimmed(lines: list[str]) -> str:
+    """Right-strip lines and trim blank lines at both ends, keeping inner runs of blank lines."""
+    return "\n".join(line.rstrip() for line in lines).strip("\n")
+
+
 def _prettify_stem(stem: str) -> str:
     words = re.sub(r"(?<=[a-zà-ỹ])(?=[A-Z])", " ", re.sub(r"[-_\s]+", " ", stem)).strip()
     return words[:1].upper() + words[1:] if words else stem
@@ -208,7 +222,9 @@ def _load_markdown(path: Path, raw: bytes) -> _Parsed:
     def flush() -> None:
         text = _tidy(body)
         if text:
-            sections.append(Section(tuple(name for _, name in stack), text))
+            path = tuple(name for _, name in stack)
+            levels = tuple(level for level, _ in stack)
+            sections.append(Section(path, text, None, levels, _trimmed(body)))
         body.clear()
 
     for line in lines:
@@ -225,6 +241,9 @@ def _load_markdown(path: Path, raw: bytes) -> _Parsed:
         if heading is None:
             if not _BARE_IMAGES.match(line):
                 body.append(line)
+            elif body and not body[-1].strip():
+                # The blank lines after a dropped image line separate what is left.
+                body.pop()
             continue
         level, name = len(heading.group(1)), _inline_text(heading.group(2))
         if not name:
@@ -446,7 +465,9 @@ class _HtmlExtractor(HTMLParser):
         self._end_paragraph()
         text = _tidy(self._lines)
         if text:
-            self.sections.append(Section(tuple(name for _, name in self._stack), text))
+            path = tuple(name for _, name in self._stack)
+            levels = tuple(level for level, _ in self._stack)
+            self.sections.append(Section(path, text, None, levels))
         self._lines.clear()
 
 

@@ -15,6 +15,9 @@ from bot.errors import TuvanError
 from bot.settings import LlmSettings, Settings
 
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+# The chunker names, spelled out so that `--help` needs no import of the retrieval package
+# (tests/bot/test_evaluation_questions.py checks them against retrieval.legal_chunking).
+_CHUNKERS = ("auto", "structure", "markdown", "legal", "semantic")
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 
 
@@ -53,16 +56,27 @@ def _ks(value: str) -> tuple[int, ...]:
     return ks
 
 
-def _knowledge(corpus: Path | None, chunks: Path | None, faq: Path | None) -> Any:
+def _knowledge(
+    corpus: Path | None,
+    chunks: Path | None,
+    faq: Path | None,
+    *,
+    chunker: str | None = None,
+    context_header: bool = True,
+) -> Any:
     from bot.evaluation.data import read_faq_items, read_passages
     from bot.evaluation.questions import Knowledge
 
     if (corpus is None) == (chunks is None):
         raise click.UsageError("give exactly one of --corpus DIR and --chunks CHUNKS.jsonl")
+    if chunker is not None and corpus is None:
+        raise click.UsageError("--chunker cuts a --corpus folder; --chunks are indexed as given")
     return Knowledge(
         corpus=corpus,
         passages=read_passages(chunks) if chunks else None,
         faq=read_faq_items(faq) if faq else None,
+        chunker=chunker,  # type: ignore[arg-type]  # a click.Choice of CHUNKER_MODES
+        context_header=context_header,
     )
 
 
@@ -114,6 +128,19 @@ _server_option = click.option(
 @click.option("--corpus", type=_DIR, help="A folder ingested with tuvan's pipeline.")
 @click.option("--chunks", type=_FILE, help="Pre-cut passages (JSONL), indexed as they are.")
 @click.option("--faq", type=_FILE, help="FAQ entries to load too, so tier 1 takes part.")
+@click.option(
+    "--chunker",
+    type=click.Choice(_CHUNKERS),
+    default=None,
+    help="Cut the --corpus with this chunker. Default: TUVAN_INGEST__CHUNKER.",
+)
+@click.option(
+    "--no-context-header",
+    "context_header",
+    flag_value=False,
+    default=True,
+    help="Embed and index chunks without their 'title › headings' line.",
+)
 @click.option("--k", "ks", default="1,3,5,10", show_default=True, help="Cut-offs, comma-separated.")
 @click.option(
     "--mode",
@@ -134,6 +161,8 @@ def eval_questions(
     corpus: Path | None,
     chunks: Path | None,
     faq: Path | None,
+    chunker: str | None,
+    context_header: bool,
     ks: str,
     modes: Sequence[str],
     compare: bool,
@@ -153,7 +182,7 @@ def eval_questions(
     cut_offs = _ks(ks)
     with _readable():
         questions = read_questions(questions_file)
-        knowledge = _knowledge(corpus, chunks, faq)
+        knowledge = _knowledge(corpus, chunks, faq, chunker=chunker, context_header=context_header)
         parts = build_parts(settings)
     chosen: list[str]
     if compare:

@@ -46,6 +46,7 @@ from bot.replies import Answer
 from bot.settings import SearchMode
 from retrieval.embedders import embed_off_loop
 from retrieval.errors import RetrievalError
+from retrieval.legal_chunking import ChunkerMode
 from retrieval.graph import build_communities
 from retrieval.search import Hit, search_chunks
 
@@ -63,11 +64,17 @@ Progress = Callable[[int], None]
 
 @dataclass(frozen=True)
 class Knowledge:
-    """What to load: a folder for tuvan's pipeline, or pre-cut passages; and an optional FAQ."""
+    """What to load: a folder for tuvan's pipeline, or pre-cut passages; and an optional FAQ.
+
+    ``chunker`` (a folder only) overrides the chunker setting; ``context_header`` False embeds
+    and keyword-indexes chunks without their "title › headings" line.
+    """
 
     corpus: Path | None = None
     passages: Sequence[Passage] | None = None
     faq: Sequence[FaqItem] | None = None
+    chunker: ChunkerMode | None = None
+    context_header: bool = True
 
     @property
     def levels(self) -> tuple[str, ...]:
@@ -169,15 +176,29 @@ async def _load(
     workspace: Workspace, parts: AnswererParts, knowledge: Knowledge, progress: Progress | None
 ) -> dict[str, Any]:
     loaded: dict[str, Any] = {}
+    header = knowledge.context_header
     if knowledge.passages is not None:
+        if knowledge.chunker is not None:
+            raise RetrievalError("a chunker applies to a corpus folder, not to pre-cut passages")
         loaded["passages"] = await load_passages(
-            workspace, parts, knowledge.passages, on_chunks=progress
+            workspace, parts, knowledge.passages, on_chunks=progress, context_header=header
         )
     elif knowledge.corpus is not None:
-        chunks, skipped = await load_corpus(workspace, parts, knowledge.corpus, on_chunks=progress)
+        chunker = knowledge.chunker or parts.settings.ingest.chunker
+        chunks, skipped = await load_corpus(
+            workspace,
+            parts,
+            knowledge.corpus,
+            on_chunks=progress,
+            chunker=chunker,
+            context_header=header,
+        )
         loaded.update(chunks=chunks, skipped=[{"file": f, "reason": r} for f, r in skipped])
+        loaded["chunker"] = chunker
     else:
         raise ValueError("give a corpus folder or passages")
+    if not header:
+        loaded["context_header"] = "off"
     if knowledge.faq:
         await load_faq(workspace, parts, knowledge.faq)
         loaded["faq_entries"] = len(knowledge.faq)

@@ -28,6 +28,7 @@ from bot.evaluation.data import FaqItem, Passage
 from retrieval.chunking import ChunkDraft
 from retrieval.index import FaqDraft, Indexer, ensure_index_state, index_document, upsert_faq
 from retrieval.ingest import ingest_paths
+from retrieval.legal_chunking import ChunkerMode
 from retrieval.loaders import LoadedDocument, Section
 from retrieval.text import detect_language
 
@@ -82,12 +83,17 @@ async def _migrated(url: str) -> AsyncIterator[Workspace]:
         await engine.dispose()
 
 
-def indexer_for(parts: AnswererParts) -> Indexer:
+def indexer_for(
+    parts: AnswererParts, *, chunker: ChunkerMode | None = None, context_header: bool = True
+) -> Indexer:
+    """The indexer the settings describe; an evaluation may try another chunker, or chunks
+    embedded without their contextual header."""
     return Indexer(
         parts.embedder,
         parts.processor,
         parts.settings.embed_batch_size,
-        parts.settings.ingest.chunker,
+        chunker or parts.settings.ingest.chunker,
+        context_header,
     )
 
 
@@ -97,9 +103,11 @@ async def load_corpus(
     corpus: Path,
     *,
     on_chunks: Callable[[int], None] | None = None,
+    chunker: ChunkerMode | None = None,
+    context_header: bool = True,
 ) -> tuple[int, list[tuple[str, str]]]:
     """Ingest a folder with tuvan's pipeline; (chunks, skipped files with the reason)."""
-    indexer = indexer_for(parts)
+    indexer = indexer_for(parts, chunker=chunker, context_header=context_header)
     async with workspace.sessionmaker.begin() as session:
         await ensure_index_state(session, indexer.embedder)
     report = await ingest_paths(workspace.sessionmaker, indexer, [corpus], on_chunks=on_chunks)
@@ -112,13 +120,14 @@ async def load_passages(
     passages: Sequence[Passage],
     *,
     on_chunks: Callable[[int], None] | None = None,
+    context_header: bool = True,
 ) -> int:
     """Index pre-cut passages as they are: one chunk each, its id kept as the chunk's id.
 
     Passages that name the same ``source`` become one document, in file order; a passage with
     no source is a document of its own, named by its id.
     """
-    indexer = indexer_for(parts)
+    indexer = indexer_for(parts, context_header=context_header)
     groups: dict[str, list[Passage]] = {}
     for p in passages:
         groups.setdefault(p.source or p.id, []).append(p)

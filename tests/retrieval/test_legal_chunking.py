@@ -9,8 +9,16 @@ from pathlib import Path
 import pytest
 
 from retrieval.chunking import approx_tokens, chunk_document
-from retrieval.legal_chunking import chunk_for, chunk_regulation, is_regulation
+from retrieval.legal_chunking import (
+    AUTO_CHUNKER,
+    CHUNKER_MODES,
+    chunk_for,
+    chunk_regulation,
+    is_regulation,
+    resolve_chunker,
+)
 from retrieval.loaders import LoadedDocument, Section, load_file
+from retrieval.markdown_chunking import chunk_markdown
 
 DATASETS = Path(__file__).resolve().parents[3] / "shared" / "datasets"
 
@@ -205,7 +213,15 @@ def test_chunk_for_picks_the_chunker() -> None:
     assert chunk_for(doc, "auto") == chunk_regulation(doc)
     assert chunk_for(doc, "legal") == chunk_regulation(doc)
     assert chunk_for(doc, "structure") == chunk_document(doc, target_tokens=280, max_tokens=400)
-    assert chunk_for(page, "auto") == chunk_document(page, target_tokens=280, max_tokens=400)
+    assert chunk_for(doc, "markdown") == chunk_markdown(doc, target_tokens=280, max_tokens=400)
+    assert chunk_for(page, "auto") == chunk_for(page, AUTO_CHUNKER)
+    assert [resolve_chunker(d, "auto") for d in (doc, page)] == ["legal", AUTO_CHUNKER]
+    assert [resolve_chunker(page, m) for m in CHUNKER_MODES if m != "auto"] == [
+        "structure",
+        "markdown",
+        "legal",
+        "semantic",
+    ]
     with pytest.raises(ValueError, match="unknown chunker"):
         chunk_for(doc, "fancy")  # type: ignore[arg-type]
 

@@ -498,3 +498,31 @@ def test_ptit_web_page_saved_as_pdf_is_read_as_html() -> None:
     assert doc.meta["format"] == "html"
     assert doc.meta["declared_suffix"] == ".pdf"
     assert doc.url == "https://ptit.edu.vn/"
+
+
+def test_markdown_sections_keep_heading_levels_and_runs_of_blank_lines(tmp_path: Path) -> None:
+    doc = load_file(
+        write(
+            tmp_path / "trang.md",
+            "# Tuyển sinh\n\n### Đối tượng\nDòng một.\n\n\n\nDòng hai.\n\n![](anh.png)\n\n"
+            "Dòng ba.\n\n##### Hồ sơ\nPhiếu đăng ký.\n",
+        )
+    )
+    first, second = doc.sections
+    assert (first.heading_path, first.levels) == (("Đối tượng",), (3,))
+    assert (second.heading_path, second.levels) == (("Đối tượng", "Hồ sơ"), (3, 5))
+    # `text` collapses blank lines; `raw_text` keeps the run of three, and the dropped image
+    # line leaves one blank line, not two.
+    assert first.text == "Dòng một.\n\nDòng hai.\n\nDòng ba."
+    assert first.raw_text == "Dòng một.\n\n\n\nDòng hai.\n\nDòng ba."
+    # Neither takes part in equality: sections compare by what they say.
+    assert first == Section(("Đối tượng",), first.text)
+
+
+def test_html_sections_keep_heading_levels(tmp_path: Path) -> None:
+    html = "<h1>Trang</h1><h2>Học phí</h2><p>Một.</p><h4>Học kỳ hè</h4><p>Hai.</p>"
+    doc = load_file(write(tmp_path / "trang.html", html))
+    assert [(s.heading_path, s.levels) for s in doc.sections] == [
+        (("Học phí",), (2,)),
+        (("Học phí", "Học kỳ hè"), (2, 4)),
+    ]
