@@ -28,6 +28,7 @@ from bot.models import StaffRole, StaffUser
 from bot.runtime import Runtime
 from bot.settings import Settings
 from tests.admin.adminweb import PASSWORD, AdminBrowser, Staff
+from tests.admin.browser_support import pytest_runtest_makereport  # noqa: F401  (screenshots)
 
 _HASH = PasswordHasher().hash(PASSWORD)  # once: argon2 is slow on purpose
 _numbers = itertools.count(1)

@@ -1,0 +1,209 @@
+"""The admin in a real browser (Debian's headless Chromium, driven by Playwright): what staff and
+visitors see on the screen, end to end — the whole web app on 127.0.0.1, the session's
+PostgreSQL on committed transactions (removed after each test), the real embedder.
+
+One browser per module, a fresh context (cookies, storage) per test; a failing test leaves a
+screenshot of each of its pages in test-artifacts/screenshots/.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp.test_utils import TestServer
+from playwright.async_api import Browser, Page, async_playwright, expect
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from bot.answerer import Answerer, AnswererParts
+from bot.app import create_app
+from bot.database import make_sessionmaker
+from bot.models import StaffRole
+from bot.runtime import Runtime
+from bot.settings import Settings
+from tests.admin.adminweb import Staff
+from tests.admin.browser_support import (
+    add_staff,
+    delete_rows_since,
+    launch_chromium,
+    log_in,
+    rows_since,
+    screenshot_if_failed,
+    screenshot_path,
+    words,
+)
+
+PHONE = {"width": 390, "height": 844}
+ANSWERED = re.compile(r"\btier-(faq|documents|fallback)\b")  # the chat marks a finished reply
+_numbers = itertools.count(1)
+
+NewPage = Callable[..., Awaitable[Page]]
+
+
+@dataclass(frozen=True)
+class LiveApp:
+    """The web app on a real port; ``sessionmaker`` commits for real."""
+
+    base: str
+    runtime: Runtime
+    sessionmaker: async_sessionmaker[AsyncSession]
+
+    async def staff(self, role: StaffRole) -> Staff:
+        email = f"browser-{role.value}{next(_numbers)}-{uuid.uuid4().hex[:6]}@shut.example.vn"
+        return await add_staff(self.sessionmaker, email, role)
+
+
+@pytest.fixture(scope="module")
+async def chromium() -> AsyncIterator[Browser]:
+    playwright = await async_playwright().start()
+    try:
+        browser = await launch_chromium(playwright)
+        try:
+            yield browser
+        finally:
+            await browser.close()
+    finally:
+        await playwright.stop()
+
+
+@pytest.fixture
+async def live(
+    settings: Settings, engine: AsyncEngine, parts: AnswererParts, demo_kb: object
+) -> AsyncIterator[LiveApp]:
+    marks = await rows_since(engine)
+    sessionmaker = make_sessionmaker(engine)
+    runtime = Runtime(settings, engine, sessionmaker, parts, Answerer(parts, sessionmaker))
+    async with aiohttp.ClientSession() as platforms:
+        server = TestServer(create_app(runtime, {}, platforms), host="127.0.0.1")
+        await server.start_server()
+        try:
+            yield LiveApp(str(server.make_url("")).rstrip("/"), runtime, sessionmaker)
+        finally:
+            await server.close()
+            await delete_rows_since(engine, marks)
+
+
+@pytest.fixture
+async def new_page(request: pytest.FixtureRequest, chromium: Browser) -> AsyncIterator[NewPage]:
+    """``await new_page(**context_options)``: a page in a fresh context (its own cookies)."""
+    opened: list[Page] = []
+
+    async def make(**options: Any) -> Page:
+        context = await chromium.new_context(locale="vi-VN", **options)
+        opened.append(await context.new_page())
+        return opened[-1]
+
+    yield make
+    for number, page in enumerate(opened, start=1):
+        shot = await screenshot_if_failed(request.node, page, request.config.rootpath)
+        if shot is not None and number > 1:
+            shot.rename(shot.with_stem(f"{shot.stem}-{number}"))
+        await page.context.close()
+
+
+async def signed_in(live: LiveApp, new_page: NewPage, role: StaffRole, **options: Any) -> Page:
+    page = await new_page(**options)
+    await log_in(page, live.base, await live.staff(role))
+    await expect(page.get_by_test_id("who")).to_be_visible()
+    return page
+
+
+async def ask_in_chat(chat: Page, question: str) -> str:
+    """Type a question in the web chat; the text of the bot's reply bubble once it arrived."""
+    replies = chat.locator(".msg.bot")
+    before = await replies.count()
+    await chat.locator("#q").fill(question)
+    await chat.locator("#send").click()
+    await expect(replies).to_have_count(before + 1)
+    reply = replies.nth(before)
+    await expect(reply.locator(".typing")).to_be_hidden()
+    await expect(reply).to_have_class(ANSWERED)
+    return await reply.locator(".body").text_content() or ""
+
+
+# -- 1. log in, log out ---------------------------------------------------------------------------
+
+
+async def test_login_shows_the_error_then_signs_in_and_out(
+    live: LiveApp, new_page: NewPage
+) -> None:
+    staff = await live.staff(StaffRole.editor)
+    page = await new_page()
+    await page.goto(f"{live.base}/admin/faq")
+    await expect(page.get_by_test_id("login-form")).to_be_visible()  # signed out: sent to log in
+
+    await log_in(page, live.base, staff, password="not the password")
+    await expect(page.get_by_role("alert")).to_have_text(words("login.failed"))
+    await expect(page.get_by_test_id("who")).to_have_count(0)
+
+    await log_in(page, live.base, staff)
+    await expect(page).to_have_url(f"{live.base}/admin/faq")
+    await expect(page.get_by_test_id("who")).to_contain_text(staff.email)
+    await expect(page.get_by_test_id("faq-table")).to_be_visible()
+
+    await page.get_by_test_id("logout").click()
+    await expect(page.get_by_test_id("flash")).to_have_text(words("msg.logged_out"))
+    await expect(page.get_by_test_id("who")).to_have_count(0)
+    await page.goto(f"{live.base}/admin/faq")
+    await expect(page.get_by_test_id("login-form")).to_be_visible()
+
+
+# -- 2. an FAQ entry made in the admin answers in the web chat, verbatim ---------------------------
+
+
+async def test_a_published_entry_answers_verbatim_in_the_web_chat_and_edits_show_at_once(
+    live: LiveApp, new_page: NewPage
+) -> None:
+    tag = uuid.uuid4().hex[:8]
+    question = "Sinh viên năm nhất có được mang xe đạp điện vào ký túc xá không?"
+    answer = f"Được. Xe đạp điện gửi ở nhà xe khu C, sạc 22:00–6:00 (mã {tag})."
+    changed = f"Từ học kỳ 2 chỉ gửi ở nhà xe khu D; không sạc qua đêm (mã {tag})."
+
+    admin = await signed_in(live, new_page, StaffRole.editor)
+    await admin.get_by_test_id("faq-new").click()
+    await admin.get_by_label(words("faq.question")).fill(question)
+    await admin.get_by_label(words("faq.answer")).fill(answer)
+    await admin.get_by_test_id("faq-save").click()
+    await expect(admin.get_by_test_id("flash")).to_have_text(words("msg.created"))
+    await expect(admin.get_by_test_id("faq-status")).to_have_text(words("faq.status.draft"))
+    await admin.get_by_test_id("faq-publish").click()
+    await expect(admin.get_by_test_id("flash")).to_have_text(words("msg.published"))
+    await expect(admin.get_by_test_id("faq-status")).to_have_text(words("faq.status.published"))
+
+    chat = await new_page()
+    await chat.goto(f"{live.base}/")
+    first = await ask_in_chat(chat, question)
+    assert first == answer
+    await expect(chat.locator(".msg.bot").last).to_have_class(re.compile(r"\btier-faq\b"))
+
+    await admin.get_by_label(words("faq.answer")).fill(changed)
+    await admin.get_by_test_id("faq-save").click()
+    await expect(admin.get_by_test_id("flash")).to_have_text(words("msg.saved"))
+    assert await ask_in_chat(chat, question) == changed
+
+
+# -- 5. the phone layout ----------------------------------------------------------------------
+
+
+async def test_the_faq_list_fits_a_phone_without_sideways_scrolling(
+    live: LiveApp, new_page: NewPage
+) -> None:
+    page = await signed_in(
+        live, new_page, StaffRole.editor, viewport=PHONE, is_mobile=True, has_touch=True
+    )
+    await page.goto(f"{live.base}/admin/faq")
+    await expect(page.get_by_test_id("faq-table")).to_be_visible()
+    width, inner = await page.evaluate("[document.scrollingElement.scrollWidth, window.innerWidth]")
+    assert inner == PHONE["width"]
+    assert width <= inner, f"the page is {width}px wide on a {inner}px screen"
+
+
+def test_screenshots_are_named_after_the_test(tmp_path: Any) -> None:
+    path = screenshot_path(tmp_path, "tests/admin/test_browser.py::test_x[vi-1]")
+    assert path == tmp_path / "test-artifacts" / "screenshots" / "test_x_vi-1.png"
