@@ -30,6 +30,7 @@ from bot.generate import (
     stream_answer,
 )
 from bot.llm import LlmClient, load_prompt
+from bot.query_plan import PlannedSearch, plan_queries, search_plan, small_talk_answer
 from bot.replies import Answer, Citation, Language, Tier
 from bot.settings import Settings
 from retrieval.embedders import Embedder, embed_off_loop
@@ -123,6 +124,7 @@ class _Retrieval:
     scores: dict[str, Any]
     passing: list[Hit] = field(default_factory=list)
     out_of_scope: dict[str, frozenset[str]] = field(default_factory=dict)
+    small_talk: Answer | None = None  # the query plan found nothing to search (a greeting)
 
 
 @dataclass
@@ -238,7 +240,8 @@ class Answerer:
                     guard=parts.guard if self.settings.answer.near_miss_guard else None,
                 )
             hits: list[Hit] = []
-            if decision.accepted is None:
+            planned = decision.accepted is None and self._plans_queries
+            if decision.accepted is None and not planned:
                 with timer.stage("search"):
                     hits = await search_chunks(
                         session,
@@ -249,6 +252,9 @@ class Answerer:
                         query_text=question,
                         reranker=parts.reranker,
                     )
+        small_talk = None
+        if planned:  # outside the session: no transaction stays open across an LLM call
+            hits, small_talk = await self._planned_search(question, language, vector, terms, timer)
         trace: dict[str, Any] = {
             "question": question,
             "expanded": expanded,
@@ -264,7 +270,8 @@ class Answerer:
             "thresholds_from": thresholds.origin,
         }
         found = _Retrieval(question, language, terms, thresholds, decision, hits, trace, scores)
-        if decision.accepted is not None:
+        found.small_talk = small_talk
+        if decision.accepted is not None or small_talk is not None:
             return found
         passing = [h for h in hits if h.similarity >= thresholds.t_doc]
         passing = passing[: self.settings.answer.top_k]
@@ -284,10 +291,42 @@ class Answerer:
         found.passing = passing
         return found
 
+    @property
+    def _plans_queries(self) -> bool:
+        return self.settings.answer.query_expansion and self.parts.llm is not None
+
+    async def _planned_search(
+        self, question: str, language: Language, vector: Any, terms: list[str], timer: Timer
+    ) -> tuple[list[Hit], Answer | None]:
+        """TUVAN_ANSWER__QUERY_EXPANSION: the LLM's queries searched and fused (bot.query_plan),
+        or the polite reply to a message that needs no search."""
+        assert self.parts.llm is not None  # checked by _plans_queries
+        with timer.stage("plan"):
+            plan = await plan_queries(self.parts.llm, self._prompt("query_plan"), question)
+        if not plan.retrieve:
+            return [], small_talk_answer(plan.kind, language, self.settings.contact)
+        how = PlannedSearch(
+            self.parts.embedder, self.parts.processor, self.settings.search, self.parts.reranker
+        )
+        with timer.stage("search"):
+            async with self.sessionmaker() as session:
+                hits = await search_plan(
+                    session,
+                    how,
+                    plan,
+                    question,
+                    vector,
+                    terms,
+                    limit=max(self.settings.answer.top_k * 2, 10),
+                )
+        return hits, None
+
     async def _answer_found(self, found: _Retrieval, timer: Timer) -> Answer:
         """Tier 1, else tier 2 (in one piece), else the fallback."""
         if found.decision.accepted is not None:
             return self._faq_answer(found.decision, found.language)
+        if found.small_talk is not None:
+            return found.small_talk
         result = None
         if found.passing:
             with timer.stage("compose"):

@@ -13,6 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 
 from bot.admin_cli import admin_group
+from bot.augment_cli import augment_command
 from bot.clitools import load_settings, pass_settings, progress, run, with_runtime
 from bot.crawl_cli import CrawlOptions, crawl_and_index, crawl_command
 from bot.errors import TuvanError
@@ -345,6 +346,7 @@ cli.add_command(telegram_group)
 cli.add_command(sources_group)
 cli.add_command(crawl_command)
 cli.add_command(graph_command)
+cli.add_command(augment_command)
 cli.add_command(admin_group)
 
 

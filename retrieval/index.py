@@ -13,12 +13,22 @@ import numpy as np
 from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.models import Chunk, Document, FaqEntry, FaqStatus, FaqVariant, IndexState, VariantOrigin
+from bot.models import (
+    Chunk,
+    Document,
+    DocumentSummary,
+    FaqEntry,
+    FaqStatus,
+    FaqVariant,
+    IndexState,
+    VariantOrigin,
+)
 from retrieval.chunking import ChunkDraft, contextual_header
 from retrieval.embedders import Embedder, embed_off_loop
 from retrieval.errors import IndexMismatchError
 from retrieval.legal_chunking import ChunkerMode, draft_chunks
 from retrieval.loaders import LoadedDocument
+from retrieval.summaries import drop_summary, summary_search_text
 from retrieval.text import TextProcessor, detect_language, fold
 
 Progress = Callable[[int], None]
@@ -228,6 +238,7 @@ async def index_document(
             session, existing.id, f"source changed on re-ingest ({doc.source})"
         )
         existing.context = None
+        await drop_summary(session, existing.id)
     existing.title = doc.title
     existing.url = doc.url
     existing.language = doc.language
@@ -362,13 +373,13 @@ async def set_variants(
 
 async def count_embeddable(session: AsyncSession) -> int:
     total = 0
-    for model in (FaqEntry, FaqVariant, Chunk):
+    for model in (FaqEntry, FaqVariant, Chunk, DocumentSummary):
         total += int(await session.scalar(select(func.count()).select_from(model)) or 0)
     return total
 
 
 async def reindex(session: AsyncSession, indexer: Indexer, progress: Progress | None = None) -> int:
-    """Re-embed every FAQ entry, variant and chunk with the configured embedder.
+    """Re-embed every FAQ entry, variant, chunk and document summary with the configured embedder.
 
     Keyword text is recomputed too (the abbreviation list may have changed). Thresholds that
     were calibrated for the old model are dropped. Returns the number of rows embedded.
@@ -406,6 +417,17 @@ async def reindex(session: AsyncSession, indexer: Indexer, progress: Progress | 
         for cid, body, heading, page, augmented, title in rows
     ]
     done += await _reembed(session, indexer, Chunk, chunk_items, progress)
+    summaries = (
+        await session.execute(
+            select(DocumentSummary.document_id, DocumentSummary.summary, Document.title).join(
+                Document, Document.id == DocumentSummary.document_id
+            )
+        )
+    ).all()
+    summary_items = [(i, summary_search_text(title, s)) for i, s, title in summaries]
+    done += await _reembed(
+        session, indexer, DocumentSummary, summary_items, progress, "document_id"
+    )
     state = await get_index_state(session)
     if state is None:
         session.add(IndexState(id=1, embedder=embedder.name, dimension=embedder.dimension))
@@ -428,6 +450,7 @@ async def _reembed(
     model: Any,
     items: Sequence[tuple[int, str]],
     progress: Progress | None,
+    key: str = "id",
 ) -> int:
     for start in range(0, len(items), 256):
         part = items[start : start + 256]
@@ -436,7 +459,7 @@ async def _reembed(
             update(model),
             [
                 {
-                    "id": row_id,
+                    key: row_id,
                     "embedding": vectors[i],
                     "keyword_text": indexer.processor.keyword_text(t),
                 }

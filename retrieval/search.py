@@ -9,6 +9,8 @@ retrieval.text, so the OR-tsquery built from them cannot carry operators.
 from __future__ import annotations
 
 import asyncio
+import logging
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -23,7 +25,15 @@ from retrieval.bm25 import bm25_ranking
 from retrieval.rerank import Reranker
 from retrieval.text import detect_language
 
+log = logging.getLogger(__name__)
+
 _SAFE_TERM = re.compile(r"^[a-z0-9_]+$")
+# Mode "summary": at least this many documents are kept from the summary ranking (more when
+# the caller asks for more chunks than they can hold at max_chunks_per_doc each).
+SUMMARY_DOCUMENTS = 5
+# ... and a chunk's document's summary rank counts this much beside the chunk's own two ranks.
+SUMMARY_DOCUMENT_WEIGHT = 1.0
+_notices: set[str] = set()  # what has been logged once in this process
 
 
 @dataclass(frozen=True)
@@ -153,6 +163,122 @@ def lacks_diacritics(text: str) -> bool:
     return any(c.isalpha() for c in text) and text.isascii() and detect_language(text) == "vi"
 
 
+# -- summary-first (mode "summary") ------------------------------------------------------------
+
+_HAS_SUMMARIES_SQL = text(
+    "SELECT EXISTS (SELECT 1 FROM document_summaries WHERE embedding IS NOT NULL)"
+)
+
+_SUMMARY_DENSE_SQL = text(
+    """
+    SELECT document_id FROM document_summaries WHERE embedding IS NOT NULL
+    ORDER BY embedding <=> :q LIMIT :n
+    """
+)
+
+_SUMMARY_FTS_SQL = text(
+    """
+    SELECT s.document_id, ts_rank(s.tsv, tq, 1) AS kscore
+    FROM document_summaries s, to_tsquery('simple', :tsq) tq
+    WHERE s.tsv @@ tq
+    ORDER BY kscore DESC, s.document_id LIMIT :n
+    """
+)
+
+# Documents with no summary yet stay searchable: a partial `tuvan augment` must hide nothing.
+_UNSUMMARISED_SQL = text(
+    """
+    SELECT d.id FROM documents d
+    WHERE NOT EXISTS (SELECT 1 FROM document_summaries s WHERE s.document_id = d.id)
+    """
+)
+
+# Exact distances inside the chosen documents: few rows, found through the document_id index;
+# a large scope (many documents without a summary) goes through HNSW, which an iterative scan
+# (pgvector 0.8) keeps reading until the filter has let through enough rows.
+_SCOPED_DENSE_SQL = text(
+    """
+    WITH nearest AS MATERIALIZED (
+        SELECT c.id, c.embedding <=> :q AS distance FROM chunks c
+        WHERE c.embedding IS NOT NULL AND c.document_id = ANY(:docs)
+        ORDER BY distance LIMIT :n
+    )
+    SELECT id FROM nearest ORDER BY distance, id
+    """
+).bindparams(bindparam("docs"))
+
+_SCOPED_FTS_SQL = text(
+    """
+    SELECT c.id, ts_rank(c.tsv, tq, 1) AS kscore
+    FROM chunks c, to_tsquery('simple', :tsq) tq
+    WHERE c.document_id = ANY(:docs) AND c.tsv @@ tq
+    ORDER BY kscore DESC, c.id LIMIT :n
+    """
+).bindparams(bindparam("docs"))
+
+_CHUNK_DOCUMENTS_SQL = text("SELECT id, document_id FROM chunks WHERE id = ANY(:ids)").bindparams(
+    bindparam("ids")
+)
+
+
+@dataclass(frozen=True)
+class _Ranked:
+    dense: list[int]
+    keyword: list[int]
+    scores: dict[int, float]
+
+
+async def _summary_first(
+    session: AsyncSession,
+    query_vector: np.ndarray[Any, Any],
+    terms: Sequence[str],
+    settings: SearchSettings,
+    limit: int,
+    dense_weight: float,
+) -> _Ranked | None:
+    """Documents by their summary (dense + keyword, RRF), then chunks inside them (the same).
+
+    A chunk's score adds its document's summary rank to its own two ranks (three-way RRF), so
+    the document the summary picks leads when the chunk rankings are close. None when no
+    document has a summary: the caller searches as "hybrid".
+    """
+    if not (await session.execute(_HAS_SUMMARIES_SQL)).scalar_one():
+        if "no-summaries" not in _notices:
+            _notices.add("no-summaries")
+            log.info("search mode summary: no document summaries yet, searching as hybrid")
+        return None
+    n = settings.candidates
+    q = _vec(query_vector)
+    doc_dense = [r.document_id for r in await session.execute(_SUMMARY_DENSE_SQL, {"q": q, "n": n})]
+    doc_keyword: list[int] = []
+    if tsq := or_tsquery(terms):
+        rows = await session.execute(_SUMMARY_FTS_SQL, {"tsq": tsq, "n": n})
+        doc_keyword = [r.document_id for r in rows]
+    doc_scores = rrf([doc_dense, doc_keyword], settings.rrf_k, [dense_weight, 1.0])
+    wanted = max(SUMMARY_DOCUMENTS, math.ceil(limit / max(settings.max_chunks_per_doc, 1)))
+    chosen = sorted(doc_scores, key=lambda d: (-doc_scores[d], d))[:wanted]
+    doc_rank = {d: i for i, d in enumerate(chosen, start=1)}
+    scope = chosen + list((await session.scalars(_UNSUMMARISED_SQL)).all())
+    if not scope:
+        return _Ranked([], [], {})
+    await _set_ef_search(session, max(settings.hnsw_ef_search, n))
+    await session.execute(text("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)"))
+    rows = await session.execute(_SCOPED_DENSE_SQL, {"q": q, "n": n, "docs": scope})
+    dense = [r.id for r in rows]
+    keyword: list[int] = []
+    if tsq:
+        rows = await session.execute(_SCOPED_FTS_SQL, {"tsq": tsq, "n": n, "docs": scope})
+        keyword = [r.id for r in rows]
+    scores = rrf([dense, keyword], settings.rrf_k, [dense_weight, 1.0])
+    if scores:
+        found = await session.execute(_CHUNK_DOCUMENTS_SQL, {"ids": list(scores)})
+        for chunk_id, document_id in found:
+            if document_id in doc_rank:
+                prior = SUMMARY_DOCUMENT_WEIGHT / (settings.rrf_k + doc_rank[document_id])
+                scores[chunk_id] += prior
+    return _Ranked(dense, keyword, scores)
+
+
 async def search_chunks(
     session: AsyncSession,
     query_vector: np.ndarray[Any, Any],
@@ -176,6 +302,13 @@ async def search_chunks(
     dense: list[int] = []
     keyword: list[int] = []
     scores: dict[int, float] = {}
+    dense_weight = settings.unaccented_dense_weight if lacks_diacritics(query_text) else 1.0
+    if mode == "summary":
+        first = await _summary_first(session, query_vector, terms, settings, limit, dense_weight)
+        if first is not None:
+            hits = await _hits(session, query_vector, first)
+            return diversify(hits, settings.max_chunks_per_doc)[:limit]
+        mode = "hybrid"
     if mode in ("dense", "hybrid", "hybrid+rerank"):
         dense = await dense_ranking(session, query_vector, n, settings.hnsw_ef_search)
     if mode in ("keyword", "bm25", "hybrid", "hybrid+rerank"):
@@ -189,28 +322,52 @@ async def search_chunks(
     if mode == "dense":
         scores = {cid: 0.0 for cid in dense}
     elif mode in ("hybrid", "hybrid+rerank"):
-        dense_weight = settings.unaccented_dense_weight if lacks_diacritics(query_text) else 1.0
         scores = rrf([dense, keyword], settings.rrf_k, [dense_weight, 1.0])
-    if not scores:
+    hits = await _hits(session, query_vector, _Ranked(dense, keyword, scores))
+    if mode == "dense":
+        hits = [replace(h, score=h.similarity) for h in hits]
+        hits.sort(key=lambda h: (-h.score, h.chunk_id))
+    if mode == "hybrid+rerank" and reranker is not None and query_text:
+        hits = await asyncio.to_thread(reranker.rerank, query_text, hits)
+    return diversify(hits, settings.max_chunks_per_doc)[:limit]
+
+
+async def _hits(
+    session: AsyncSession, query_vector: np.ndarray[Any, Any], ranked: _Ranked
+) -> list[Hit]:
+    """The ranked chunks as hits, best score first, with their cosine to the question."""
+    if not ranked.scores:
         return []
-    rows = await session.execute(_ROWS_SQL, {"q": _vec(query_vector), "ids": list(scores)})
-    dense_pos = {cid: i for i, cid in enumerate(dense, start=1)}
-    kw_pos = {cid: i for i, cid in enumerate(keyword, start=1)}
+    rows = await session.execute(_ROWS_SQL, {"q": _vec(query_vector), "ids": list(ranked.scores)})
+    dense_pos = {cid: i for i, cid in enumerate(ranked.dense, start=1)}
+    kw_pos = {cid: i for i, cid in enumerate(ranked.keyword, start=1)}
     hits = [
         Hit(
             **row._mapping,
-            score=scores[row.chunk_id],
+            score=ranked.scores[row.chunk_id],
             dense_rank=dense_pos.get(row.chunk_id),
             keyword_rank=kw_pos.get(row.chunk_id),
         )
         for row in rows
     ]
-    if mode == "dense":
-        hits = [replace(h, score=h.similarity) for h in hits]
     hits.sort(key=lambda h: (-h.score, h.chunk_id))
-    if mode == "hybrid+rerank" and reranker is not None and query_text:
-        hits = await asyncio.to_thread(reranker.rerank, query_text, hits)
-    return diversify(hits, settings.max_chunks_per_doc)[:limit]
+    return hits
+
+
+_SIMILARITY_SQL = text(
+    "SELECT id, 1 - (embedding <=> :q) AS similarity FROM chunks WHERE id = ANY(:ids)"
+).bindparams(bindparam("ids"))
+
+
+async def chunk_similarities(
+    session: AsyncSession, query_vector: np.ndarray[Any, Any], chunk_ids: Sequence[int]
+) -> dict[int, float]:
+    """Cosine between a question and given chunks: what t_doc is held to when other queries
+    (bot.query_plan) found them."""
+    if not chunk_ids:
+        return {}
+    rows = await session.execute(_SIMILARITY_SQL, {"q": _vec(query_vector), "ids": list(chunk_ids)})
+    return {row.id: float(row.similarity) for row in rows}
 
 
 def diversify(hits: Sequence[Hit], per_document: int) -> list[Hit]:

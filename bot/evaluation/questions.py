@@ -56,6 +56,7 @@ MODES: tuple[SearchMode, ...] = (
     "bm25",
     "hybrid",
     "hybrid+rerank",
+    "summary",
     "hybrid+graph",
 )
 LEVELS = ("chunk", "document", "page")
