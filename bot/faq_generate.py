@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import delete, or_, select
+from sqlalchemy import delete, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.enrich import enrich_faq, paraphrase_messages
@@ -278,17 +278,25 @@ async def _record_asked(session: AsyncSession, job: ChunkJob) -> None:
     """Mark the chunk done for this version, so that a re-run does not ask again even when it
     gave no usable pair or staff deleted its drafts (a re-ingest of a changed document resets
     the metadata, and with it the marks)."""
-    document = await session.get(Document, job.document_id)
-    if document is None or document.content_hash != job.version:
+    row = (
+        await session.execute(
+            select(Document.meta).where(
+                Document.id == job.document_id, Document.content_hash == job.version
+            )
+        )
+    ).first()
+    if row is None:  # removed or re-ingested meanwhile
         return
-    marker = dict(document.meta.get(DONE_KEY) or {})
+    meta = dict(row.meta)
+    marker = meta.get(DONE_KEY) or {}
     ordinals = marker.get("ordinals", []) if marker.get("version") == job.version else []
-    # A new dict: SQLAlchemy does not see changes made inside a JSONB value.
-    document.meta = {
-        **document.meta,
-        DONE_KEY: {"version": job.version, "ordinals": sorted({*ordinals, job.ordinal})},
-    }
-    await session.flush()
+    meta[DONE_KEY] = {"version": job.version, "ordinals": sorted({*ordinals, job.ordinal})}
+    # updated_at kept: it says when the source was indexed (`tuvan sources`), not this mark.
+    await session.execute(
+        update(Document)
+        .where(Document.id == job.document_id)
+        .values(meta=meta, updated_at=Document.updated_at)
+    )
 
 
 # -- the job ------------------------------------------------------------------------------
