@@ -21,6 +21,12 @@ PAGE_MODULES = (
     "admin.users",
     "admin.faq_pages",
     "admin.faq_files",
+    "admin.review",
+    "admin.tryit",
+    "admin.dashboard",
+    "admin.unanswered",
+    "admin.conversations",
+    "admin.documents",
 )
 
 

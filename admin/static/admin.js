@@ -3,7 +3,8 @@
 "use strict";
 document.addEventListener("submit", function (event) {
   var form = event.target;
-  var question = form.getAttribute("data-confirm");
+  var button = event.submitter;
+  var question = (button && button.getAttribute("data-confirm")) || form.getAttribute("data-confirm");
   if (question && !window.confirm(question)) {
     event.preventDefault();
   }
