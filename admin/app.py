@@ -23,10 +23,6 @@ PAGE_MODULES = (
     "admin.faq_files",
     "admin.review",
     "admin.tryit",
-    "admin.dashboard",
-    "admin.unanswered",
-    "admin.conversations",
-    "admin.documents",
 )
 
 
