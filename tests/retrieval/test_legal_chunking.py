@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import get_args
 
 import pytest
+from pydantic import ValidationError
 
+from bot.settings import IngestSettings, Settings
 from retrieval.chunking import approx_tokens, chunk_document
 from retrieval.legal_chunking import (
     AUTO_CHUNKER,
@@ -254,3 +257,10 @@ def test_alqac_articles_chunk_with_the_article_in_the_heading_path() -> None:
     }
     assert all(d.token_count <= 400 for d in drafts)
     assert set(words(text)) <= {w for d in drafts for w in words(d.text)}
+
+
+def test_the_chunker_setting_accepts_every_chunker_and_nothing_else() -> None:
+    assert get_args(IngestSettings.model_fields["chunker"].annotation) == CHUNKER_MODES
+    assert Settings(_env_file=None, ingest={"chunker": "semantic"}).ingest.chunker == "semantic"
+    with pytest.raises(ValidationError, match="chunker"):
+        Settings(_env_file=None, ingest={"chunker": "sentences"})
