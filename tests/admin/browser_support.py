@@ -61,10 +61,12 @@ def call_failed(item: pytest.Item) -> bool:
     return report is not None and report.failed
 
 
-def screenshot_path(root: Path, nodeid: str) -> Path:
-    """``test-artifacts/screenshots/<test>.png`` under the rootdir, named after the test id."""
+def screenshot_path(root: Path, nodeid: str, number: int = 1) -> Path:
+    """``test-artifacts/screenshots/<test>.png`` under the rootdir, named after the test id;
+    a test's second page is ``<test>-2.png`` and so on."""
     name = _UNSAFE.sub("_", nodeid.split("::", 1)[-1]).strip("_") or "test"
-    return root / SCREENSHOTS / f"{name}.png"
+    suffix = f"-{number}" if number > 1 else ""
+    return root / SCREENSHOTS / f"{name}{suffix}.png"
 
 
 async def launch_chromium(playwright: Playwright) -> Browser:
@@ -72,10 +74,12 @@ async def launch_chromium(playwright: Playwright) -> Browser:
     return await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
 
 
-async def screenshot_if_failed(item: pytest.Item, page: Page, root: Path) -> Path | None:
+async def screenshot_if_failed(
+    item: pytest.Item, page: Page, root: Path, number: int = 1
+) -> Path | None:
     if not call_failed(item) or page.is_closed():
         return None
-    path = screenshot_path(root, item.nodeid)
+    path = screenshot_path(root, item.nodeid, number)
     path.parent.mkdir(parents=True, exist_ok=True)
     await page.screenshot(path=str(path), full_page=True)
     return path

@@ -13,18 +13,20 @@ import re
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 from playwright.async_api import Browser, Page, async_playwright, expect
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from bot.answerer import Answerer, AnswererParts
 from bot.app import create_app
 from bot.database import make_sessionmaker
-from bot.models import StaffRole
+from bot.models import Chunk, FaqEntry, FaqOrigin, FaqStatus, StaffRole
 from bot.runtime import Runtime
 from bot.settings import Settings
 from tests.admin.adminweb import Staff
@@ -53,6 +55,7 @@ class LiveApp:
     base: str
     runtime: Runtime
     sessionmaker: async_sessionmaker[AsyncSession]
+    http: aiohttp.ClientSession  # what the app sends to platforms with
 
     async def staff(self, role: StaffRole) -> Staff:
         email = f"browser-{role.value}{next(_numbers)}-{uuid.uuid4().hex[:6]}@shut.example.vn"
@@ -83,7 +86,7 @@ async def live(
         server = TestServer(create_app(runtime, {}, platforms), host="127.0.0.1")
         await server.start_server()
         try:
-            yield LiveApp(str(server.make_url("")).rstrip("/"), runtime, sessionmaker)
+            yield LiveApp(str(server.make_url("")).rstrip("/"), runtime, sessionmaker, platforms)
         finally:
             await server.close()
             await delete_rows_since(engine, marks)
@@ -101,9 +104,7 @@ async def new_page(request: pytest.FixtureRequest, chromium: Browser) -> AsyncIt
 
     yield make
     for number, page in enumerate(opened, start=1):
-        shot = await screenshot_if_failed(request.node, page, request.config.rootpath)
-        if shot is not None and number > 1:
-            shot.rename(shot.with_stem(f"{shot.stem}-{number}"))
+        await screenshot_if_failed(request.node, page, request.config.rootpath, number)
         await page.context.close()
 
 
@@ -188,6 +189,61 @@ async def test_a_published_entry_answers_verbatim_in_the_web_chat_and_edits_show
     assert await ask_in_chat(chat, question) == changed
 
 
+# -- 3. a generated entry, approved in the review queue, answers ---------------------------------
+
+
+async def generated_draft(live: LiveApp, question: str, answer: str) -> tuple[int, str]:
+    """A draft as ``tuvan faq generate`` leaves it: traced to a chunk of a demo document."""
+    async with live.sessionmaker.begin() as session:
+        chunk = await session.scalar(select(Chunk).order_by(Chunk.id).limit(1))
+        assert chunk is not None, "the demo knowledge base has chunks"
+        entry = FaqEntry(
+            question=question,
+            answer=answer,
+            language="vi",
+            status=FaqStatus.draft,
+            origin=FaqOrigin.generated,
+            source_document_id=chunk.document_id,
+            source_chunk_id=chunk.id,
+            source_text=chunk.text,
+        )
+        session.add(entry)
+        await session.flush()
+        return entry.id, chunk.text
+
+
+async def test_an_approved_generated_entry_answers_in_the_web_chat(
+    live: LiveApp, new_page: NewPage
+) -> None:
+    tag = uuid.uuid4().hex[:8]
+    question = "Thí sinh tự do đã tốt nghiệp từ năm trước có được xét tuyển bằng học bạ không?"
+    answer = f"Có. Thí sinh tự do nộp bản sao học bạ THPT có chứng thực (mã {tag})."
+    entry, source = await generated_draft(live, question, answer)
+
+    admin = await signed_in(live, new_page, StaffRole.editor)
+    await admin.get_by_test_id("nav-review").click()
+    card = admin.get_by_test_id(f"review-card-{entry}")
+    shown = card.get_by_test_id(f"review-source-{entry}")
+    await expect(shown).to_be_visible()
+    assert " ".join((await shown.inner_text()).split()) == " ".join(source.split())
+    await expect(card.get_by_label(words("faq.question"))).to_have_value(question)
+    await expect(card.get_by_label(words("faq.answer"))).to_have_value(answer)
+    proposed = card.get_by_test_id(f"review-form-{entry}")
+    source_box, proposed_box = await shown.bounding_box(), await proposed.bounding_box()
+    assert source_box is not None
+    assert proposed_box is not None
+    assert source_box["x"] + source_box["width"] <= proposed_box["x"], "side by side on a laptop"
+
+    await card.get_by_test_id(f"review-approve-{entry}").click()
+    await expect(admin.get_by_test_id("flash")).to_have_text(words("msg.approved"))
+    await expect(admin.get_by_test_id(f"review-card-{entry}")).to_have_count(0)
+
+    chat = await new_page()
+    await chat.goto(f"{live.base}/")
+    assert await ask_in_chat(chat, question) == answer
+    await expect(chat.locator(".msg.bot").last).to_have_class(re.compile(r"\btier-faq\b"))
+
+
 # -- 5. the phone layout ----------------------------------------------------------------------
 
 
@@ -204,6 +260,11 @@ async def test_the_faq_list_fits_a_phone_without_sideways_scrolling(
     assert width <= inner, f"the page is {width}px wide on a {inner}px screen"
 
 
-def test_screenshots_are_named_after_the_test(tmp_path: Any) -> None:
-    path = screenshot_path(tmp_path, "tests/admin/test_browser.py::test_x[vi-1]")
-    assert path == tmp_path / "test-artifacts" / "screenshots" / "test_x_vi-1.png"
+def test_screenshots_are_named_after_the_test_and_the_page(tmp_path: Path) -> None:
+    folder = tmp_path / "test-artifacts" / "screenshots"
+    assert screenshot_path(tmp_path, "tests/admin/test_browser.py::test_x[vi-1]") == (
+        folder / "test_x_vi-1.png"
+    )
+    assert screenshot_path(tmp_path, "tests/admin/test_browser.py::test_x", 2) == (
+        folder / "test_x-2.png"
+    )
