@@ -5,20 +5,20 @@ the very next question is matched against the new text; and writes an audit entr
 ``faq``, the entry's id) in the same transaction.
 
 Search is accent-insensitive on both sides: the query is folded with ``retrieval.text.fold``
-and the stored text with PostgreSQL's built-in ``translate()`` through a table made from the
-same function (the store has no ``unaccent`` extension, and ``fold`` is the project's one
-definition of "without diacritics"). Values always travel as bound parameters.
+and the stored text by the same steps in SQL with built-in functions (``normalize`` to NFD,
+marks removed, đ → d; the store has no ``unaccent`` extension). A ``translate()`` over a table
+of every accented letter was tried first: its per-character scan of the table took 7 s on 1,000
+entries with 10,000 phrasings. Values always travel as bound parameters.
 """
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from sqlalchemy import ColumnElement, Select, exists, func, literal, or_, select
+from sqlalchemy import ColumnElement, Select, exists, func, literal, literal_column, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
@@ -33,29 +33,17 @@ MAX_SOURCE = 2000
 LANGUAGE_CHOICES = ("vi", "en")
 
 
-def _fold_table() -> tuple[str, str]:
-    """``translate()``'s from/to strings: each Latin letter with a mark (and A-Z) to what
-    ``fold`` makes of it; combining marks listed last, with no counterpart, are deleted."""
-    source, target, marks = [], [], []
-    for code in [*range(0x41, 0x5B), *range(0xC0, 0x250), *range(0x1E00, 0x1F00)]:
-        char = chr(code)
-        folded = fold(char)
-        if len(folded) == 1 and folded != char:
-            source.append(char)
-            target.append(folded)
-    for code in range(0x300, 0x370):
-        if unicodedata.category(chr(code)) == "Mn":
-            marks.append(chr(code))
-    return "".join(source) + "".join(marks), "".join(target)
-
-
-FOLD_FROM, FOLD_TO = _fold_table()
+# Combining marks (U+0300-U+036F), as a regular-expression class: what ``fold`` strips after NFD.
+_MARKS = "[\u0300-\u036f]+"
 
 
 def folded(column: Any) -> ColumnElement[str]:
-    """``column`` folded in SQL the way ``fold`` folds in Python (whitespace collapsed too)."""
-    translated = func.translate(column, literal(FOLD_FROM), literal(FOLD_TO))
-    return func.regexp_replace(translated, literal(r"\s+"), literal(" "), literal("g"))
+    """``column`` folded in SQL as ``fold`` folds in Python: NFD, marks dropped, đ → d, lower
+    case, whitespace collapsed. Built-in functions only, each linear in the text."""
+    decomposed = func.normalize(column, literal_column("NFD"))
+    bare = func.regexp_replace(decomposed, literal(_MARKS), literal(""), literal("g"))
+    lowered = func.translate(func.lower(bare), literal("đĐ"), literal("dd"))
+    return func.regexp_replace(lowered, literal(r"\s+"), literal(" "), literal("g"))
 
 
 def like_pattern(text: str) -> str:
@@ -143,16 +131,26 @@ def _filtered(filters: FaqFilters) -> Select[FaqEntry]:
 async def list_entries(
     session: AsyncSession, filters: FaqFilters, page_size: int
 ) -> tuple[list[FaqEntry], int]:
-    """One page of entries (newest change first) and how many match in all."""
-    stmt = _filtered(filters)
-    total = int(await session.scalar(select(func.count()).select_from(stmt.subquery())) or 0)
-    rows = await session.scalars(
-        stmt.options(selectinload(FaqEntry.variants))
-        .order_by(FaqEntry.updated_at.desc(), FaqEntry.id.desc())
-        .offset((filters.page - 1) * page_size)
-        .limit(page_size)
-    )
-    return list(rows), total
+    """One page of entries (newest change first) and how many match in all.
+
+    The total rides on the page's rows as a window count: the folded search is evaluated once.
+    """
+    stmt = _filtered(filters).add_columns(func.count().over().label("total"))
+    rows = (
+        await session.execute(
+            stmt.options(selectinload(FaqEntry.variants))
+            .order_by(FaqEntry.updated_at.desc(), FaqEntry.id.desc())
+            .offset((filters.page - 1) * page_size)
+            .limit(page_size)
+        )
+    ).all()
+    if rows:
+        return [row[0] for row in rows], int(rows[0][1])
+    if filters.page == 1:
+        return [], 0
+    # Past the last page: say how many there are, so the pager can lead back.
+    total = await session.scalar(select(func.count()).select_from(_filtered(filters).subquery()))
+    return [], int(total or 0)
 
 
 async def known_sources(session: AsyncSession) -> list[str]:
