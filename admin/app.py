@@ -23,6 +23,10 @@ PAGE_MODULES = (
     "admin.faq_files",
     "admin.review",
     "admin.tryit",
+    "admin.dashboard",
+    "admin.unanswered",
+    "admin.conversations",
+    "admin.documents",
 )
 
 

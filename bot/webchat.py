@@ -28,6 +28,10 @@ The message id is the idempotency key: the same id posted again is not answered 
 stored reply comes back as a single ``done`` (after waiting for the first request if it is still
 answering; 409 if it takes longer than ``duplicate_wait_s``). A message id already used by
 another visitor, or for another text, is a 409.
+
+``GET /api/chat/history?visitor_id=...`` gives ``{"messages": [...], "human": bool}``: the last
+messages, and whether staff have the conversation; while they do, the page asks again every few
+seconds (while it is visible) so that their replies appear without a reload.
 """
 
 from __future__ import annotations
@@ -228,15 +232,20 @@ async def _store_reply(
     )
 
 
-async def _visitor_history(session: AsyncSession, visitor_id: str, limit: int) -> list[Message]:
-    conversation_id = await session.scalar(
-        select(Conversation.id)
+async def _visitor_history(
+    session: AsyncSession, visitor_id: str, limit: int
+) -> tuple[list[Message], bool]:
+    """The visitor's last messages, and whether a person has the conversation (the page then
+    looks for their replies every few seconds)."""
+    conversation = await session.scalar(
+        select(Conversation)
         .join(Contact, Contact.id == Conversation.contact_id)
         .where(Contact.channel == CHANNEL, Contact.external_id == visitor_id)
     )
-    if conversation_id is None:
-        return []
-    return await history(session, conversation_id, limit=limit)
+    if conversation is None:
+        return [], False
+    human = not bot_may_answer(conversation.mode, conversation.paused_until, utcnow())
+    return await history(session, conversation.id, limit=limit), human
 
 
 def _details(answer: Answer, streamed: bool) -> dict[str, Any]:
@@ -404,7 +413,7 @@ class WebChat:
         runtime = request.config_dict[RUNTIME]
         try:
             async with runtime.sessionmaker() as session:
-                rows = await _visitor_history(
+                rows, human = await _visitor_history(
                     session, visitor_id, runtime.settings.web.history_messages
                 )
         except SQLAlchemyError:
@@ -423,7 +432,7 @@ class WebChat:
             for m in rows
             if m.kind == "text"
         ]
-        return _json(request, {"visitor_id": visitor_id, "messages": messages})
+        return _json(request, {"visitor_id": visitor_id, "human": human, "messages": messages})
 
     async def chat(self, request: web.Request) -> web.StreamResponse:
         raw = await _read_body(request, MAX_CHAT_BODY)

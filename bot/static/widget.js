@@ -64,6 +64,8 @@
         panel.appendChild(frame);
       }
       panel.classList.toggle("open", open);
+      // The chat asks for staff replies only while it can be seen: tell it.
+      frame.contentWindow.postMessage({ tuvan: "panel", open: open }, src.origin);
       button.textContent = open ? "✕" : "💬";
       button.title = open ? label.close : label.open;
       button.setAttribute("aria-label", button.title);

@@ -418,7 +418,7 @@ async def test_history_keeps_the_last_messages_only(
 async def test_history_of_a_new_visitor_is_empty(client: Client) -> None:
     response = await client.get("/api/chat/history", params={"visitor_id": "never-seen"})
     assert response.status == 200
-    assert await response.json() == {"visitor_id": "never-seen", "messages": []}
+    assert await response.json() == {"visitor_id": "never-seen", "human": False, "messages": []}
 
 
 @pytest.mark.parametrize(

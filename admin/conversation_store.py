@@ -1,0 +1,287 @@
+"""Conversations as the admin reads them: a filtered list, newest activity first, and
+transcripts with what each bot reply was based on.
+
+Reading only; taking over, replying and handing back go through ``bot.store`` (the worker
+then delivers through the channel's adapter). Values always travel as bound parameters.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+from sqlalchemy import Select, exists, func, or_, select, true
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.messages import CHANNELS
+from bot.models import Contact, Conversation, ConversationMode, Message
+from bot.store import history
+
+TRANSCRIPT_PAGE = 200
+MAX_SEARCH = 200
+
+
+def like_pattern(text: str) -> str:
+    """A case-insensitive substring pattern; ``%``, ``_`` and ``\\`` in ``text`` match literally."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def _day(value: str) -> date | None:
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class ConversationFilters:
+    channel: str = ""
+    mode: str = ""
+    start: date | None = None  # last activity on or after this day (UTC)
+    end: date | None = None  # ... and on or before this one
+    q: str = ""
+    page: int = 1
+
+    @classmethod
+    def from_query(cls, query: Mapping[str, str]) -> ConversationFilters:
+        """Unknown values are ignored, not errors: a hand-edited URL still shows a list."""
+        channel = query.get("channel", "")
+        mode = query.get("mode", "")
+        try:
+            page = max(1, min(int(query.get("page", "1")), 100_000))
+        except ValueError:
+            page = 1
+        return cls(
+            channel=channel if channel in CHANNELS else "",
+            mode=mode if mode in ConversationMode.__members__ else "",
+            start=_day(query.get("from", "")),
+            end=_day(query.get("to", "")),
+            q=" ".join(query.get("q", "").split())[:MAX_SEARCH],
+            page=page,
+        )
+
+    def query(self, **changes: Any) -> dict[str, str]:
+        values = {
+            "channel": self.channel,
+            "mode": self.mode,
+            "from": self.start.isoformat() if self.start else "",
+            "to": self.end.isoformat() if self.end else "",
+            "q": self.q,
+            "page": str(self.page) if self.page > 1 else "",
+        }
+        values.update({k: str(v) for k, v in changes.items()})
+        return {k: v for k, v in values.items() if v != ""}
+
+
+@dataclass(frozen=True)
+class ConversationRow:
+    id: int
+    channel: str
+    mode: str
+    name: str | None
+    external_id: str
+    last_text: str | None
+    last_author: str | None
+    activity: datetime
+
+
+def _listing(filters: ConversationFilters) -> Select[Any]:
+    last = (
+        select(
+            Message.text.label("text"),
+            Message.author.label("author"),
+            Message.created_at.label("at"),
+        )
+        .where(Message.conversation_id == Conversation.id)
+        .order_by(Message.id.desc())
+        .limit(1)
+        .lateral("last")
+    )
+    activity = func.coalesce(last.c.at, Conversation.updated_at).label("activity")
+    query = (
+        select(
+            Conversation.id,
+            Conversation.channel,
+            Conversation.mode,
+            Contact.name,
+            Contact.external_id,
+            last.c.text.label("last_text"),
+            last.c.author.label("last_author"),
+            activity,
+        )
+        .join(Contact, Contact.id == Conversation.contact_id)
+        .outerjoin(last, true())
+    )
+    if filters.channel:
+        query = query.where(Conversation.channel == filters.channel)
+    if filters.mode:
+        query = query.where(Conversation.mode == ConversationMode(filters.mode))
+    if filters.start:
+        query = query.where(activity >= datetime.combine(filters.start, time(), UTC))
+    if filters.end:
+        after = datetime.combine(filters.end + timedelta(days=1), time(), UTC)
+        query = query.where(activity < after)
+    if filters.q:
+        pattern = like_pattern(filters.q)
+        said = exists(
+            select(Message.id).where(
+                Message.conversation_id == Conversation.id,
+                Message.text.ilike(pattern, escape="\\"),
+            )
+        )
+        query = query.where(
+            or_(said, Contact.name.ilike(pattern, escape="\\"), Contact.external_id == filters.q)
+        )
+    return query
+
+
+async def list_conversations(
+    session: AsyncSession, filters: ConversationFilters, page_size: int
+) -> tuple[list[ConversationRow], int]:
+    """One page of conversations matching ``filters``, newest activity first, and the total."""
+    query = _listing(filters)
+    total = int(await session.scalar(select(func.count()).select_from(query.subquery())) or 0)
+    pages = max(1, math.ceil(total / page_size))
+    offset = (min(filters.page, pages) - 1) * page_size
+    ordered = query.order_by(query.selected_columns.activity.desc(), Conversation.id.desc()).limit(
+        page_size
+    )
+    rows = await session.execute(ordered.offset(offset))
+    return [
+        ConversationRow(
+            id=r.id,
+            channel=r.channel,
+            mode=r.mode.value,
+            name=r.name,
+            external_id=r.external_id,
+            last_text=r.last_text,
+            last_author=r.last_author.value if r.last_author is not None else None,
+            activity=r.activity,
+        )
+        for r in rows
+    ], total
+
+
+# -- a transcript -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CitationView:
+    n: Any
+    title: str
+    page: Any
+    source: str
+    href: str | None  # only http(s) links are made clickable
+
+
+@dataclass(frozen=True)
+class Line:
+    """One message of a transcript, with what the page shows about it."""
+
+    id: int
+    direction: str
+    author: str
+    staff: str | None
+    kind: str
+    text: str
+    question: str | None  # the standalone form of a follow-up, when it differs
+    at: datetime
+    status: str
+    error: str | None
+    tier: str | None
+    score: float | None  # tier 1: FAQ similarity; tier 2 and fallback: best chunk similarity
+    threshold: float | None  # the threshold that score was held against
+    reason: str
+    citations: list[CitationView] = field(default_factory=list)
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def reply_score(tier: str | None, scores: Mapping[str, Any]) -> tuple[float | None, float | None]:
+    """The score a bot reply rests on, and the threshold it was compared with."""
+    if tier == "faq":
+        return _number(scores.get("faq")), _number(scores.get("t_faq"))
+    chunks = scores.get("chunks")
+    similarities = [
+        s
+        for c in (chunks if isinstance(chunks, list) else [])
+        if isinstance(c, dict) and (s := _number(c.get("similarity"))) is not None
+    ]
+    best = max(similarities, default=_number(scores.get("doc_best")))
+    return best, _number(scores.get("t_doc"))
+
+
+def safe_href(url: Any) -> str | None:
+    if isinstance(url, str) and url.lower().startswith(("http://", "https://")):
+        return url
+    return None
+
+
+def _citations(raw: Any) -> list[CitationView]:
+    found = []
+    for c in raw if isinstance(raw, list) else []:
+        if not isinstance(c, dict):
+            continue
+        found.append(
+            CitationView(
+                n=c.get("n"),
+                title=str(c.get("title") or ""),
+                page=c.get("page"),
+                source=str(c.get("source") or ""),
+                href=safe_href(c.get("url")),
+            )
+        )
+    return found
+
+
+def line_of(m: Message) -> Line:
+    details = m.details if isinstance(m.details, dict) else {}
+    scores = details.get("scores")
+    score, threshold = (None, None)
+    if m.author.value == "bot" and m.tier:
+        score, threshold = reply_score(m.tier, scores if isinstance(scores, dict) else {})
+    staff = details.get("staff")
+    return Line(
+        id=m.id,
+        direction=m.direction.value,
+        author=m.author.value,
+        staff=staff if isinstance(staff, str) else None,
+        kind=m.kind,
+        text=m.text,
+        question=m.question if m.question and m.question != m.text else None,
+        at=m.created_at,
+        status=m.status.value,
+        error=m.error,
+        tier=m.tier if m.author.value == "bot" else None,
+        score=score,
+        threshold=threshold,
+        reason=str(details.get("reason") or ""),
+        citations=_citations(m.citations),
+    )
+
+
+@dataclass(frozen=True)
+class Transcript:
+    conversation: Conversation
+    contact: Contact
+    lines: list[Line]
+    older: int | None  # ``before`` for the previous page, None at the start
+
+
+async def transcript(
+    session: AsyncSession, conversation_id: int, before: int | None = None
+) -> Transcript | None:
+    conversation = await session.get(Conversation, conversation_id)
+    if conversation is None:
+        return None
+    contact = await session.get(Contact, conversation.contact_id)
+    assert contact is not None  # contact_id is a non-null foreign key
+    rows = await history(session, conversation_id, before_id=before, limit=TRANSCRIPT_PAGE)
+    older = rows[0].id if len(rows) == TRANSCRIPT_PAGE else None
+    return Transcript(conversation, contact, [line_of(m) for m in rows], older)

@@ -1,0 +1,226 @@
+"""The Dashboard: messages per day by channel, which tier answered, response times, and the
+biggest groups of unanswered questions, over the last 7, 30 or 90 days (UTC days).
+
+Aggregation happens in PostgreSQL (``date_trunc`` per day, ``percentile_cont`` for the
+percentiles), with bound parameters; days without rows are filled in here, so every chart has
+one slot per day. Charts are server-side SVG (admin.charts) with the same numbers in tables.
+
+- *Messages*: inbound messages from students, by channel.
+- *Tiers*: the bot's replies by the tier that produced them (FAQ, documents, fallback).
+- *Response time*: for answered questions, from the question's arrival (``created_at``) to its
+  answer being stored (``done_at``): p50 and p95 per day, and over the whole period.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from typing import Any
+
+from aiohttp import web
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from admin.charts import PALETTE, Chart, Series, line_chart, stacked_bars
+from admin.i18n import Translator, add_strings
+from admin.period import PERIODS, Period
+from admin.unanswered import QUESTION_VECTORS, faq_link, unanswered_report
+from admin.web import render, runtime, translator
+from bot.messages import CHANNELS
+
+TOP_GROUPS = 5
+TIERS = ("faq", "documents", "fallback")
+TIER_COLORS = {"faq": "#009e73", "documents": "#e69f00", "fallback": "#d55e00"}
+
+add_strings(
+    {
+        "dash.title": ("Tổng quan", "Dashboard"),
+        "dash.messages": ("Tin nhắn mỗi ngày theo kênh", "Messages per day by channel"),
+        "dash.tiers": ("Tầng trả lời mỗi ngày", "Answers per day by tier"),
+        "dash.latency": ("Thời gian phản hồi (giây)", "Response time (seconds)"),
+        "dash.latency_help": (
+            "Từ lúc câu hỏi đến tới lúc có câu trả lời, cho các câu hỏi đã được trả lời.",
+            "From a question's arrival to its answer, for the questions answered.",
+        ),
+        "dash.unanswered": ("Nhóm câu hỏi chưa trả lời được nhiều nhất", "Top unanswered groups"),
+        "dash.see_all": ("Xem tất cả", "See them all"),
+        "dash.day": ("Ngày", "Day"),
+        "dash.total": ("Tổng", "Total"),
+        "dash.period_total": ("Cả khoảng thời gian", "Whole period"),
+        "dash.answered": ("Đã trả lời", "Answered"),
+        "dash.p50": ("p50", "p50"),
+        "dash.p95": ("p95", "p95"),
+        "dash.share": ("{n} ({pct}%)", "{n} ({pct}%)"),
+        "dash.table": ("Bảng số liệu", "The numbers"),
+        "dash.none": ("Chưa có dữ liệu trong khoảng thời gian này.", "No data in this period."),
+        "dash.tier.faq": ("FAQ", "FAQ"),
+        "dash.tier.documents": ("Tài liệu", "Documents"),
+        "dash.tier.fallback": ("Dự phòng", "Fallback"),
+    }
+)
+
+_MESSAGES = text(
+    """
+    SELECT date_trunc('day', created_at, 'UTC') AS day, channel AS key, count(*) AS n
+    FROM messages
+    WHERE direction = 'in' AND author = 'user' AND created_at >= :since AND created_at < :until
+    GROUP BY 1, 2
+    """
+)
+
+_TIERS = text(
+    """
+    SELECT date_trunc('day', created_at, 'UTC') AS day, tier AS key, count(*) AS n
+    FROM messages
+    WHERE direction = 'out' AND author = 'bot' AND tier IS NOT NULL
+      AND created_at >= :since AND created_at < :until
+    GROUP BY 1, 2
+    """
+)
+
+# ROLLUP adds the whole period's row (day NULL): percentiles cannot be combined from days.
+_LATENCY = text(
+    """
+    SELECT date_trunc('day', created_at, 'UTC') AS day, count(*) AS n,
+           percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM done_at - created_at))
+               AS p50,
+           percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(epoch FROM done_at - created_at))
+               AS p95
+    FROM messages
+    WHERE direction = 'in' AND status = 'answered' AND done_at IS NOT NULL
+      AND created_at >= :since AND created_at < :until
+    GROUP BY ROLLUP (1)
+    """
+)
+
+
+def _day(value: datetime) -> date:
+    return value.astimezone(UTC).date()
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Counts per day and key (channel or tier), every day of the period present."""
+
+    keys: list[str]
+    days: list[date]
+    by_day: dict[date, dict[str, int]]
+
+    def total(self, day: date) -> int:
+        return sum(self.by_day[day].values())
+
+    def key_total(self, key: str) -> int:
+        return sum(self.by_day[d].get(key, 0) for d in self.days)
+
+    @property
+    def grand_total(self) -> int:
+        return sum(self.total(d) for d in self.days)
+
+    def share(self, key: str) -> float:
+        total = self.grand_total
+        return 100.0 * self.key_total(key) / total if total else 0.0
+
+
+async def _counts(
+    session: AsyncSession, query: Any, period: Period, order: tuple[str, ...]
+) -> Counts:
+    by_day: dict[date, dict[str, int]] = {d: {} for d in period.dates()}
+    seen: set[str] = set()
+    rows = await session.execute(query, {"since": period.since, "until": period.until})
+    for r in rows:
+        day = _day(r.day)
+        if day in by_day:
+            by_day[day][r.key] = int(r.n)
+            seen.add(r.key)
+    keys = [k for k in order if k in seen] + sorted(seen - set(order))
+    return Counts(keys, period.dates(), by_day)
+
+
+@dataclass(frozen=True)
+class Latency:
+    day: date | None  # None: the whole period
+    answered: int
+    p50: float
+    p95: float
+
+
+async def _latency(
+    session: AsyncSession, period: Period
+) -> tuple[dict[date, Latency], Latency | None]:
+    per_day: dict[date, Latency] = {}
+    overall = None
+    rows = await session.execute(_LATENCY, {"since": period.since, "until": period.until})
+    for r in rows:
+        if not r.n:  # ROLLUP's total row of an empty period: no percentiles
+            continue
+        found = Latency(
+            _day(r.day) if r.day is not None else None, int(r.n), float(r.p50), float(r.p95)
+        )
+        if found.day is None:
+            overall = found
+        else:
+            per_day[found.day] = found
+    return per_day, overall
+
+
+def _palette(keys: list[str], fixed: dict[str, str]) -> dict[str, str]:
+    others = iter(c for c in PALETTE if c not in fixed.values())
+    return {k: fixed.get(k) or next(others, "#5b6573") for k in keys}
+
+
+def _bars(title: str, counts: Counts, names: dict[str, str], colors: dict[str, str]) -> Chart:
+    labels = [d.strftime("%m-%d") for d in counts.days]
+    series = [
+        Series(names[k], [counts.by_day[d].get(k, 0) for d in counts.days], colors[k])
+        for k in counts.keys
+    ]
+    return stacked_bars(title, labels, series)
+
+
+def _latency_chart(t: Translator, days: list[date], per_day: dict[date, Latency]) -> Chart:
+    labels = [d.strftime("%m-%d") for d in days]
+    p50 = [per_day[d].p50 if d in per_day else None for d in days]
+    p95 = [per_day[d].p95 if d in per_day else None for d in days]
+    series = [Series(t("dash.p50"), p50, PALETTE[0]), Series(t("dash.p95"), p95, PALETTE[5])]
+    return line_chart(t("dash.latency"), labels, series, unit=" s")
+
+
+async def dashboard_page(request: web.Request) -> web.Response:
+    period = Period.from_query(request.query)
+    rt = runtime(request)
+    t = translator(request)
+    async with rt.sessionmaker() as session:
+        messages = await _counts(session, _MESSAGES, period, CHANNELS)
+        tiers = await _counts(session, _TIERS, period, TIERS)
+        per_day, overall = await _latency(session, period)
+    report = await unanswered_report(rt, request.config_dict[QUESTION_VECTORS], period)
+    tier_names = {k: t(f"dash.tier.{k}") if t.knows(f"dash.tier.{k}") else k for k in tiers.keys}
+    return await render(
+        request,
+        "dashboard.html",
+        {
+            "period": period,
+            "periods": PERIODS,
+            "messages": messages,
+            "messages_chart": _bars(
+                t("dash.messages"),
+                messages,
+                {k: k for k in messages.keys},
+                _palette(messages.keys, {}),
+            ),
+            "tiers": tiers,
+            "tier_names": tier_names,
+            "tiers_chart": _bars(
+                t("dash.tiers"), tiers, tier_names, _palette(tiers.keys, TIER_COLORS)
+            ),
+            "latency": per_day,
+            "latency_overall": overall,
+            "latency_chart": _latency_chart(t, period.dates(), per_day),
+            "groups": report.groups[:TOP_GROUPS],
+            "faq_link": lambda question: faq_link(request, question),
+        },
+    )
+
+
+def setup(app: web.Application) -> None:
+    app.router.add_get("/dashboard", dashboard_page, name="admin.dashboard")

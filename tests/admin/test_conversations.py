@@ -1,0 +1,343 @@
+"""The Conversations pages over real HTTP with the real worker and a fake Telegram Bot API:
+take over (the bot stays quiet), reply (delivered through the channel, stored as staff),
+hand back (the bot answers again); the list's filters; escaping; the web chat's polling flag.
+
+The worker's queues are about transactions between sessions, so this module commits for real
+(``sessionmaker`` is overridden) and deletes what each test added afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from typing import Any
+
+import aiohttp
+import pytest
+from sqlalchemy import select, text
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from adapters.telegram import TelegramAdapter
+from bot.answerer import Answerer, AnswererParts
+from bot.messages import InboundMessage
+from bot.models import AuditEntry, Author, Conversation, Direction, Message, MessageStatus
+from bot.settings import Settings
+from bot.store import record_inbound
+from bot.worker import Worker
+from tests.admin.adminweb import AdminBrowser
+from tests.fakes.telegram_api import FakeTelegramApi, start_telegram_api
+
+pytestmark = pytest.mark.usefixtures("demo_kb")
+
+FAQ_QUESTION = "Mã trường của Trường Đại học Công nghệ Sông Hồng là gì?"
+STAFF_TEXT = "Chào em, cô ở phòng tuyển sinh trả lời em nhé: mã trường là SHT."
+SCRIPT = "<script>alert('x')</script>"
+
+
+@pytest.fixture(autouse=True)
+async def forget_what_tests_commit(engine: AsyncEngine) -> AsyncIterator[None]:
+    """Rows above the marks taken before the test are the test's own: delete them after."""
+    queries = {
+        "contacts": "SELECT coalesce(max(id), 0) FROM contacts",
+        "staff": "SELECT coalesce(max(id), 0) FROM staff_users",
+        "audit": "SELECT coalesce(max(id), 0) FROM audit_log",
+        "logins": "SELECT coalesce(max(id), 0) FROM login_attempts",
+    }
+    async with engine.connect() as conn:
+        marks = {k: int(await conn.scalar(text(q)) or 0) for k, q in queries.items()}
+    yield
+    async with engine.begin() as conn:
+        await conn.execute(text("DELETE FROM contacts WHERE id > :m"), {"m": marks["contacts"]})
+        await conn.execute(text("DELETE FROM staff_users WHERE id > :m"), {"m": marks["staff"]})
+        await conn.execute(text("DELETE FROM audit_log WHERE id > :m"), {"m": marks["audit"]})
+        await conn.execute(text("DELETE FROM login_attempts WHERE id > :m"), {"m": marks["logins"]})
+
+
+@pytest.fixture
+def sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    """Real transactions: the worker and the admin are separate sessions, as in production."""
+    return async_sessionmaker(engine, expire_on_commit=False)
+
+
+@pytest.fixture
+async def telegram() -> AsyncIterator[FakeTelegramApi]:
+    api = await start_telegram_api()
+    try:
+        yield api
+    finally:
+        await api.close()
+
+
+@pytest.fixture
+def admin_settings(settings: Settings, telegram: FakeTelegramApi) -> Settings:
+    return settings.model_copy(update={"telegram": telegram.settings()})
+
+
+@pytest.fixture
+async def worker(
+    admin_settings: Settings,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    parts: AnswererParts,
+) -> AsyncIterator[Worker]:
+    test_parts = replace(parts, settings=admin_settings)
+    adapter = TelegramAdapter(admin_settings.telegram)
+    async with aiohttp.ClientSession() as http:
+        try:
+            yield Worker(
+                admin_settings,
+                sessionmaker,
+                Answerer(test_parts, sessionmaker),
+                {"telegram": adapter},
+                http,
+            )
+        finally:
+            await adapter.aclose()
+
+
+def chat_id() -> str:
+    return str(900_000_000 + uuid.uuid4().int % 99_999_999)
+
+
+async def ask(
+    sm: async_sessionmaker[AsyncSession], user: str, question: str, *, channel: str = "telegram"
+) -> int:
+    """A student's message arrives (as the webhook would store it); its conversation id."""
+    async with sm.begin() as session:
+        recorded = await record_inbound(
+            session,
+            InboundMessage(
+                channel=channel,  # type: ignore[arg-type]
+                event_id=f"evt-{uuid.uuid4()}",
+                external_user_id=user,
+                kind="text",
+                text=question,
+                user_name="Lan",
+            ),
+        )
+    return recorded.conversation_id
+
+
+async def thread(sm: async_sessionmaker[AsyncSession], conversation_id: int) -> list[Message]:
+    async with sm() as session:
+        rows = await session.scalars(
+            select(Message).where(Message.conversation_id == conversation_id).order_by(Message.id)
+        )
+        return list(rows.all())
+
+
+def sent_texts(api: FakeTelegramApi, chat: str) -> list[str]:
+    return [
+        str(c.body["text"]) for c in api.calls_to("sendMessage") if str(c.body["chat_id"]) == chat
+    ]
+
+
+async def audit_actions(sm: async_sessionmaker[AsyncSession], conversation_id: int) -> list[str]:
+    async with sm() as session:
+        rows = await session.scalars(
+            select(AuditEntry.action)
+            .where(AuditEntry.entity == "conversation", AuditEntry.entity_id == conversation_id)
+            .order_by(AuditEntry.id)
+        )
+        return list(rows.all())
+
+
+async def test_take_over_keeps_the_bot_quiet_in_that_conversation(
+    editor: AdminBrowser,
+    worker: Worker,
+    telegram: FakeTelegramApi,
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    chat = chat_id()
+    conversation = await ask(sessionmaker, chat, FAQ_QUESTION)
+    await worker.drain()
+    assert len(sent_texts(telegram, chat)) == 1  # the bot answers before the take-over
+
+    response = await editor.post(f"/admin/conversations/{conversation}/take-over")
+    assert response.status == 303
+    assert response.headers["Location"] == f"/admin/conversations/{conversation}?msg=taken_over"
+    page = await editor.page(f"/admin/conversations/{conversation}")
+    assert 'data-testid="conv-hand-back"' in page
+
+    await ask(sessionmaker, chat, "Học phí một năm là bao nhiêu?")
+    await worker.drain()
+    rows = await thread(sessionmaker, conversation)
+    assert [(m.direction, m.author, m.status) for m in rows] == [
+        ("in", "user", "answered"),
+        ("out", "bot", "sent"),
+        ("in", "user", "skipped"),  # stored, not answered: a person has the conversation
+    ]
+    assert len(sent_texts(telegram, chat)) == 1
+    assert await audit_actions(sessionmaker, conversation) == ["take_over"]
+
+
+async def test_a_staff_reply_goes_out_through_the_channel_and_is_stored_as_staff(
+    editor: AdminBrowser,
+    worker: Worker,
+    telegram: FakeTelegramApi,
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    chat = chat_id()
+    conversation = await ask(sessionmaker, chat, FAQ_QUESTION)
+    await worker.drain()
+
+    response = await editor.post(f"/admin/conversations/{conversation}/reply", {"text": STAFF_TEXT})
+    assert response.status == 303
+    page = await editor.page(f"/admin/conversations/{conversation}")
+    staff = (await thread(sessionmaker, conversation))[-1]
+    assert (staff.author, staff.direction, staff.status, staff.text) == (
+        "staff",
+        "out",
+        "queued",
+        STAFF_TEXT,
+    )
+    assert STAFF_TEXT in page  # shown at once, with its status
+    assert f'data-testid="status-{staff.id}">chờ gửi<' in page
+
+    await worker.drain()
+    assert sent_texts(telegram, chat)[-1] == STAFF_TEXT
+    async with sessionmaker() as session:
+        delivered = await session.get(Message, staff.id)
+        mode = await session.scalar(
+            select(Conversation.mode).where(Conversation.id == conversation)
+        )
+        [actor] = await session.scalars(
+            select(AuditEntry.actor).where(
+                AuditEntry.entity_id == conversation, AuditEntry.action == "reply"
+            )
+        )
+    assert delivered is not None
+    assert delivered.status == "sent"
+    assert delivered.details["staff"] == actor
+    assert actor in page  # who wrote it is shown beside it
+    assert mode == "human"  # replying took the conversation over
+    page = await editor.page(f"/admin/conversations/{conversation}")
+    assert f'data-testid="status-{staff.id}">đã gửi<' in page
+    assert await audit_actions(sessionmaker, conversation) == ["take_over", "reply"]
+
+
+async def test_hand_back_lets_the_bot_answer_again(
+    editor: AdminBrowser,
+    worker: Worker,
+    telegram: FakeTelegramApi,
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    chat = chat_id()
+    conversation = await ask(sessionmaker, chat, "Xin chào")
+    await worker.drain()
+    await editor.post(f"/admin/conversations/{conversation}/take-over")
+    await ask(sessionmaker, chat, FAQ_QUESTION)
+    await worker.drain()
+    before = len(sent_texts(telegram, chat))
+
+    response = await editor.post(f"/admin/conversations/{conversation}/hand-back")
+    assert response.headers["Location"] == f"/admin/conversations/{conversation}?msg=handed_back"
+    await ask(sessionmaker, chat, FAQ_QUESTION)
+    await worker.drain()
+    rows = await thread(sessionmaker, conversation)
+    assert [(m.author, m.status) for m in rows[-2:]] == [("user", "answered"), ("bot", "sent")]
+    assert rows[-1].tier == "faq"
+    assert len(sent_texts(telegram, chat)) == before + 1
+    assert "SHT" in sent_texts(telegram, chat)[-1]
+    assert await audit_actions(sessionmaker, conversation) == ["take_over", "hand_back"]
+
+
+async def test_actions_need_an_editor_and_the_csrf_token(
+    viewer: AdminBrowser, editor: AdminBrowser, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    conversation = await ask(sessionmaker, chat_id(), FAQ_QUESTION)
+    page = await viewer.page(f"/admin/conversations/{conversation}")
+    assert "conv-take-over" not in page
+    assert "conv-reply-form" not in page
+    for action, form in (("take-over", {}), ("reply", {"text": "x"}), ("hand-back", {})):
+        path = f"/admin/conversations/{conversation}/{action}"
+        assert (await viewer.post(path, form)).status == 403
+        assert (await editor.post(path, form, csrf="")).status == 403
+    assert [m.author for m in await thread(sessionmaker, conversation)] == ["user"]
+    assert await audit_actions(sessionmaker, conversation) == []
+    assert (await editor.post("/admin/conversations/999999999/take-over")).status == 404
+
+
+async def test_an_empty_or_too_long_reply_is_refused_with_a_message(
+    editor: AdminBrowser, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    conversation = await ask(sessionmaker, chat_id(), FAQ_QUESTION)
+    empty = await editor.post(f"/admin/conversations/{conversation}/reply", {"text": "  "})
+    assert empty.status == 400
+    assert "Tin nhắn trống." in await empty.text()
+    long = await editor.post(f"/admin/conversations/{conversation}/reply", {"text": "a" * 4001})
+    assert long.status == 400
+    assert [m.author for m in await thread(sessionmaker, conversation)] == ["user"]
+
+
+async def test_the_list_filters_and_the_transcript_shows_tier_sources_and_escapes(
+    viewer: AdminBrowser, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    chat = chat_id()
+    conversation = await ask(sessionmaker, chat, f"Câu hỏi {SCRIPT} về học bổng")
+    citations = [
+        {"n": 1, "title": f"Quy chế {SCRIPT}", "source": "docs/a.md", "url": "https://x.vn/a"},
+        {"n": 2, "title": "Trang lạ", "source": "docs/b.md", "url": "javascript:alert(1)"},
+    ]
+    details = {"scores": {"chunks": [{"similarity": 0.861}], "t_doc": 0.84}, "reason": "why"}
+    async with sessionmaker.begin() as session:
+        question = (await thread(sessionmaker, conversation))[0]
+        session.add(
+            Message(
+                conversation_id=conversation,
+                channel="telegram",
+                direction=Direction.outbound,
+                author=Author.bot,
+                text="Theo quy chế [1]…",
+                tier="documents",
+                citations=citations,
+                details=details,
+                status=MessageStatus.failed,
+                error="Forbidden: bot was blocked by the user",
+                reply_to_id=question.id,
+            )
+        )
+
+    page = await viewer.page(f"/admin/conversations/{conversation}")
+    assert SCRIPT not in page
+    assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;" in page
+    assert '<a href="https://x.vn/a"' in page
+    assert "javascript:" not in page  # not a link; shown as its title only
+    assert "Điểm 0.861 (ngưỡng 0.840)" in page
+    assert "Forbidden: bot was blocked by the user" in page
+
+    listed = await viewer.page(f"/admin/conversations?channel=telegram&q={chat}")
+    assert f'data-testid="conv-row-{conversation}"' in listed
+    searched = await viewer.page("/admin/conversations?q=h%E1%BB%8Dc+b%E1%BB%95ng")  # học bổng
+    assert f'data-testid="conv-row-{conversation}"' in searched
+    assert f"conv-row-{conversation}" not in await viewer.page("/admin/conversations?mode=human")
+    assert f"conv-row-{conversation}" not in await viewer.page("/admin/conversations?channel=zalo")
+    assert f"conv-row-{conversation}" not in await viewer.page("/admin/conversations?to=2020-01-01")
+
+
+async def history(b: AdminBrowser, visitor: str) -> dict[str, Any]:
+    async with b.http.get(b.url("/api/chat/history"), params={"visitor_id": visitor}) as r:
+        assert r.status == 200
+        body: dict[str, Any] = json.loads(await r.text())
+        return body
+
+
+async def test_the_web_chat_history_says_when_staff_have_the_conversation(
+    editor: AdminBrowser, worker: Worker, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    visitor = f"visitor-{uuid.uuid4().hex[:12]}"
+    conversation = await ask(sessionmaker, visitor, FAQ_QUESTION, channel="web")
+    assert (await history(editor, visitor))["human"] is False
+    await editor.post(f"/admin/conversations/{conversation}/take-over")
+    assert (await history(editor, visitor))["human"] is True  # the page polls while this holds
+
+    await editor.post(f"/admin/conversations/{conversation}/reply", {"text": STAFF_TEXT})
+    await worker.drain()  # a web reply is marked sent: the browser reads it from the store
+    body = await history(editor, visitor)
+    assert body["messages"][-1]["author"] == "staff"
+    assert body["messages"][-1]["text"] == STAFF_TEXT
+
+    await editor.post(f"/admin/conversations/{conversation}/hand-back")
+    assert (await history(editor, visitor))["human"] is False
+    assert (await history(editor, "never-seen-visitor"))["human"] is False
