@@ -7,6 +7,7 @@ import hashlib
 from datetime import timedelta
 
 import pytest
+from aiohttp import ClientResponse
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -191,3 +192,49 @@ async def test_language_switch_sets_a_cookie_and_translates_the_page(
     assert "Log out" in page
     assert '<html lang="en">' in page
     assert (await viewer.get("/admin/lang/fr")).status == 404
+
+
+async def _login_with_headers(
+    b: AdminBrowser, email: str, password: str, headers: dict[str, str]
+) -> ClientResponse:
+    form = await b.page("/admin/login")
+    token = form.split('name="csrf_token" value="')[1].split('"')[0]
+    return await b.post(
+        "/admin/login", {"email": email, "password": password}, csrf=token, headers=headers
+    )
+
+
+class TestSecureCookieSetting:
+    @pytest.fixture
+    def admin_settings(self, settings: Settings) -> Settings:
+        admin = settings.admin.model_copy(update={"cookie_secure": True})
+        return settings.model_copy(update={"admin": admin})
+
+    async def test_cookies_are_marked_secure(self, browser: NewBrowser) -> None:
+        # (over plain HTTP the client then keeps them to itself: set it only behind HTTPS)
+        b = browser()
+        response = await b.get("/admin/login")
+        assert response.cookies["tuvan_admin_login"]["secure"]
+        assert response.cookies["tuvan_admin_login"]["httponly"]
+
+
+class TestBehindAProxy:
+    @pytest.fixture
+    def admin_settings(self, settings: Settings) -> Settings:
+        admin = settings.admin.model_copy(update={"trust_proxy": True, "login_failures_per_ip": 2})
+        return settings.model_copy(update={"admin": admin})
+
+    async def test_forwarded_address_and_scheme_are_used(
+        self, browser: NewBrowser, make_staff: MakeStaff
+    ) -> None:
+        staff = await make_staff(StaffRole.viewer)
+        b = browser()
+        guesser = {"X-Forwarded-For": "198.51.100.7, 203.0.113.9"}  # the proxy appended the last
+        for n in range(2):
+            await _login_with_headers(b, f"g{n}@shut.example.vn", "wrong password", guesser)
+        locked = await _login_with_headers(b, staff.email, staff.password, guesser)
+        assert locked.status == 429
+        colleague = {"X-Forwarded-For": "203.0.113.10", "X-Forwarded-Proto": "https"}
+        response = await _login_with_headers(b, staff.email, staff.password, colleague)
+        assert response.status == 303
+        assert response.cookies["tuvan_admin"]["secure"]
