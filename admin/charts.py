@@ -17,6 +17,7 @@ WIDTH = 720
 HEIGHT = 240
 LEFT, RIGHT, TOP, BOTTOM = 52, 12, 12, 40
 MAX_X_LABELS = 10
+TICKS = 4  # gridlines above zero, at most
 
 # Distinguishable on white and for the common colour-vision deficiencies (Okabe-Ito).
 PALETTE = ("#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#000000")
@@ -83,15 +84,13 @@ class Chart:
         return self.height - BOTTOM
 
 
-def nice_ceiling(value: float) -> float:
-    """The smallest of 1, 2, 2.5, 5 × 10^k that is at least ``value`` (1 for nothing)."""
-    if value <= 0:
-        return 1.0
-    power = 10 ** math.floor(math.log10(value))
-    for step in (1, 2, 2.5, 5, 10):
-        if step * power >= value - 1e-9:
-            return float(step * power)
-    return float(10 * power)
+def nice_step(top: float, *, whole: bool = False) -> float:
+    """The gridline step for values up to ``top``: the smallest 1, 2 or 5 × 10^k giving at
+    most ``TICKS`` steps; at least 1 for counts (``whole``), which have no half messages."""
+    raw = max(top, 1e-9) / TICKS
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw - 1e-12)
+    return float(max(step, 1)) if whole else float(step)
 
 
 def format_number(value: float) -> str:
@@ -100,11 +99,15 @@ def format_number(value: float) -> str:
     return f"{value:.2f}".rstrip("0").rstrip(".")
 
 
-def _y_axis(top_value: float, unit: str) -> tuple[float, list[Tick]]:
-    ceiling = nice_ceiling(top_value)
+def _y_axis(top_value: float, unit: str, *, whole: bool) -> tuple[float, list[Tick]]:
+    """The axis maximum (a whole number of steps) and its labelled gridlines."""
+    step = nice_step(top_value, whole=whole)
+    steps = max(1, math.ceil(top_value / step - 1e-9))
+    ceiling = step * steps
     plot = HEIGHT - TOP - BOTTOM
     ticks = [
-        Tick(TOP + plot - plot * i / 4, format_number(ceiling * i / 4) + unit) for i in range(5)
+        Tick(TOP + plot - plot * i / steps, format_number(step * i) + unit)
+        for i in range(steps + 1)
     ]
     return ceiling, ticks
 
@@ -130,7 +133,7 @@ def stacked_bars(
 ) -> Chart:
     """One bar per label, each series stacked on the ones before it."""
     totals = [sum(s.values[i] or 0 for s in series) for i in range(len(labels))]
-    ceiling, y_ticks = _y_axis(max(totals, default=0), unit)
+    ceiling, y_ticks = _y_axis(max(totals, default=0), unit, whole=True)
     slot, centres = _x_positions(len(labels), WIDTH)
     width = max(1.0, slot * 0.7)
     bars = []
@@ -158,7 +161,7 @@ def line_chart(
 ) -> Chart:
     """One line per series; a label without a value breaks the line there."""
     values = [v for s in series for v in s.values if v is not None]
-    ceiling, y_ticks = _y_axis(max(values, default=0), unit)
+    ceiling, y_ticks = _y_axis(max(values, default=0), unit, whole=False)
     _, centres = _x_positions(len(labels), WIDTH)
     lines = []
     for s in series:

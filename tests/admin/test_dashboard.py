@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from admin.charts import Series, line_chart, nice_ceiling, stacked_bars
+from admin.charts import Series, line_chart, nice_step, stacked_bars
 from admin.period import Period
 from bot.models import Author, Direction, Message, MessageStatus
 from bot.store import upsert_conversation
@@ -135,7 +135,8 @@ async def test_an_empty_period_and_odd_parameters_still_show_a_page(
 
 
 def test_stacked_bars_scale_to_a_round_maximum_and_stack() -> None:
-    assert [nice_ceiling(v) for v in (0, 3, 7, 11, 26, 0.4)] == [1, 5, 10, 20, 50, 0.5]
+    assert [nice_step(v, whole=True) for v in (0, 3, 6, 11, 26, 400)] == [1, 1, 2, 5, 10, 100]
+    assert [nice_step(v) for v in (0.4, 3.0, 9.0)] == [0.1, 1.0, 5.0]
     chart = stacked_bars(
         "t",
         ["a", "b"],
@@ -144,7 +145,7 @@ def test_stacked_bars_scale_to_a_round_maximum_and_stack() -> None:
     heights = {bar.title: bar.height for bar in chart.bars}
     assert set(heights) == {"x a: 2", "y a: 3", "y b: 5"}  # no bar for a zero
     assert heights["y b: 5"] == heights["x a: 2"] + heights["y a: 3"]
-    assert chart.y_ticks[-1].label == "5"
+    assert [t.label for t in chart.y_ticks] == ["0", "2", "4", "6"]
     [xa] = [b for b in chart.bars if b.title == "x a: 2"]
     [ya] = [b for b in chart.bars if b.title == "y a: 3"]
     assert ya.y + ya.height == xa.y  # "y" sits on top of "x"
