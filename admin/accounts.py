@@ -197,6 +197,10 @@ async def authenticate(
     if _HASHER.check_needs_rehash(user.password_hash):
         user.password_hash = await asyncio.to_thread(_HASHER.hash, password)
     user.last_login_at = utcnow()
+    # Attempts older than the window count for nothing; a login is a good moment to drop them
+    # (a day's worth is kept for whoever investigates a burst of failures).
+    keep = timedelta(minutes=max(settings.login_window_minutes, 24 * 60))
+    await session.execute(delete(LoginAttempt).where(LoginAttempt.at < utcnow() - keep))
     await session.flush()
     return user
 

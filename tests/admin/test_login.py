@@ -238,3 +238,28 @@ class TestBehindAProxy:
         response = await _login_with_headers(b, staff.email, staff.password, colleague)
         assert response.status == 303
         assert response.cookies["tuvan_admin"]["secure"]
+
+
+async def test_a_login_prunes_attempts_older_than_a_day(
+    browser: NewBrowser, make_staff: MakeStaff, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    staff = await make_staff(StaffRole.viewer)
+    async with sessionmaker.begin() as session:
+        for days in (0, 2):
+            session.add(
+                LoginAttempt(
+                    email="old@shut.example.vn",
+                    ip="192.0.2.1",
+                    succeeded=False,
+                    at=utcnow() - timedelta(days=days, minutes=1),
+                )
+            )
+    assert (await browser().login(staff.email)).status == 303
+    async with sessionmaker() as session:
+        left = (
+            await session.scalars(
+                select(LoginAttempt.at).where(LoginAttempt.email == "old@shut.example.vn")
+            )
+        ).all()
+    assert len(left) == 1
+    assert utcnow() - left[0] < timedelta(days=1)
