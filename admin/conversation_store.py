@@ -2,7 +2,8 @@
 transcripts with what each bot reply was based on.
 
 Reading only; taking over, replying and handing back go through ``bot.store`` (the worker
-then delivers through the channel's adapter). Values always travel as bound parameters.
+then delivers through the channel's adapter). Search ignores case and diacritics, as the FAQ
+list's does (admin.faq_store.folded). Values always travel as bound parameters.
 """
 
 from __future__ import annotations
@@ -16,18 +17,13 @@ from typing import Any
 from sqlalchemy import Select, exists, func, or_, select, true
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from admin.faq_store import folded, like_pattern
 from bot.messages import CHANNELS
 from bot.models import Contact, Conversation, ConversationMode, Message
 from bot.store import history
 
 TRANSCRIPT_PAGE = 200
 MAX_SEARCH = 200
-
-
-def like_pattern(text: str) -> str:
-    """A case-insensitive substring pattern; ``%``, ``_`` and ``\\`` in ``text`` match literally."""
-    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
 
 
 def _day(value: str) -> date | None:
@@ -130,12 +126,11 @@ def _listing(filters: ConversationFilters) -> Select[Any]:
         said = exists(
             select(Message.id).where(
                 Message.conversation_id == Conversation.id,
-                Message.text.ilike(pattern, escape="\\"),
+                folded(Message.text).like(pattern, escape="\\"),
             )
         )
-        query = query.where(
-            or_(said, Contact.name.ilike(pattern, escape="\\"), Contact.external_id == filters.q)
-        )
+        named = folded(func.coalesce(Contact.name, "")).like(pattern, escape="\\")
+        query = query.where(or_(said, named, Contact.external_id == filters.q))
     return query
 
 

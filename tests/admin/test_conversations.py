@@ -311,6 +311,9 @@ async def test_the_list_filters_and_the_transcript_shows_tier_sources_and_escape
     assert f'data-testid="conv-row-{conversation}"' in listed
     searched = await viewer.page("/admin/conversations?q=h%E1%BB%8Dc+b%E1%BB%95ng")  # học bổng
     assert f'data-testid="conv-row-{conversation}"' in searched
+    unaccented = await viewer.page("/admin/conversations?q=HOC+BONG")
+    assert f'data-testid="conv-row-{conversation}"' in unaccented
+    assert f"conv-row-{conversation}" not in await viewer.page("/admin/conversations?q=hoc+phi")
     assert f"conv-row-{conversation}" not in await viewer.page("/admin/conversations?mode=human")
     assert f"conv-row-{conversation}" not in await viewer.page("/admin/conversations?channel=zalo")
     assert f"conv-row-{conversation}" not in await viewer.page("/admin/conversations?to=2020-01-01")
