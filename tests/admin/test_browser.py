@@ -29,6 +29,7 @@ from bot.database import make_sessionmaker
 from bot.models import Chunk, FaqEntry, FaqOrigin, FaqStatus, StaffRole
 from bot.runtime import Runtime
 from bot.settings import Settings
+from bot.worker import Worker
 from tests.admin.adminweb import Staff
 from tests.admin.browser_support import (
     add_staff,
@@ -43,6 +44,8 @@ from tests.admin.browser_support import (
 
 PHONE = {"width": 390, "height": 844}
 ANSWERED = re.compile(r"\btier-(faq|documents|fallback)\b")  # the chat marks a finished reply
+# What the web chat shows a visitor once staff have the conversation (bot/static/chat.html).
+HANDOVER_NOTE = "Cán bộ tư vấn đang theo dõi cuộc trò chuyện này và sẽ trả lời bạn tại đây."
 _numbers = itertools.count(1)
 
 NewPage = Callable[..., Awaitable[Page]]
@@ -125,6 +128,7 @@ async def ask_in_chat(chat: Page, question: str) -> str:
     reply = replies.nth(before)
     await expect(reply.locator(".typing")).to_be_hidden()
     await expect(reply).to_have_class(ANSWERED)
+    await expect(chat.locator("#send")).to_be_enabled()  # the page has the whole answer
     return await reply.locator(".body").text_content() or ""
 
 
@@ -168,8 +172,8 @@ async def test_a_published_entry_answers_verbatim_in_the_web_chat_and_edits_show
 
     admin = await signed_in(live, new_page, StaffRole.editor)
     await admin.get_by_test_id("faq-new").click()
-    await admin.get_by_label(words("faq.question")).fill(question)
-    await admin.get_by_label(words("faq.answer")).fill(answer)
+    await admin.get_by_label(words("faq.question"), exact=True).fill(question)
+    await admin.get_by_label(words("faq.answer"), exact=True).fill(answer)
     await admin.get_by_test_id("faq-save").click()
     await expect(admin.get_by_test_id("flash")).to_have_text(words("msg.created"))
     await expect(admin.get_by_test_id("faq-status")).to_have_text(words("faq.status.draft"))
@@ -183,7 +187,7 @@ async def test_a_published_entry_answers_verbatim_in_the_web_chat_and_edits_show
     assert first == answer
     await expect(chat.locator(".msg.bot").last).to_have_class(re.compile(r"\btier-faq\b"))
 
-    await admin.get_by_label(words("faq.answer")).fill(changed)
+    await admin.get_by_label(words("faq.answer"), exact=True).fill(changed)
     await admin.get_by_test_id("faq-save").click()
     await expect(admin.get_by_test_id("flash")).to_have_text(words("msg.saved"))
     assert await ask_in_chat(chat, question) == changed
@@ -226,8 +230,8 @@ async def test_an_approved_generated_entry_answers_in_the_web_chat(
     shown = card.get_by_test_id(f"review-source-{entry}")
     await expect(shown).to_be_visible()
     assert " ".join((await shown.inner_text()).split()) == " ".join(source.split())
-    await expect(card.get_by_label(words("faq.question"))).to_have_value(question)
-    await expect(card.get_by_label(words("faq.answer"))).to_have_value(answer)
+    await expect(card.get_by_label(words("faq.question"), exact=True)).to_have_value(question)
+    await expect(card.get_by_label(words("faq.answer"), exact=True)).to_have_value(answer)
     proposed = card.get_by_test_id(f"review-form-{entry}")
     source_box, proposed_box = await shown.bounding_box(), await proposed.bounding_box()
     assert source_box is not None
@@ -242,6 +246,58 @@ async def test_an_approved_generated_entry_answers_in_the_web_chat(
     await chat.goto(f"{live.base}/")
     assert await ask_in_chat(chat, question) == answer
     await expect(chat.locator(".msg.bot").last).to_have_class(re.compile(r"\btier-faq\b"))
+
+
+# -- 4. staff take a web chat over and reply; the visitor sees it ----------------------------------
+
+
+async def test_staff_take_over_a_web_chat_and_the_visitor_sees_the_reply(
+    live: LiveApp, new_page: NewPage
+) -> None:
+    tag = uuid.uuid4().hex[:8]
+    first = f"Em muốn hỏi về học bổng cho thí sinh ở tỉnh xa, em tên Lan{tag}"
+    second = "Em cần gặp cán bộ tư vấn ạ"
+    reply = f"Chào Lan, chị là cán bộ tuyển sinh; em gọi 024 3333 8888 nhé ({tag})."
+
+    chat = await new_page()
+    await chat.goto(f"{live.base}/")
+    await ask_in_chat(chat, first)
+    visitor = await chat.evaluate("localStorage.getItem('tuvan.visitor')")
+
+    admin = await signed_in(live, new_page, StaffRole.editor)
+    await admin.get_by_test_id("nav-conversations").click()
+    await admin.get_by_label(words("conv.search"), exact=True).fill(f"Lan{tag}")
+    await admin.get_by_test_id("conv-filter-submit").click()
+    row = admin.get_by_test_id("conv-table").locator("tr", has_text=visitor)
+    await expect(row).to_have_count(1)
+    await row.get_by_role("link").click()
+    transcript = admin.get_by_test_id("transcript")
+    await expect(transcript.locator("tr[data-author=user]")).to_contain_text(first)
+    await expect(transcript.locator("tr[data-author=bot]")).to_have_count(1)
+
+    await admin.get_by_test_id("conv-take-over").click()
+    await expect(admin.get_by_test_id("flash")).to_have_text(words("msg.taken_over"))
+    await expect(admin.get_by_test_id("conv-mode")).to_have_text(words("conv.mode.human"))
+
+    # The bot stays quiet now: the visitor is told a person will answer here.
+    await chat.locator("#q").fill(second)
+    await chat.locator("#send").click()
+    await expect(chat.get_by_text(HANDOVER_NOTE)).to_be_visible()
+
+    await admin.get_by_label(words("conv.reply_label"), exact=True).fill(reply)
+    await admin.get_by_test_id("conv-reply").click()
+    await expect(admin.get_by_test_id("flash")).to_have_text(words("msg.reply_queued"))
+    staff_line = transcript.locator("tr[data-author=staff]")
+    await expect(staff_line).to_contain_text(reply)
+    await expect(staff_line).to_contain_text(words("conv.status.queued"))
+
+    # The visitor's open page picks the reply up by itself (it polls while staff have it).
+    await expect(chat.locator(".msg.staff .body").last).to_have_text(reply)
+
+    worker = Worker(live.runtime.settings, live.sessionmaker, live.runtime.answerer, {}, live.http)
+    await worker.drain()
+    await admin.reload()
+    await expect(staff_line).to_contain_text(words("conv.status.sent"))
 
 
 # -- 5. the phone layout ----------------------------------------------------------------------
