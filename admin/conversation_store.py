@@ -134,18 +134,33 @@ def _listing(filters: ConversationFilters) -> Select[Any]:
     return query
 
 
+async def _one_page(
+    session: AsyncSession, query: Select[Any], page: int, page_size: int
+) -> tuple[list[Any], int]:
+    """A page of ``query`` and the number of all its rows, in one statement (a window count:
+    the search's per-message folding runs once, not once for the count and again for the page)."""
+    ordered = (
+        query.add_columns(func.count().over().label("total"))
+        .order_by(query.selected_columns.activity.desc(), Conversation.id.desc())
+        .limit(page_size)
+        .offset((page - 1) * page_size)
+    )
+    rows = list((await session.execute(ordered)).all())
+    return rows, int(rows[0].total) if rows else 0
+
+
 async def list_conversations(
     session: AsyncSession, filters: ConversationFilters, page_size: int
 ) -> tuple[list[ConversationRow], int]:
-    """One page of conversations matching ``filters``, newest activity first, and the total."""
+    """One page of conversations matching ``filters``, newest activity first, and the total.
+    A page past the end shows the last one."""
     query = _listing(filters)
-    total = int(await session.scalar(select(func.count()).select_from(query.subquery())) or 0)
-    pages = max(1, math.ceil(total / page_size))
-    offset = (min(filters.page, pages) - 1) * page_size
-    ordered = query.order_by(query.selected_columns.activity.desc(), Conversation.id.desc()).limit(
-        page_size
-    )
-    rows = await session.execute(ordered.offset(offset))
+    rows, total = await _one_page(session, query, filters.page, page_size)
+    if not rows and filters.page > 1:
+        total = int(await session.scalar(select(func.count()).select_from(query.subquery())) or 0)
+        if total:
+            last = math.ceil(total / page_size)
+            rows, total = await _one_page(session, query, last, page_size)
     return [
         ConversationRow(
             id=r.id,

@@ -116,13 +116,15 @@ async def conversations_page(request: web.Request) -> web.Response:
     filters = ConversationFilters.from_query(request.query)
     async with runtime(request).sessionmaker() as session:
         rows, total = await list_conversations(session, filters, PAGE_SIZE)
+    pages = max(1, math.ceil(total / PAGE_SIZE))
     return await render(
         request,
         "conversations.html",
         {
             "rows": rows,
             "total": total,
-            "pages": max(1, math.ceil(total / PAGE_SIZE)),
+            "page": min(filters.page, pages),  # past the end: the last page was shown
+            "pages": pages,
             "filters": filters,
             "channels": CHANNELS,
             "modes": list(ConversationMode),
@@ -146,6 +148,7 @@ async def _transcript_page(
         "conversation.html",
         {
             "tr": found,
+            "older_page": before.isdigit(),
             "human": found.conversation.mode == ConversationMode.human,
             "can_edit": me(request).may(StaffRole.editor),
             "reply_error": reply_error,

@@ -8,7 +8,9 @@ The worker's queues are about transactions between sessions, so this module comm
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import replace
@@ -309,6 +311,9 @@ async def test_the_list_filters_and_the_transcript_shows_tier_sources_and_escape
 
     listed = await viewer.page(f"/admin/conversations?channel=telegram&q={chat}")
     assert f'data-testid="conv-row-{conversation}"' in listed
+    past_the_end = await viewer.page(f"/admin/conversations?q={chat}&page=9")
+    assert f'data-testid="conv-row-{conversation}"' in past_the_end  # the last page instead
+    assert "Trang 1/1 · 1 mục" in past_the_end
     searched = await viewer.page("/admin/conversations?q=h%E1%BB%8Dc+b%E1%BB%95ng")  # học bổng
     assert f'data-testid="conv-row-{conversation}"' in searched
     unaccented = await viewer.page("/admin/conversations?q=HOC+BONG")
@@ -344,3 +349,32 @@ async def test_the_web_chat_history_says_when_staff_have_the_conversation(
     await editor.post(f"/admin/conversations/{conversation}/hand-back")
     assert (await history(editor, visitor))["human"] is False
     assert (await history(editor, "never-seen-visitor"))["human"] is False
+
+
+async def test_a_long_transcript_pages_back_to_older_messages(
+    viewer: AdminBrowser, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    conversation = await ask(sessionmaker, chat_id(), "tin nhắn số 0")
+    async with sessionmaker.begin() as session:
+        session.add_all(
+            Message(
+                conversation_id=conversation,
+                channel="telegram",
+                direction=Direction.inbound,
+                author=Author.user,
+                text=f"tin nhắn số {i}",
+                status=MessageStatus.skipped,
+            )
+            for i in range(1, 205)
+        )
+    newest = await viewer.page(f"/admin/conversations/{conversation}")
+    assert "tin nhắn số 204<" in newest
+    assert "tin nhắn số 4<" not in newest  # 200 a page: 5..204
+    older = re.search(r'href="([^"]*)" data-testid="conv-older"', newest)
+    assert older
+    page = await viewer.page(html.unescape(older.group(1)))
+    assert "tin nhắn số 4<" in page
+    assert "tin nhắn số 0<" in page
+    assert "tin nhắn số 5<" not in page
+    assert 'data-testid="conv-newest"' in page
+    assert 'data-testid="conv-older"' not in page
