@@ -24,7 +24,12 @@ from sqlalchemy.orm import selectinload
 
 from admin import audit
 from bot.models import FaqEntry, FaqOrigin, FaqStatus, FaqVariant, VariantOrigin
-from retrieval.index import Indexer, embed_faq_entry, refresh_folded_variants
+from retrieval.index import (
+    Indexer,
+    embed_faq_entry,
+    flag_generated_variants,
+    refresh_folded_variants,
+)
 from retrieval.text import fold
 
 MAX_QUESTION = 2000
@@ -267,6 +272,8 @@ async def save_entry(
         variants: list[str] = []
     else:
         variants = staff_variants(entry)
+        if entry.question != form.question:
+            await flag_generated_variants(session, entry.id)
     entry.question = form.question
     entry.answer = form.answer
     entry.source = form.source or None

@@ -288,6 +288,16 @@ class FaqDraft:
     updated_by: str | None = None
 
 
+async def flag_generated_variants(session: AsyncSession, faq_id: int) -> None:
+    """An entry's question changed: the phrasings generated from the old one wait for staff,
+    and `tuvan faq enrich` redoes them."""
+    await session.execute(
+        update(FaqVariant)
+        .where(FaqVariant.faq_id == faq_id, FaqVariant.origin == VariantOrigin.generated)
+        .values(needs_review=True)
+    )
+
+
 async def upsert_faq(session: AsyncSession, indexer: Indexer, draft: FaqDraft) -> FaqEntry:
     """Create or update an FAQ entry (by ``external_id`` when given), embedded at once."""
     entry = None
@@ -299,12 +309,7 @@ async def upsert_faq(session: AsyncSession, indexer: Indexer, draft: FaqDraft) -
         entry = FaqEntry(external_id=draft.external_id)
         session.add(entry)
     elif entry.question != draft.question:
-        # Generated phrasings paraphrased the old question: staff look again, `faq enrich` redoes.
-        await session.execute(
-            update(FaqVariant)
-            .where(FaqVariant.faq_id == entry.id, FaqVariant.origin == VariantOrigin.generated)
-            .values(needs_review=True)
-        )
+        await flag_generated_variants(session, entry.id)
     entry.question = draft.question
     entry.answer = draft.answer
     entry.source = draft.source
