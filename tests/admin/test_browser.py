@@ -32,6 +32,7 @@ from bot.settings import Settings
 from bot.worker import Worker
 from tests.admin.adminweb import Staff
 from tests.admin.browser_support import (
+    ANSWER_TIMEOUT_MS,
     add_staff,
     delete_rows_since,
     launch_chromium,
@@ -118,6 +119,13 @@ async def signed_in(live: LiveApp, new_page: NewPage, role: StaffRole, **options
     return page
 
 
+async def open_chat(chat: Page, base: str) -> None:
+    """The web chat page, once it has shown the visitor's history (a new visitor: the welcome):
+    bubbles counted before that first rendering would miss the welcome and take it for a reply."""
+    await chat.goto(f"{base}/")
+    await expect(chat.locator("#log .msg").first).to_be_visible()
+
+
 async def ask_in_chat(chat: Page, question: str) -> str:
     """Type a question in the web chat; the text of the bot's reply bubble once it arrived."""
     replies = chat.locator(".msg.bot")
@@ -126,8 +134,8 @@ async def ask_in_chat(chat: Page, question: str) -> str:
     await chat.locator("#send").click()
     await expect(replies).to_have_count(before + 1)
     reply = replies.nth(before)
+    await expect(reply).to_have_class(ANSWERED, timeout=ANSWER_TIMEOUT_MS)
     await expect(reply.locator(".typing")).to_be_hidden()
-    await expect(reply).to_have_class(ANSWERED)
     await expect(chat.locator("#send")).to_be_enabled()  # the page has the whole answer
     return await reply.locator(".body").text_content() or ""
 
@@ -182,7 +190,7 @@ async def test_a_published_entry_answers_verbatim_in_the_web_chat_and_edits_show
     await expect(admin.get_by_test_id("faq-status")).to_have_text(words("faq.status.published"))
 
     chat = await new_page()
-    await chat.goto(f"{live.base}/")
+    await open_chat(chat, live.base)
     first = await ask_in_chat(chat, question)
     assert first == answer
     await expect(chat.locator(".msg.bot").last).to_have_class(re.compile(r"\btier-faq\b"))
@@ -243,7 +251,7 @@ async def test_an_approved_generated_entry_answers_in_the_web_chat(
     await expect(admin.get_by_test_id(f"review-card-{entry}")).to_have_count(0)
 
     chat = await new_page()
-    await chat.goto(f"{live.base}/")
+    await open_chat(chat, live.base)
     assert await ask_in_chat(chat, question) == answer
     await expect(chat.locator(".msg.bot").last).to_have_class(re.compile(r"\btier-faq\b"))
 
@@ -260,7 +268,7 @@ async def test_staff_take_over_a_web_chat_and_the_visitor_sees_the_reply(
     reply = f"Chào Lan, chị là cán bộ tuyển sinh; em gọi 024 3333 8888 nhé ({tag})."
 
     chat = await new_page()
-    await chat.goto(f"{live.base}/")
+    await open_chat(chat, live.base)
     await ask_in_chat(chat, first)
     visitor = await chat.evaluate("localStorage.getItem('tuvan.visitor')")
 
@@ -282,7 +290,7 @@ async def test_staff_take_over_a_web_chat_and_the_visitor_sees_the_reply(
     # The bot stays quiet now: the visitor is told a person will answer here.
     await chat.locator("#q").fill(second)
     await chat.locator("#send").click()
-    await expect(chat.get_by_text(HANDOVER_NOTE)).to_be_visible()
+    await expect(chat.get_by_text(HANDOVER_NOTE)).to_be_visible(timeout=ANSWER_TIMEOUT_MS)
 
     await admin.get_by_label(words("conv.reply_label"), exact=True).fill(reply)
     await admin.get_by_test_id("conv-reply").click()
@@ -292,7 +300,9 @@ async def test_staff_take_over_a_web_chat_and_the_visitor_sees_the_reply(
     await expect(staff_line).to_contain_text(words("conv.status.queued"))
 
     # The visitor's open page picks the reply up by itself (it polls while staff have it).
-    await expect(chat.locator(".msg.staff .body").last).to_have_text(reply)
+    await expect(chat.locator(".msg.staff .body").last).to_have_text(
+        reply, timeout=ANSWER_TIMEOUT_MS
+    )
 
     worker = Worker(live.runtime.settings, live.sessionmaker, live.runtime.answerer, {}, live.http)
     await worker.drain()
