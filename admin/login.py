@@ -146,7 +146,8 @@ async def switch_language(request: web.Request) -> web.Response:
 
 
 async def home(request: web.Request) -> web.Response:
-    redirect(request, "admin.faq")
+    """The landing page after login: the dashboard (how the bot is doing, what it missed)."""
+    redirect(request, "admin.dashboard")
 
 
 def setup(app: web.Application) -> None:
