@@ -305,13 +305,19 @@ _port = click.option("--port", default=None, type=int, help="Default: TUVAN_PORT
 def demo(settings: Settings, host: str | None, port: int | None, no_demo_data: bool) -> None:
     """Web chat, webhooks and a worker in one process, on the embedded database."""
     from bot.channels import serve
-    from bot.demo import load_demo_kb
+    from bot.demo import ensure_demo_admin, load_demo_kb
 
     async def body(rt: Runtime) -> None:
         if not no_demo_data:
             loaded = await load_demo_kb(rt, progress=progress(None, "demo data", "text").update)
             if loaded:
                 click.echo(f"loaded the demo knowledge base: {loaded}")
+        if settings.admin.enabled and (account := await ensure_demo_admin(rt)):
+            # Shown once, on the operator's own terminal; only the argon2 hash is stored.
+            click.echo(
+                f"admin at /admin: sign in as {account[0]} with password {account[1]} "
+                "(change it: tuvan admin set-password)"
+            )
         await serve(rt, host or settings.host, port or settings.port, with_worker=True)
 
     with_runtime(settings, body)
