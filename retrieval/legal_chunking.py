@@ -49,6 +49,8 @@ _PART = re.compile(rf"^mục\s+{_NUMERAL}(?![\w])[\s.:\-–]*(?P<title>.*)$", re
 # "Điều 12. Title", "Điều 12: Title", "ĐIỀU 12", "Điều 12a." - not "Điều 20 của Quy chế ...".
 _ARTICLE = re.compile(r"^điều\s+(?P<number>\d+[a-zđ]?)(?P<rest>(?:[.:\-–]|\s|$).*)$", re.I)
 _CLAUSE = re.compile(r"^\d{1,2}\s*[.)]\s+\S")
+# The recipients block that ends a Vietnamese administrative document (Nghị định 30/2020/NĐ-CP).
+_CLOSING = re.compile(r"^nơi\s+nhận\s*:", re.I)
 
 
 @dataclass
@@ -294,6 +296,13 @@ def _blocks(doc: LoadedDocument) -> list[_Block]:
             line = lines[index]
             index += 1
             heading = _heading(line) if line.strip() else None
+            if heading is None and _CLOSING.match(_DECORATION.sub("", line)):
+                # "Nơi nhận:" closes the body: the signature and any attachment (a decision's
+                # "Thông tin tuyển sinh") are not part of its last article.
+                legal, kinds = [], []
+                current = open_block(False, context)
+                current.lines.append((line, section.page))
+                continue
             if heading is None:
                 if current is None:
                     if not line.strip():

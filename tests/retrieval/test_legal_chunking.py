@@ -192,6 +192,46 @@ def test_headings_in_markdown_heading_paths_count_too() -> None:
     ]
 
 
+def test_what_follows_the_recipients_block_is_not_in_the_last_article() -> None:
+    # A decision (three articles, "Nơi nhận:") with its attachment on the following pages, as
+    # PTIT publishes "Quyết định phê duyệt Thông tin tuyển sinh".
+    decision = (
+        "QUYẾT ĐỊNH\nĐiều 1. Nay phê duyệt Thông tin tuyển sinh năm 2025 (chi tiết kèm theo).\n"
+        "Điều 2. Quyết định có hiệu lực thi hành kể từ ngày ký.\n"
+        "Điều 3. Chánh văn phòng và Trưởng các đơn vị chịu trách nhiệm thi hành Quyết định."
+    )
+    closing = "Nơi nhận:\n- Như Điều 3;\n- Lưu VT."
+    attachment = [
+        "THÔNG TIN TUYỂN SINH NĂM 2025\nI. THÔNG TIN CHUNG\nMã trường: BVH và BVS.",
+        "3. Ngưỡng đầu vào\nTổng điểm ba môn đạt từ 15.0 điểm trở lên.",
+    ]
+    doc = LoadedDocument(
+        "793qd.pdf",
+        "Quyết định",
+        None,
+        "vi",
+        "",
+        (
+            Section((), decision, 1),
+            Section((), closing, 2),
+            Section((), attachment[0], 3),
+            Section((), attachment[1], 4),
+        ),
+    )
+    assert is_regulation(doc)
+    drafts = chunk_regulation(doc, count_tokens=approx_tokens)
+    assert [(d.page, d.heading_path[:1]) for d in drafts] == [
+        (1, ()),  # "QUYẾT ĐỊNH"
+        (1, ("Điều 1. Nay phê duyệt Thông tin tuyển sinh năm 2025 (chi tiết kèm theo)",)),
+        (1, ("Điều 2. Quyết định có hiệu lực thi hành kể từ ngày ký",)),
+        (1, ("Điều 3. Chánh văn phòng và Trưởng các đơn vị chịu trách nhiệm thi hành Quyết định",)),
+        (2, ()),
+        (3, ()),
+        (4, ()),
+    ]
+    assert [d.text for d in drafts[-3:]] == [closing, *attachment]
+
+
 @pytest.mark.parametrize(
     "line",
     [
