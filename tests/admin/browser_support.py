@@ -139,7 +139,7 @@ def words(key: str, **params: str) -> str:
 
 
 async def log_in(page: Page, base: str, staff: Staff, password: str | None = None) -> None:
-    """Fill in the login form; on the right password the FAQ list opens."""
+    """Fill in the login form; on the right password the dashboard opens."""
     await page.goto(f"{base}/admin/login")
     await page.get_by_label(words("login.email"), exact=True).fill(staff.email)
     await page.get_by_label(words("login.password"), exact=True).fill(password or staff.password)
