@@ -46,8 +46,8 @@ from bot.replies import Answer
 from bot.settings import SearchMode
 from retrieval.embedders import embed_off_loop
 from retrieval.errors import RetrievalError
-from retrieval.legal_chunking import ChunkerMode
 from retrieval.graph import build_communities
+from retrieval.legal_chunking import ChunkerMode
 from retrieval.search import Hit, search_chunks
 
 MODES: tuple[SearchMode, ...] = (
