@@ -146,7 +146,10 @@ _server_option = click.option(
     "--mode",
     "modes",
     multiple=True,
-    help="dense, keyword, bm25, hybrid or hybrid+rerank (repeatable). Default: the setting.",
+    help=(
+        "dense, keyword, bm25, hybrid, hybrid+rerank, summary or hybrid+graph (repeatable). "
+        "Default: the setting."
+    ),
 )
 @click.option("--compare", is_flag=True, help="Every mode in one table (rerank if configured).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None)
