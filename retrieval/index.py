@@ -213,13 +213,21 @@ async def index_document(
     external_ids: Sequence[str] | None = None,
     progress: Progress | None = None,
 ) -> IndexResult:
-    """Insert or replace a document and its chunks; an unchanged document is left alone."""
+    """Insert or replace a document and its chunks; an unchanged document is left alone.
+
+    Unchanged means the same content, cut by the same chunker: after a change of
+    ``TUVAN_INGEST__CHUNKER`` a re-ingest re-cuts the document (without flagging what was
+    generated from it: its content is the same).
+    """
     existing = await session.scalar(select(Document).where(Document.source == doc.source))
-    if existing is not None and existing.content_hash == doc.content_hash:
+    same_content = existing is not None and existing.content_hash == doc.content_hash
+    chunker = str(existing.meta.get("chunker", indexer.chunker)) if existing is not None else ""
+    if existing is not None and same_content and (drafts is not None or chunker == indexer.chunker):
         count = await session.scalar(
             select(func.count()).select_from(Chunk).where(Chunk.document_id == existing.id)
         )
         return IndexResult(existing.id, int(count or 0), unchanged=True)
+    chunked_here = drafts is None
     if drafts is None:
         # The contextual header is embedded with the chunk: leave room for it in e5's 512 tokens.
         drafts = await draft_chunks(
@@ -231,19 +239,22 @@ async def index_document(
         existing = Document(source=doc.source)
         session.add(existing)
     else:
-        # The old chunks go (generated FAQ entries keep their source text, chunk id set NULL);
-        # what was generated from the old version waits for staff; its augmentation is stale.
+        # The old chunks go (generated FAQ entries keep their source text, chunk id set NULL).
         await session.execute(delete(Chunk).where(Chunk.document_id == existing.id))
-        await flag_derived_items(
-            session, existing.id, f"source changed on re-ingest ({doc.source})"
-        )
-        existing.context = None
-        await drop_summary(session, existing.id)
+        if not same_content:
+            # What was generated from the old version waits for staff; augmentation is stale.
+            await flag_derived_items(
+                session, existing.id, f"source changed on re-ingest ({doc.source})"
+            )
+            existing.context = None
+            await drop_summary(session, existing.id)
     existing.title = doc.title
     existing.url = doc.url
     existing.language = doc.language
     existing.content_hash = doc.content_hash
     existing.meta = dict(doc.meta)
+    if chunked_here:
+        existing.meta["chunker"] = indexer.chunker
     await session.flush()
     session.add_all(
         Chunk(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -192,6 +193,27 @@ async def test_a_changed_source_flags_what_was_generated_from_it(
         ).all()
     )
     assert flags == {VariantOrigin.generated: True, VariantOrigin.staff: False}
+
+
+async def test_another_chunker_re_cuts_an_unchanged_document_without_flagging(
+    session: AsyncSession, indexer: Indexer, tmp_path: Path
+) -> None:
+    path = write(tmp_path / "so-tay.md", HANDBOOK)
+    first = await index_document(session, indexer, load_file(path))
+    entry = await generated_entry(session, first.document_id)
+    other = replace(indexer, chunker="semantic")
+
+    recut = await index_document(session, other, load_file(path))
+    assert not recut.unchanged  # same content, another chunker: cut again
+    assert recut.document_id == first.document_id
+    document = await session.get(Document, first.document_id)
+    assert document is not None
+    assert document.meta["chunker"] == "semantic"
+    await session.refresh(entry, ["needs_review"])
+    assert not entry.needs_review  # the content did not change
+
+    again = await index_document(session, other, load_file(path))
+    assert again.unchanged
 
 
 async def test_removing_a_source_removes_what_was_generated_from_it(
