@@ -372,11 +372,13 @@ async def test_extractive_summaries_need_no_llm_and_an_llm_run_replaces_them(
     report = await write_extractive_summaries(sessionmaker, indexer, options(corpus))
     assert report.summaries == 2
     assert chats(stub) == 0
+    written = []
     for doc, chunks, summary in (await stored(session, corpus)).values():
         expected = extractive_summary(doc.title, [(c.heading_path, c.text) for c in chunks])
         assert summary is not None
         assert summary.summary == expected
-    assert "1200 chỗ ở" in expected  # the dorm document's opening, as written
+        written.append(expected)
+    assert any("1200 chỗ ở" in w for w in written)  # the dorm document's opening, as written
     script(stub, faithful)
     await augmenter(sessionmaker, indexer, llm).run(options(corpus))
     for doc, _, summary in (await stored(session, corpus)).values():
