@@ -243,7 +243,6 @@ class NearMissGuard:
                 conflicts.append(Conflict(category.name, q, f))
         return GuardVerdict(not conflicts, tuple(conflicts))
 
-
     def missing_from(
         self, query: str, texts: Sequence[str], categories: Iterable[str]
     ) -> dict[str, frozenset[str]]:
