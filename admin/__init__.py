@@ -13,8 +13,8 @@ How to add a page
    its routes, each named ``admin.<page>`` or ``admin.<page>_<action>`` (the menu highlights
    the page for both), and list the module in ``admin.app.PAGE_MODULES``. Paths are relative to
    the sub-app: ``app.router.add_get("/documents", handler, name="admin.documents")`` serves
-   ``/admin/documents``. The menu (``admin.web.NAV``) already has an entry for every planned
-   page; until a module registers that route name, a placeholder page answers.
+   ``/admin/documents``. Add the page's menu entry to ``admin.web.NAV``: the sub-app refuses
+   to start when a menu entry has no route.
 2. **Role guard.** Every route needs a login (``tests/admin/test_security.py`` enumerates them
    all). A GET needs ``viewer`` and any other method ``editor`` unless the handler says
    otherwise: ``@requires(StaffRole.admin)`` from ``admin.web``. The middleware checks before

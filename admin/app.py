@@ -10,7 +10,7 @@ import jinja2
 from aiohttp import web
 
 from admin.middleware import admin_middleware
-from admin.web import JINJA, NAV, render
+from admin.web import JINJA, NAV
 
 STATIC_DIR = Path(__file__).parent / "static"
 
@@ -47,17 +47,10 @@ def create_admin_app() -> web.Application:
     for name in PAGE_MODULES:
         importlib.import_module(name).setup(app)
     names = {r.name for r in app.router.routes() if r.name}
-    for item in NAV:
-        if item.route not in names:
-            app.router.add_get(item.path, _placeholder, name=item.route)
+    if missing := [item.route for item in NAV if item.route not in names]:
+        raise RuntimeError(f"menu entries without a page: {', '.join(missing)}")
     return app
 
 
 async def _to_index(request: web.Request) -> web.Response:
     raise web.HTTPMovedPermanently(str(request.app.router["admin.home"].url_for()))
-
-
-async def _placeholder(request: web.Request) -> web.Response:
-    """A page in the menu that no module provides yet."""
-    name = request.match_info.route.name or ""
-    return await render(request, "placeholder.html", {"title": name.replace("admin.", "nav.")})

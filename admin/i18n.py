@@ -35,10 +35,6 @@ STRINGS: dict[str, tuple[str, str]] = {
     "role.viewer": ("xem", "viewer"),
     "role.editor": ("biên tập", "editor"),
     "role.admin": ("quản trị", "admin"),
-    "placeholder.text": (
-        "Trang này đang được xây dựng.",
-        "This page is being built.",
-    ),
     # errors
     "error.title": ("Có lỗi", "Something went wrong"),
     "error.400": ("Yêu cầu không hợp lệ.", "The request is not valid."),

@@ -156,8 +156,7 @@ class NavItem:
         return f"nav.{self.key}"
 
 
-# Every page planned for the admin, in menu order. A page whose route no module registers yet
-# gets a placeholder (admin.app), so the menu never leads to a 404.
+# Every page of the admin, in menu order; admin.app refuses to start if one has no module.
 NAV: tuple[NavItem, ...] = (
     NavItem("dashboard", "/dashboard"),
     NavItem("faq", "/faq"),

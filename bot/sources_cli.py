@@ -10,10 +10,8 @@ import click
 from bot.clitools import pass_settings, with_runtime
 from bot.runtime import Runtime
 from bot.settings import Settings
-from bot.sources import SourceRow, list_sources
+from bot.sources import list_sources
 from retrieval.index import delete_document
-
-__all__ = ["SourceRow", "list_sources", "sources_group"]
 
 
 @click.group("sources", invoke_without_command=True)

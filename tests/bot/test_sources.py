@@ -17,7 +17,7 @@ from bot.answerer import AnswererParts
 from bot.faq_generate import generate_faq
 from bot.llm import LlmClient
 from bot.models import FaqEntry, FaqStatus, FaqVariant, VariantOrigin
-from bot.sources_cli import SourceRow, list_sources
+from bot.sources import SourceRow, list_sources
 from retrieval.index import Indexer, delete_document, index_document
 from retrieval.loaders import load_file
 from tests.fakes.openai_stub import OpenAIStub
