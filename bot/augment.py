@@ -37,6 +37,7 @@ from bot.errors import LlmError
 from bot.llm import LlmClient, Message, load_prompt
 from bot.llm_batch import BatchResult, Estimate, run_batch
 from bot.models import Chunk, Document
+from bot.numbers import invented_numbers, missing_numbers
 from bot.settings import LlmSettings
 from retrieval.chunking import HEADING_SEPARATOR, ChunkDraft, approx_tokens
 from retrieval.index import Indexer, chunk_search_text
@@ -49,33 +50,9 @@ SUMMARY_SAMPLE_TOKENS = 3000  # of the document, for its summary
 MAX_HEADINGS = 40
 # --dry-run: a context not written yet still goes into each chunk's prompt; count it as this.
 _UNWRITTEN_CONTEXT = "ngữ cảnh " * 60
-_NUMBER = re.compile(r"\d+(?:[.,:/]\d+)*")
 _FENCE = re.compile(r"^```[a-z]*\n|\n?```$")
 
 Progress = Callable[[int], None]
-
-
-# -- facts: numbers ---------------------------------------------------------------------------
-
-
-def numbers_in(text: str) -> set[str]:
-    """Numbers as written, separators kept: "40.000.000", "28,5", "7480101", "15/7/2026"."""
-    return set(_NUMBER.findall(text))
-
-
-def has_number(text: str, number: str) -> bool:
-    """``number`` stands in ``text`` as a whole number ("25" is not in "2025" nor in "25.5")."""
-    pattern = rf"(?<!\d)(?<!\d[.,:/]){re.escape(number)}(?![.,:/]?\d)"
-    return re.search(pattern, text) is not None
-
-
-def missing_numbers(original: str, rewrite: str) -> list[str]:
-    return sorted(n for n in numbers_in(original) if not has_number(rewrite, n))
-
-
-def invented_numbers(text: str, sources: Sequence[str]) -> list[str]:
-    """Numbers of ``text`` that none of ``sources`` writes."""
-    return sorted(n for n in numbers_in(text) if not any(has_number(s, n) for s in sources))
 
 
 # -- what is read from the store --------------------------------------------------------------

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +32,7 @@ from bot.errors import LlmError
 from bot.llm import LlmClient, Message
 from bot.llm_batch import Estimate, run_batch
 from bot.models import Chunk, Document, FaqEntry, FaqOrigin, FaqStatus
+from bot.numbers import invented_numbers
 from retrieval.index import Indexer, embed_faq_entry, refresh_folded_variants
 from retrieval.text import detect_language
 
@@ -56,7 +56,6 @@ PROMPT = (
 )
 
 # Numbers and dates: 2025, 3.000, 32,5, 30/08/2024, 8:00. Ranges ("2025-2026") split into parts.
-_NUMBER = re.compile(r"\d+(?:[.,:/]\d+)*")
 
 
 @dataclass(frozen=True)
@@ -139,18 +138,6 @@ def parse_pairs(reply: str, n: int) -> list[QaPair]:
 
 def _text(value: object) -> str:
     return " ".join(value.split()) if isinstance(value, str) else ""
-
-
-def _canonical(number: str) -> str:
-    """3.000 and 3000 alike; 08 and 8 alike (30/08/2024 and 30/8/2024)."""
-    grouped = re.sub(r"[.,](?=\d{3}(?!\d))", "", number)
-    return re.sub(r"(?<!\d)0+(?=\d)", "", grouped)
-
-
-def unsupported_numbers(answer: str, source: str) -> list[str]:
-    """The numbers and dates of ``answer`` that ``source`` does not contain."""
-    known = {_canonical(m) for m in _NUMBER.findall(source)}
-    return [m for m in _NUMBER.findall(answer) if _canonical(m) not in known]
 
 
 # -- the store ----------------------------------------------------------------------------
@@ -347,7 +334,7 @@ async def generate_faq(
     async def keep(job: ChunkJob, pairs: list[QaPair]) -> None:
         usable = []
         for pair in pairs:
-            missing = unsupported_numbers(pair.answer, job.text)
+            missing = invented_numbers(pair.answer, [job.text])
             if missing:
                 log.info(
                     "dropped %r: %s not in %s #%d", pair.question, missing, job.source, job.ordinal

@@ -17,9 +17,6 @@ from bot.answerer import Answerer, AnswererParts
 from bot.augment import (
     Augmenter,
     AugmentOptions,
-    has_number,
-    invented_numbers,
-    missing_numbers,
     write_extractive_summaries,
 )
 from bot.llm import LlmClient, load_prompt
@@ -147,19 +144,6 @@ async def stored(session: AsyncSession, folder: Path) -> dict[str, Any]:
 
 def options(folder: Path, **kw: Any) -> AugmentOptions:
     return AugmentOptions(sources=(str(folder),), **kw)
-
-
-# -- numbers ----------------------------------------------------------------------------------
-
-
-def test_numbers_are_compared_whole_and_as_written() -> None:
-    assert has_number("nộp trước 15/9/2026.", "15/9/2026")
-    assert not has_number("năm 2025", "25")
-    assert not has_number("28.55 điểm", "28.5")
-    assert missing_numbers("Mức thu 28.500.000 đồng, mã 7480101", "Mức thu 28,5 triệu, mã 7480101")
-    assert missing_numbers("phòng 4 người", "phòng bốn người") == ["4"]
-    assert invented_numbers("giá 450.000 đồng, 99 chỗ", ["giá 450.000 đồng"]) == ["99"]
-    assert invented_numbers("tổ hợp A00", ["khối A00"]) == []
 
 
 # -- the job ----------------------------------------------------------------------------------

@@ -21,7 +21,6 @@ from bot.faq_generate import (
     GENERATED_BY,
     generate_faq,
     parse_pairs,
-    unsupported_numbers,
 )
 from bot.llm import LlmClient
 from bot.models import Chunk, Document, FaqEntry, FaqOrigin, FaqStatus, FaqVariant, VariantOrigin
@@ -111,16 +110,6 @@ def test_pairs_are_read_from_prose_fences_and_wrappers() -> None:
     assert parse_pairs("[]", 3) == []
     with pytest.raises(LlmError):
         parse_pairs("I cannot help with that.", 3)
-
-
-def test_an_answer_may_only_carry_numbers_of_its_chunk() -> None:
-    chunk = "Học phí năm học 2025-2026 là 32.500.000 đồng, hạn 30/08/2025, KTX 3000 đồng."
-    assert unsupported_numbers("32.500.000 đồng, trước 30/8/2025", chunk) == []
-    assert unsupported_numbers("năm 2026, gửi xe 3.000 đồng", chunk) == []
-    assert unsupported_numbers("35.000.000 đồng từ 01/09/2025", chunk) == [
-        "35.000.000",
-        "01/09/2025",
-    ]
 
 
 async def test_drafts_are_traced_to_their_chunk_and_answer_only_once_published(
