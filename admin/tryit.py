@@ -63,6 +63,14 @@ add_strings(
             "The question names what the passages do not: {what}",
         ),
         "try.terms": ("Từ khoá tìm kiếm: {terms}", "Search terms: {terms}"),
+        "try.restored": (
+            "Câu hỏi gõ không dấu, được hiểu là: {text}",
+            "Typed without diacritics, read as: {text}",
+        ),
+        "try.parts": (
+            "Câu hỏi có {n} ý, mỗi ý được tìm riêng: {parts}",
+            "The question asks {n} things, each searched on its own: {parts}",
+        ),
         "try.sources": ("Nguồn", "Sources"),
     }
 )
@@ -79,6 +87,8 @@ class Explained:
     thresholds: Any
     out_of_scope: dict[str, Any]
     terms: list[str]
+    restored: str | None
+    parts: list[str]
 
 
 def explain(answer: Answer) -> Explained:
@@ -93,6 +103,8 @@ def explain(answer: Answer) -> Explained:
         thresholds=trace.get("thresholds"),
         out_of_scope=dict(trace.get("out_of_scope") or {}),
         terms=list(trace.get("terms") or []),
+        restored=trace.get("restored"),
+        parts=list(trace.get("parts") or []),
     )
 
 

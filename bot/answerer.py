@@ -37,8 +37,10 @@ from retrieval.embedders import Embedder, embed_off_loop
 from retrieval.faq import FaqDecision, decide_faq, faq_candidates
 from retrieval.guard import NearMissGuard
 from retrieval.index import get_index_state
+from retrieval.query import PreparedQuery, prepare_query, question_vector, search_query
 from retrieval.rerank import Reranker
-from retrieval.search import Hit, search_chunks
+from retrieval.restorer_store import current_restorer
+from retrieval.search import Hit
 from retrieval.text import TextProcessor, detect_language
 from retrieval.thresholds import Thresholds, resolve_thresholds
 
@@ -49,11 +51,13 @@ _HAS_WORD = re.compile(r"\w", re.UNICODE)
 
 
 def clean_question(raw: str) -> str:
-    """Drop control characters (PostgreSQL rejects NUL) and cap the length.
+    """Drop control characters (PostgreSQL rejects NUL), compose characters, cap the length.
 
     A 100 KB paste is cut to its first ``MAX_QUESTION_CHARS`` characters: a question is short,
-    and embedding models read ~512 tokens anyway.
+    and embedding models read ~512 tokens anyway. Decomposed Vietnamese (some keyboards and
+    copied PDFs send "ư" + "̛" + "̣") becomes NFC, the form the rest of the pipeline reads.
     """
+    raw = unicodedata.normalize("NFC", raw)
     kept = "".join(ch if unicodedata.category(ch)[0] != "C" or ch in "\n\t" else " " for ch in raw)
     return " ".join(kept.split())[:MAX_QUESTION_CHARS].strip()
 
@@ -222,14 +226,18 @@ class Answerer:
         yield StreamDone(_finish(result, found, timer, started))
 
     async def _retrieve(self, question: str, language: Language, timer: Timer) -> _Retrieval:
-        """Embed, match the FAQ, and (when no FAQ entry is accepted) search the documents."""
+        """Read the question (restore, expand, split), embed it, match the FAQ, and (when no
+        FAQ entry is accepted) search the documents."""
         parts = self.parts
-        with timer.stage("embed"):
-            expanded = parts.processor.expand_query(question)
-            [vector] = await embed_off_loop(parts.embedder.embed_queries, [expanded])
-        terms = parts.processor.query_terms(question)
+        search = self.settings.search
         async with self.sessionmaker() as session:
             thresholds = await self.thresholds(session)
+            with timer.stage("restore"):
+                prepared = await self.prepare(session, question)
+            with timer.stage("embed"):
+                vectors = await embed_off_loop(parts.embedder.embed_queries, prepared.dense_texts)
+            vector = question_vector(prepared, vectors)
+            terms = list(prepared.terms)
             with timer.stage("faq"):
                 candidates = await faq_candidates(session, vector, limit=5)
                 decision = decide_faq(
@@ -243,13 +251,12 @@ class Answerer:
             planned = decision.accepted is None and self._plans_queries
             if decision.accepted is None and not planned:
                 with timer.stage("search"):
-                    hits = await search_chunks(
+                    hits = await search_query(
                         session,
-                        vector,
-                        terms,
-                        self.settings.search,
+                        prepared,
+                        vectors,
+                        search,
                         limit=max(self.settings.answer.top_k * 2, 10),
-                        query_text=question,
                         reranker=parts.reranker,
                     )
         small_talk = None
@@ -257,7 +264,9 @@ class Answerer:
             hits, small_talk = await self._planned_search(question, language, vector, terms, timer)
         trace: dict[str, Any] = {
             "question": question,
-            "expanded": expanded,
+            "restored": prepared.restored,
+            "expanded": prepared.dense,
+            "parts": [p.text for p in prepared.parts],
             "terms": terms,
             "thresholds": thresholds,
             "faq": decision,
@@ -290,6 +299,17 @@ class Answerer:
         ]
         found.passing = passing
         return found
+
+    async def prepare(self, session: AsyncSession, question: str) -> PreparedQuery:
+        """The question read for search: restored (with the knowledge's restorer), expanded,
+        split into its parts (retrieval.query)."""
+        search = self.settings.search
+        restorer = None
+        if search.restore_diacritics:
+            restorer = await current_restorer(
+                session, self.sessionmaker, self.parts.processor.dense_expansions
+            )
+        return prepare_query(question, self.parts.processor, restorer, split=search.split_questions)
 
     @property
     def _plans_queries(self) -> bool:
@@ -487,6 +507,7 @@ def _finish(result: Answer, found: _Retrieval, timer: Timer, started: float) -> 
     result.scores = {**found.scores, **result.scores}
     result.timings_ms = {**timer.ms, "total": round((time.perf_counter() - started) * 1000, 2)}
     result.trace = found.trace
+    result.query = {"restored": found.trace.get("restored"), "parts": found.trace.get("parts", [])}
     return result
 
 

@@ -21,6 +21,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Text,
@@ -249,6 +250,18 @@ class IndexState(Base):
     embedder: Mapped[str] = mapped_column(Text)
     dimension: Mapped[int] = mapped_column(Integer)
     thresholds: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict, server_default="{}")
+    built_at: Mapped[datetime] = _now_column()
+
+
+class TextModel(Base):
+    """A model learned from the knowledge (the diacritic restorer's counts), shared by every
+    process: rebuilt by the first one that finds the knowledge changed (``signature``)."""
+
+    __tablename__ = "text_models"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    signature: Mapped[str] = mapped_column(Text)
+    data: Mapped[bytes] = mapped_column(LargeBinary)
     built_at: Mapped[datetime] = _now_column()
 
 

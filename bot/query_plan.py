@@ -29,8 +29,9 @@ from bot.llm import LlmClient
 from bot.replies import Answer, Language
 from bot.settings import ContactSettings, SearchSettings
 from retrieval.embedders import Embedder, embed_off_loop
+from retrieval.fusion import rrf
 from retrieval.rerank import Reranker
-from retrieval.search import Hit, chunk_similarities, diversify, rrf, search_chunks
+from retrieval.search import Hit, chunk_similarities, diversify, search_chunks
 from retrieval.text import TextProcessor
 
 log = logging.getLogger(__name__)

@@ -50,14 +50,20 @@ class GraphSettings(BaseModel):
 
 class SearchSettings(BaseModel):
     mode: SearchMode = "hybrid"
-    # Which keyword retriever feeds "hybrid": PostgreSQL full-text or in-memory BM25.
-    keyword: Literal["auto", "fts", "bm25"] = "auto"
-    # keyword=auto: full-text up to this many chunks, BM25 above (see retrieval.search).
+    # Which keyword retriever feeds "hybrid": in-memory BM25 (the better and the faster one on
+    # every dev set), PostgreSQL full-text, or auto: full-text up to fts_max_chunks, BM25 above.
+    keyword: Literal["auto", "fts", "bm25"] = "bm25"
     fts_max_chunks: int = 5000
     candidates: int = 40  # per retriever, before fusion
-    rrf_k: int = 60
-    # Weight of the dense ranking in the fusion for questions typed without diacritics.
-    unaccented_dense_weight: float = 0.3
+    # How hybrid fuses the two rankings: normalised score fusion, or reciprocal rank fusion.
+    fusion: Literal["score", "rrf"] = "score"
+    # Score fusion: the keyword side's weight (the dense side has 1 - this).
+    keyword_weight: float = Field(default=0.7, ge=0, le=1)
+    rrf_k: int = 60  # fusion=rrf, and the rankings of summaries and of an LLM's query plan
+    # Split questions that ask several things into their parts, each searched (retrieval.query).
+    split_questions: bool = True
+    # Put the marks back on questions typed without them before embedding (retrieval.restore).
+    restore_diacritics: bool = True
     max_chunks_per_doc: int = 3
     hnsw_ef_search: int = 64
     reranker_path: Path | None = None  # local cross-encoder; used by mode hybrid+rerank

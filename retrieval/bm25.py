@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -81,13 +82,37 @@ class Bm25Index:
         return np.asarray(self.matrix[:, cols].sum(axis=1)).ravel()
 
     def rank(self, terms: Sequence[str], n: int) -> list[tuple[int, float]]:
+        return self.search(terms, n).top
+
+    def search(self, terms: Sequence[str], n: int) -> Bm25Result:
+        """The ``n`` best chunks, and the scores of every chunk (for fusion)."""
         scores = self.scores(terms)
         k = min(n, len(scores))
-        if k == 0:
-            return []
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.argsort(-scores[top], kind="stable")]
-        return [(int(self.ids[i]), float(scores[i])) for i in top if scores[i] > 0]
+        top: list[tuple[int, float]] = []
+        if k:
+            best = np.argpartition(-scores, k - 1)[:k]
+            best = best[np.argsort(-scores[best], kind="stable")]
+            top = [(int(self.ids[i]), float(scores[i])) for i in best if scores[i] > 0]
+        return Bm25Result(top, self.ids, scores)
+
+
+@dataclass(frozen=True)
+class Bm25Result:
+    top: list[tuple[int, float]]
+    ids: np.ndarray[Any, Any]  # every chunk id, ascending (the index reads them ORDER BY id)
+    all_scores: np.ndarray[Any, Any]
+
+    def scores_of(self, chunk_ids: Sequence[int]) -> dict[int, float]:
+        """BM25 of the given chunks; 0 for a chunk the index does not hold (added since)."""
+        if not len(self.ids):
+            return dict.fromkeys(chunk_ids, 0.0)
+        wanted = np.asarray(chunk_ids, dtype=np.int64)
+        at = np.clip(np.searchsorted(self.ids, wanted), 0, len(self.ids) - 1)
+        found = self.ids[at] == wanted
+        return {
+            int(c): float(self.all_scores[i]) if ok else 0.0
+            for c, i, ok in zip(wanted, at, found, strict=True)
+        }
 
 
 _cache: dict[str, Bm25Index] = {}
@@ -114,5 +139,9 @@ async def bm25_index(session: AsyncSession) -> Bm25Index:
 async def bm25_ranking(
     session: AsyncSession, terms: Sequence[str], n: int
 ) -> list[tuple[int, float]]:
+    return (await bm25_search(session, terms, n)).top
+
+
+async def bm25_search(session: AsyncSession, terms: Sequence[str], n: int) -> Bm25Result:
     index = await bm25_index(session)
-    return index.rank(terms, n)
+    return index.search(terms, n)

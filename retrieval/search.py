@@ -1,7 +1,8 @@
-"""Hybrid search over chunks: pgvector ANN and keyword search, fused by reciprocal rank fusion.
+"""Hybrid search over chunks: pgvector ANN and keyword search, fused by their scores.
 
-Keyword search is PostgreSQL full-text over tuvan's own Vietnamese-aware terms (``fts``), or
-BM25 over the same terms in memory (``bm25``); docs/benchmarks.md says which one wins where.
+Keyword search is BM25 over tuvan's own Vietnamese-aware terms, held in memory (``bm25``, the
+default), or PostgreSQL full-text over the same terms (``fts``); docs/benchmarks.md says which
+one wins where. The two rankings are fused by normalised score fusion (retrieval.fusion).
 Every value reaches SQL as a bound parameter; query terms are also limited to ``[a-z0-9_]`` by
 retrieval.text, so the OR-tsquery built from them cannot carry operators.
 """
@@ -21,9 +22,9 @@ from sqlalchemy import bindparam, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.settings import SearchMode, SearchSettings
-from retrieval.bm25 import bm25_ranking
+from retrieval.bm25 import Bm25Result, bm25_search
+from retrieval.fusion import interleave, rrf, score_fusion
 from retrieval.rerank import Reranker
-from retrieval.text import detect_language
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,7 @@ _ROW_COLUMNS = """
 
 _DENSE_SQL = text(
     """
-    SELECT id, row_number() OVER (ORDER BY embedding <=> :q) AS rank
+    SELECT id, 1 - (embedding <=> :q) AS similarity
     FROM chunks WHERE embedding IS NOT NULL
     ORDER BY embedding <=> :q LIMIT :n
     """
@@ -104,10 +105,11 @@ async def _set_ef_search(session: AsyncSession, value: int) -> None:
 
 async def dense_ranking(
     session: AsyncSession, query_vector: np.ndarray[Any, Any], n: int, ef_search: int
-) -> list[int]:
+) -> list[tuple[int, float]]:
+    """The ``n`` nearest chunks with their cosine to the question."""
     await _set_ef_search(session, max(ef_search, n))
     rows = await session.execute(_DENSE_SQL, {"q": _vec(query_vector), "n": n})
-    return [row.id for row in rows]
+    return [(row.id, float(row.similarity)) for row in rows]
 
 
 async def fts_ranking(
@@ -143,24 +145,6 @@ async def _hybrid_uses_bm25(session: AsyncSession, settings: SearchSettings) -> 
     if rows < 0:
         rows = int((await session.execute(_CHUNK_COUNT_SQL)).scalar_one())
     return rows > settings.fts_max_chunks
-
-
-def rrf(
-    rankings: Sequence[Sequence[int]], k: int, weights: Sequence[float] | None = None
-) -> dict[int, float]:
-    """Reciprocal rank fusion: Σ w/(k + rank), ranks from 1."""
-    fused: dict[int, float] = {}
-    for i, ranking in enumerate(rankings):
-        weight = weights[i] if weights else 1.0
-        for rank, item in enumerate(ranking, start=1):
-            fused[item] = fused.get(item, 0.0) + weight / (k + rank)
-    return fused
-
-
-def lacks_diacritics(text: str) -> bool:
-    """Vietnamese typed without its marks ("hoc phi nganh cntt"): e5 embeds such text poorly,
-    ranking chunks nearly at random, so hybrid search leans on the keyword side for it."""
-    return any(c.isalpha() for c in text) and text.isascii() and detect_language(text) == "vi"
 
 
 # -- summary-first (mode "summary") ------------------------------------------------------------
@@ -234,7 +218,6 @@ async def _summary_first(
     terms: Sequence[str],
     settings: SearchSettings,
     limit: int,
-    dense_weight: float,
 ) -> _Ranked | None:
     """Documents by their summary (dense + keyword, RRF), then chunks inside them (the same).
 
@@ -254,7 +237,7 @@ async def _summary_first(
     if tsq := or_tsquery(terms):
         rows = await session.execute(_SUMMARY_FTS_SQL, {"tsq": tsq, "n": n})
         doc_keyword = [r.document_id for r in rows]
-    doc_scores = rrf([doc_dense, doc_keyword], settings.rrf_k, [dense_weight, 1.0])
+    doc_scores = rrf([doc_dense, doc_keyword], settings.rrf_k)
     wanted = max(SUMMARY_DOCUMENTS, math.ceil(limit / max(settings.max_chunks_per_doc, 1)))
     chosen = sorted(doc_scores, key=lambda d: (-doc_scores[d], d))[:wanted]
     doc_rank = {d: i for i, d in enumerate(chosen, start=1)}
@@ -269,7 +252,7 @@ async def _summary_first(
     if tsq:
         rows = await session.execute(_SCOPED_FTS_SQL, {"tsq": tsq, "n": n, "docs": scope})
         keyword = [r.id for r in rows]
-    scores = rrf([dense, keyword], settings.rrf_k, [dense_weight, 1.0])
+    scores = rrf([dense, keyword], settings.rrf_k)
     if scores:
         found = await session.execute(_CHUNK_DOCUMENTS_SQL, {"ids": list(scores)})
         for chunk_id, document_id in found:
@@ -290,7 +273,7 @@ async def search_chunks(
     query_text: str = "",
     reranker: Reranker | None = None,
 ) -> list[Hit]:
-    """The best ``limit`` chunks for a question, de-duplicated, at most N per document."""
+    """The best ``limit`` chunks for a question, de-duplicated, at most N per document first."""
     mode = mode or settings.mode
     if mode == "hybrid+graph":  # hybrid, re-ranked by link-graph community (retrieval.graph)
         from retrieval.graph import graph_search  # imports this module
@@ -299,52 +282,127 @@ async def search_chunks(
             session, query_vector, terms, settings, limit=limit, query_text=query_text
         )
     n = settings.candidates
-    dense: list[int] = []
-    keyword: list[int] = []
-    scores: dict[int, float] = {}
-    dense_weight = settings.unaccented_dense_weight if lacks_diacritics(query_text) else 1.0
     if mode == "summary":
-        first = await _summary_first(session, query_vector, terms, settings, limit, dense_weight)
+        first = await _summary_first(session, query_vector, terms, settings, limit)
         if first is not None:
-            hits = await _hits(session, query_vector, first)
+            hits = await _hits(session, query_vector, first.scores, first.dense, first.keyword)
             return diversify(hits, settings.max_chunks_per_doc)[:limit]
         mode = "hybrid"
+    dense: list[tuple[int, float]] = []
+    keyword: list[tuple[int, float]] = []
+    bm25: Bm25Result | None = None
     if mode in ("dense", "hybrid", "hybrid+rerank"):
         dense = await dense_ranking(session, query_vector, n, settings.hnsw_ef_search)
     if mode in ("keyword", "bm25", "hybrid", "hybrid+rerank"):
         if mode == "bm25" or (mode != "keyword" and await _hybrid_uses_bm25(session, settings)):
-            ranked = await bm25_ranking(session, terms, n)
+            bm25 = await bm25_search(session, terms, n)
+            keyword = bm25.top
         else:
-            ranked = await fts_ranking(session, terms, n)
-        keyword = [cid for cid, _ in ranked]
-        if mode in ("keyword", "bm25"):
-            scores = dict(ranked)
+            keyword = await fts_ranking(session, terms, n)
+    dense_ids = [cid for cid, _ in dense]
+    keyword_ids = [cid for cid, _ in keyword]
     if mode == "dense":
-        scores = {cid: 0.0 for cid in dense}
-    elif mode in ("hybrid", "hybrid+rerank"):
-        scores = rrf([dense, keyword], settings.rrf_k, [dense_weight, 1.0])
-    hits = await _hits(session, query_vector, _Ranked(dense, keyword, scores))
-    if mode == "dense":
-        hits = [replace(h, score=h.similarity) for h in hits]
-        hits.sort(key=lambda h: (-h.score, h.chunk_id))
+        scores = dict(dense)
+    elif mode in ("keyword", "bm25"):
+        scores = dict(keyword)
+    else:
+        scores = dict.fromkeys([*keyword_ids, *dense_ids], 0.0)
+    hits = await _hits(session, query_vector, scores, dense_ids, keyword_ids)
+    if mode in ("hybrid", "hybrid+rerank"):
+        hits = _fuse(hits, dense, keyword, bm25, settings)
     if mode == "hybrid+rerank" and reranker is not None and query_text:
         hits = await asyncio.to_thread(reranker.rerank, query_text, hits)
     return diversify(hits, settings.max_chunks_per_doc)[:limit]
 
 
+def _fuse(
+    hits: Sequence[Hit],
+    dense: Sequence[tuple[int, float]],
+    keyword: Sequence[tuple[int, float]],
+    bm25: Bm25Result | None,
+    settings: SearchSettings,
+) -> list[Hit]:
+    """Hybrid: the dense and keyword rankings fused (``settings.fusion``), best first.
+
+    Score fusion knows both scores of every candidate: the cosine from the rows, and BM25 from
+    the index (full-text scores only the chunks its query matched; the rest score 0 there).
+    """
+    ids = [h.chunk_id for h in hits]
+    if settings.fusion == "rrf":
+        fused = rrf([[c for c, _ in dense], [c for c, _ in keyword]], settings.rrf_k)
+    else:
+        keyword_scores = bm25.scores_of(ids) if bm25 is not None else dict(keyword)
+        fused = score_fusion(
+            dict(keyword),
+            dict(dense),
+            keyword_scores,
+            {h.chunk_id: h.similarity for h in hits},
+            settings.keyword_weight,
+        )
+    ranked = [replace(h, score=fused.get(h.chunk_id, 0.0)) for h in hits]
+    ranked.sort(key=lambda h: (-h.score, h.chunk_id))
+    return ranked
+
+
+async def search_parts(
+    session: AsyncSession,
+    vectors: Sequence[np.ndarray[Any, Any]],
+    term_lists: Sequence[Sequence[str]],
+    settings: SearchSettings,
+    *,
+    limit: int,
+    mode: SearchMode | None = None,
+    query_texts: Sequence[str] = (),
+    reranker: Reranker | None = None,
+) -> list[Hit]:
+    """Several queries searched on their own, their rankings interleaved (retrieval.fusion).
+
+    For a multi-part question: the whole question first, then each part, so that the best
+    passage of every part reaches the answer. A hit's similarity is its best cosine to any of
+    the queries, its score the fused score it had in the ranking that placed it.
+    """
+    rankings = [
+        await search_chunks(
+            session,
+            vector,
+            terms,
+            settings,
+            limit=limit,
+            mode=mode,
+            query_text=query_texts[i] if i < len(query_texts) else "",
+            reranker=reranker,
+        )
+        for i, (vector, terms) in enumerate(zip(vectors, term_lists, strict=True))
+    ]
+    by_id: dict[int, Hit] = {}
+    for ranking in rankings:
+        for hit in ranking:
+            best = by_id.get(hit.chunk_id)
+            if best is None or hit.similarity > best.similarity:
+                by_id[hit.chunk_id] = (
+                    hit if best is None else replace(best, similarity=hit.similarity)
+                )
+    order = interleave([[h.chunk_id for h in ranking] for ranking in rankings])
+    return [by_id[cid] for cid in order][:limit]
+
+
 async def _hits(
-    session: AsyncSession, query_vector: np.ndarray[Any, Any], ranked: _Ranked
+    session: AsyncSession,
+    query_vector: np.ndarray[Any, Any],
+    scores: dict[int, float],
+    dense: Sequence[int],
+    keyword: Sequence[int],
 ) -> list[Hit]:
     """The ranked chunks as hits, best score first, with their cosine to the question."""
-    if not ranked.scores:
+    if not scores:
         return []
-    rows = await session.execute(_ROWS_SQL, {"q": _vec(query_vector), "ids": list(ranked.scores)})
-    dense_pos = {cid: i for i, cid in enumerate(ranked.dense, start=1)}
-    kw_pos = {cid: i for i, cid in enumerate(ranked.keyword, start=1)}
+    rows = await session.execute(_ROWS_SQL, {"q": _vec(query_vector), "ids": list(scores)})
+    dense_pos = {cid: i for i, cid in enumerate(dense, start=1)}
+    kw_pos = {cid: i for i, cid in enumerate(keyword, start=1)}
     hits = [
         Hit(
             **row._mapping,
-            score=ranked.scores[row.chunk_id],
+            score=scores[row.chunk_id],
             dense_rank=dense_pos.get(row.chunk_id),
             keyword_rank=kw_pos.get(row.chunk_id),
         )
@@ -371,15 +429,22 @@ async def chunk_similarities(
 
 
 def diversify(hits: Sequence[Hit], per_document: int) -> list[Hit]:
-    """Drop repeated texts (the same passage in two documents) and cap chunks per document."""
+    """Drop repeated texts (the same passage in two documents); a document's chunks past the
+    first ``per_document`` move behind the rest, in their order.
+
+    Moved, not dropped: an answer quoting the first few hits still draws on several documents,
+    while a longer ranking keeps every chunk (dropping them pushed right chunks out of the top
+    10 at chunk level, where one regulation holds dozens of articles).
+    """
     seen_text: set[str] = set()
     per_doc: dict[int, int] = {}
-    kept = []
+    kept: list[Hit] = []
+    later: list[Hit] = []
     for hit in hits:
         key = " ".join(hit.text.split()).lower()
-        if key in seen_text or per_doc.get(hit.document_id, 0) >= per_document:
+        if key in seen_text:
             continue
         seen_text.add(key)
         per_doc[hit.document_id] = per_doc.get(hit.document_id, 0) + 1
-        kept.append(hit)
-    return kept
+        (kept if per_doc[hit.document_id] <= per_document else later).append(hit)
+    return kept + later

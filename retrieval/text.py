@@ -28,7 +28,7 @@ import re
 import unicodedata
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
@@ -121,6 +121,7 @@ def detect_language(text: str) -> Language:
     """
     vi = en = 0.0
     in_name = False
+    text = unicodedata.normalize("NFC", text)
     for n, match in enumerate(_LETTERS.finditer(text)):
         if n >= 300:  # enough for a passage; keeps indexing linear in small steps
             break
@@ -240,6 +241,11 @@ class TextProcessor:
         """The abbreviation list, keyed by the folded abbreviation (read-only)."""
         return MappingProxyType(self._abbreviations)
 
+    @cached_property
+    def dense_expansions(self) -> Mapping[str, str]:
+        """Each abbreviation and what the dense embedder gets for it (its first expansion)."""
+        return MappingProxyType({k: a.expansions[0] for k, a in self._abbreviations.items()})
+
     # -- keyword terms --
 
     def keyword_text(self, text: str) -> str:
@@ -285,8 +291,11 @@ class TextProcessor:
         """The question for the dense embedder, shorthand written out in full with diacritics.
 
         Only standalone words are replaced ("k" but not "k19" or "500k"); other words keep their
-        casing. Chat shorthand is expanded in Vietnamese text only.
+        casing. Chat shorthand is expanded in Vietnamese text only. The text comes back in NFC:
+        in decomposed text a word would end at its first combining mark ("lượng" as "lượ" +
+        "ng", and "ng" is shorthand for "người").
         """
+        text = unicodedata.normalize("NFC", text)
         language = detect_language(text)
 
         def replace(match: re.Match[str]) -> str:

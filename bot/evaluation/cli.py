@@ -152,6 +152,11 @@ _server_option = click.option(
     ),
 )
 @click.option("--compare", is_flag=True, help="Every mode in one table (rerank if configured).")
+@click.option(
+    "--unaccented",
+    is_flag=True,
+    help="Ask every question a second time without diacritics; report both side by side.",
+)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None)
 @click.option("--judge", is_flag=True, help="Also grade answers with an LLM against `answer`.")
 @click.option("--judge-url", default=None, help="Judge endpoint (default TUVAN_LLM__BASE_URL).")
@@ -169,6 +174,7 @@ def eval_questions(
     ks: str,
     modes: Sequence[str],
     compare: bool,
+    unaccented: bool,
     out: Path | None,
     judge: bool,
     judge_url: str | None,
@@ -206,6 +212,7 @@ def eval_questions(
                 server_url=server_url,
                 judge=grader,
                 progress=make_bar,
+                unaccented=unaccented,
             )
         finally:
             close_bars()

@@ -22,11 +22,11 @@ from bot.answerer import AnswererParts, clean_question, is_question
 from bot.evaluation.data import FaqItem, FaqQuery
 from bot.evaluation.metrics import Choice, FaqRates, choose_threshold, faq_rates, sweep
 from bot.evaluation.report import curve_plot, prepare_out, rounded, table
-from bot.evaluation.workspace import load_faq, throwaway_database
-from retrieval.embedders import embed_off_loop
+from bot.evaluation.workspace import load_faq, prepare_all, throwaway_database
 from retrieval.faq import FaqCandidate, FaqDecision, decide_faq, faq_candidates
 from retrieval.guard import Facets, GuardVerdict, NearMissGuard
 from retrieval.index import get_index_state
+from retrieval.query import question_vector
 from retrieval.thresholds import resolve_thresholds
 
 CURVES = ("guard", "no guard")
@@ -96,11 +96,12 @@ async def evaluate_faq(
     candidates: list[list[FaqCandidate]] = [[] for _ in questions]
     async with throwaway_database(server_url) as workspace:
         await load_faq(workspace, parts, items, enrich=enrich)
-        expanded = [parts.processor.expand_query(questions[i]) for i in asked]
-        by_index: dict[int, np.ndarray[Any, Any]] = {}
-        if asked:
-            vectors = await embed_off_loop(parts.embedder.embed_queries, expanded)
-            by_index = dict(zip(asked, vectors, strict=True))
+        # Read and embedded as the answerer does (restored, expanded; split questions matched
+        # by the mean of their parts).
+        prepared, vectors = await prepare_all(workspace, parts, [questions[i] for i in asked])
+        by_index: dict[int, np.ndarray[Any, Any]] = {
+            i: question_vector(p, v) for i, p, v in zip(asked, prepared, vectors, strict=True)
+        }
         async with workspace.sessionmaker() as session:
             state = await get_index_state(session)
             thresholds = resolve_thresholds(

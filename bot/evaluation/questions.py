@@ -40,15 +40,17 @@ from bot.evaluation.workspace import (
     load_corpus,
     load_faq,
     load_passages,
+    prepare_all,
     throwaway_database,
 )
 from bot.replies import Answer
 from bot.settings import SearchMode
-from retrieval.embedders import embed_off_loop
 from retrieval.errors import RetrievalError
 from retrieval.graph import build_communities
 from retrieval.legal_chunking import ChunkerMode
-from retrieval.search import Hit, search_chunks
+from retrieval.query import search_query
+from retrieval.search import Hit
+from retrieval.text import fold
 
 MODES: tuple[SearchMode, ...] = (
     "dense",
@@ -143,6 +145,8 @@ class QuestionsEvaluation:
     loaded: dict[str, Any]
     judge: str | None = None
     seconds: dict[str, float] = field(default_factory=dict)
+    # --unaccented: the same questions asked again without diacritics (folded), same knowledge.
+    unaccented: QuestionsEvaluation | None = None
 
     def metrics(self, mode: str, level: str, qtype: str | None = None) -> dict[str, float]:
         rows = [
@@ -216,9 +220,7 @@ async def _rank(
     progress: Progress | None,
 ) -> dict[str, ModeResult]:
     scope = [q for q in questions if not q.out_of_scope]
-    expanded = [parts.processor.expand_query(q.question) for q in scope]
-    vectors = await embed_off_loop(parts.embedder.embed_queries, expanded)
-    terms = [parts.processor.query_terms(q.question) for q in scope]
+    prepared, vectors = await prepare_all(workspace, parts, [q.question for q in scope])
     results: dict[str, ModeResult] = {}
     # Units are de-duplicated (several chunks of one file are one document): ask for enough
     # chunks that k distinct units can exist at every level.
@@ -226,16 +228,15 @@ async def _rank(
     for mode in modes:
         result = ModeResult(mode)
         async with workspace.sessionmaker() as session:
-            for q, vector, q_terms in zip(scope, vectors, terms, strict=True):
+            for q, query, q_vectors in zip(scope, prepared, vectors, strict=True):
                 started = time.perf_counter()
-                hits = await search_chunks(
+                hits = await search_query(
                     session,
-                    vector,
-                    q_terms,
+                    query,
+                    q_vectors,
                     parts.settings.search,
                     limit=limit,
                     mode=mode,  # type: ignore[arg-type]
-                    query_text=q.question,
                     reranker=parts.reranker,
                 )
                 result.search_ms.append((time.perf_counter() - started) * 1000)
@@ -295,8 +296,10 @@ async def evaluate_questions(
     server_url: str | None = None,
     judge: Judge | None = None,
     progress: Callable[[str, int], Progress] | None = None,
+    unaccented: bool = False,
 ) -> QuestionsEvaluation:
-    """Load ``knowledge`` into a throwaway database, rank and answer ``questions``.
+    """Load ``knowledge`` into a throwaway database, rank and answer ``questions`` (and, with
+    ``unaccented``, the same questions again without diacritics).
 
     ``progress(label, total)`` returns the callback a stage reports its steps to.
     """
@@ -308,6 +311,11 @@ async def evaluate_questions(
         return progress(label, total) if progress else None
 
     seconds: dict[str, float] = {}
+    forms = {"written": list(questions)}
+    if unaccented:
+        forms["unaccented"] = [replace(q, question=fold(q.question)) for q in questions]
+    ranked: dict[str, dict[str, ModeResult]] = {}
+    outcomes: dict[str, list[AnswerOutcome]] = {}
     async with throwaway_database(server_url) as workspace:
         started = time.perf_counter()
         total = len(knowledge.passages) if knowledge.passages is not None else 0
@@ -317,36 +325,51 @@ async def evaluate_questions(
                 graph = await build_communities(session, parts.settings.search.graph)
             loaded["graph"] = graph.describe()
         seconds["indexing"] = time.perf_counter() - started
-        started = time.perf_counter()
         scope = sum(not q.out_of_scope for q in questions)
-        ranked = await _rank(
-            workspace, parts, questions, modes, levels, ks, bar("ranking", scope * len(modes))
-        )
-        seconds["ranking"] = time.perf_counter() - started
-        started = time.perf_counter()
-        outcomes = await _answer_all(
-            workspace, parts, questions, judge, bar("answering", len(questions))
-        )
-        seconds["answering"] = time.perf_counter() - started
+        for form, asked in forms.items():
+            suffix = "" if form == "written" else f" ({form})"
+            started = time.perf_counter()
+            ranked[form] = await _rank(
+                workspace,
+                parts,
+                asked,
+                modes,
+                levels,
+                ks,
+                bar(f"ranking{suffix}", scope * len(modes)),
+            )
+            seconds[f"ranking{suffix}"] = time.perf_counter() - started
+            started = time.perf_counter()
+            outcomes[form] = await _answer_all(
+                workspace, parts, asked, judge, bar(f"answering{suffix}", len(asked))
+            )
+            seconds[f"answering{suffix}"] = time.perf_counter() - started
         async with workspace.sessionmaker() as session:
             thresholds = await Answerer(parts, workspace.sessionmaker).thresholds(session)
-    return QuestionsEvaluation(
-        embedder=parts.embedder.name,
-        questions=list(questions),
-        levels=levels,
-        ks=ks,
-        modes=ranked,
-        outcomes=outcomes,
-        answer_mode=parts.settings.search.mode,
-        thresholds={
-            "t_faq": thresholds.t_faq,
-            "t_doc": thresholds.t_doc,
-            "from": thresholds.origin,
-        },
-        loaded=loaded,
-        judge=judge.describe() if judge else None,
-        seconds=seconds,
-    )
+
+    def evaluation(form: str) -> QuestionsEvaluation:
+        return QuestionsEvaluation(
+            embedder=parts.embedder.name,
+            questions=forms[form],
+            levels=levels,
+            ks=ks,
+            modes=ranked[form],
+            outcomes=outcomes[form],
+            answer_mode=parts.settings.search.mode,
+            thresholds={
+                "t_faq": thresholds.t_faq,
+                "t_doc": thresholds.t_doc,
+                "from": thresholds.origin,
+            },
+            loaded=loaded,
+            judge=judge.describe() if judge else None,
+            seconds=seconds,
+        )
+
+    result = evaluation("written")
+    if unaccented:
+        result.unaccented = evaluation("unaccented")
+    return result
 
 
 # -- answers: summaries ----------------------------------------------------------------------

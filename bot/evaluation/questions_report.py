@@ -68,7 +68,77 @@ def questions_report(ev: QuestionsEvaluation) -> tuple[dict[str, Any], str]:
         "search_ms_p95": search_ms[int(0.95 * (len(search_ms) - 1))] if search_ms else None,
         "misses": _misses(ev, main_mode),
     }
-    return data, _markdown(ev, data, main_mode, types)
+    markdown = _markdown(ev, data, main_mode, types)
+    if ev.unaccented is not None:
+        folded, folded_markdown = questions_report(ev.unaccented)
+        data["unaccented"] = folded
+        markdown = _with_unaccented(ev, data, folded, markdown, folded_markdown)
+    return data, markdown
+
+
+def side_by_side_rows(
+    ev: QuestionsEvaluation, written: dict[str, Any], folded: dict[str, Any]
+) -> tuple[list[str], list[list[Any]]]:
+    """Per level and mode: the main metrics as written and without diacritics, and the gap."""
+    keys = [f"hit@{k}" for k in ev.ks] + [f"mrr@{max(ev.ks)}"]
+    header = ["level", "mode"] + [
+        f"{key.replace('hit', 'Hit').replace('mrr', 'MRR')} {form}"
+        for key in keys
+        for form in ("written", "unaccented")
+    ]
+    rows = []
+    for level in ev.levels:
+        for mode in written["modes"]:
+            w = written["modes"][mode][level]
+            f = folded["modes"][mode][level]
+            rows.append([level, mode] + [_fmt(entry[key]) for key in keys for entry in (w, f)])
+    return header, rows
+
+
+def _with_unaccented(
+    ev: QuestionsEvaluation,
+    written: dict[str, Any],
+    folded: dict[str, Any],
+    markdown: str,
+    folded_markdown: str,
+) -> str:
+    """The report with a written/unaccented summary first and the unaccented sections last."""
+    header, rows = side_by_side_rows(ev, written, folded)
+    summary = [
+        "## Written and unaccented",
+        "",
+        "Every question asked as written, then again without diacritics (folded).",
+        "",
+        table(header, rows),
+        "",
+        table(
+            ["answers", "written", "unaccented"],
+            [[t, written["tiers"][t], folded["tiers"][t]] for t in written["tiers"]]
+            + [
+                [
+                    "all key facts, of the answered",
+                    _fmt(written["key_facts"]["rate_answered"]),
+                    _fmt(folded["key_facts"]["rate_answered"]),
+                ],
+                [
+                    "out of scope in the fallback",
+                    _fmt(written["out_of_scope"]["fallback_rate"]),
+                    _fmt(folded["out_of_scope"]["fallback_rate"]),
+                ],
+            ],
+        ),
+        "",
+    ]
+    head, _, rest = markdown.partition("## Retrieval")
+    body = folded_markdown.split("## Retrieval", 1)[1].rsplit("\nSeconds:", 1)[0]
+    return (
+        head
+        + "\n".join(summary)
+        + "## Retrieval"
+        + rest
+        + "\n\n# Asked without diacritics\n\n## Retrieval"
+        + body
+    )
 
 
 def _misses(ev: QuestionsEvaluation, mode: str) -> dict[str, list[dict[str, Any]]]:

@@ -16,20 +16,24 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from bot import migrate
-from bot.answerer import AnswererParts
+from bot.answerer import Answerer, AnswererParts
 from bot.database import make_engine, make_sessionmaker, sqlalchemy_url, start_embedded
 from bot.evaluation.data import FaqItem, Passage
 from retrieval.chunking import ChunkDraft
+from retrieval.embedders import embed_off_loop
 from retrieval.index import FaqDraft, Indexer, ensure_index_state, index_document, upsert_faq
 from retrieval.ingest import ingest_paths
 from retrieval.legal_chunking import ChunkerMode
 from retrieval.loaders import LoadedDocument, Section
+from retrieval.query import PreparedQuery
 from retrieval.text import detect_language
 
 log = logging.getLogger(__name__)
@@ -189,3 +193,24 @@ async def load_faq(
             from bot.enrich import enrich_faq
 
             await enrich_faq(session, indexer, parts.llm)
+
+
+async def prepare_all(
+    workspace: Workspace, parts: AnswererParts, texts: Sequence[str]
+) -> tuple[list[PreparedQuery], list[np.ndarray[Any, Any]]]:
+    """Every question read as the answerer reads it (restored, expanded, split), and the vectors
+    of its ``dense_texts``, embedded in one go."""
+    answerer = Answerer(parts, workspace.sessionmaker)
+    async with workspace.sessionmaker() as session:
+        prepared = [await answerer.prepare(session, t) for t in texts]
+    flat = [t for p in prepared for t in p.dense_texts]
+    embedded: np.ndarray[Any, Any] = np.zeros((0, parts.embedder.dimension), dtype=np.float32)
+    if flat:
+        embedded = await embed_off_loop(parts.embedder.embed_queries, flat)
+    vectors = []
+    start = 0
+    for p in prepared:
+        n = len(p.dense_texts)
+        vectors.append(np.asarray(embedded[start : start + n]))
+        start += n
+    return prepared, vectors

@@ -197,9 +197,10 @@ async def test_hybrid_graph_drops_a_page_from_the_other_topic(
         return [h.document_id for h in hits]
 
     hybrid = await ranked("hybrid")
-    # "học phí" brings the dorm fee page in last: one page of its topic among eight.
-    assert hybrid[-1] == site["ktx-phi"]
+    # "học phí" brings the dorm fee page in: one page of its topic among eight.
+    assert site["ktx-phi"] in hybrid
     assert {site[s] for s in IT} <= set(hybrid)
     graph = await ranked("hybrid+graph")
     assert site["ktx-phi"] not in graph
-    assert graph[:7] == hybrid[:7]  # one community among the rest: their order stays
+    rest = [d for d in hybrid if d != site["ktx-phi"]]
+    assert graph[: len(rest)] == rest  # one community among the rest: their order stays

@@ -1,0 +1,383 @@
+"""Every development set with the default configuration, as written and without diacritics.
+
+    .venv/bin/python bench/devsets.py [--datasets ../shared/datasets] [--out DIR] [--quick]
+
+Prints one table per part and writes them, with every set's full ``tuvan eval`` report (its
+misses included), under ``--out`` (default bench/results/devsets):
+
+- tier 2 retrieval: UIT (corpus folder, document level), ALQAC and ViRHE4QA (pre-cut passages,
+  chunk level); modes dense, bm25 and hybrid (what tuvan answers with); each question asked as
+  written and again folded (``tuvan eval questions --unaccented``); answers: tier shares and key
+  facts;
+- tier 1: the UIT and ViRHE4QA FAQ sets (``tuvan eval faq``), queries as written and folded;
+- the diacritic restorer: syllable accuracy of every question set folded and restored, learned
+  from that set's knowledge (what the store learns: passage texts and the FAQ);
+- multi-part questions: the questions that split into parts, searched as one query and split.
+
+One default configuration for all of it: nothing here is set per dataset. ``--quick`` runs the
+first 100 questions of each set (a smoke test, not a figure to report).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import sys
+import time
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from common import DATASETS, RESULTS_DIR, bench_settings, machine, markdown_table
+
+from bot.evaluation.data import (
+    read_faq_items,
+    read_faq_queries,
+    read_passages,
+    read_questions,
+)
+from bot.evaluation.faq import evaluate_faq, faq_report
+from bot.evaluation.questions import Knowledge, evaluate_questions
+from bot.evaluation.questions_report import questions_report
+from bot.evaluation.report import write_markdown
+from bot.runtime import build_parts
+from retrieval.query import split_question
+from retrieval.restore import DiacriticRestorer, NgramCounts, has_marks
+from retrieval.text import fold
+
+MODES = ("dense", "bm25", "hybrid")
+
+
+@dataclass(frozen=True)
+class QuestionSet:
+    name: str
+    questions: Path
+    corpus: Path | None = None  # a folder for tuvan's pipeline
+    chunks: Path | None = None  # pre-cut passages
+    faq: Path | None = None
+    faq_queries: Path | None = None
+
+
+def dev_sets(root: Path) -> list[QuestionSet]:
+    uit, alqac, virhe = root / "uit-admissions", root / "alqac", root / "virhe4qa"
+    return [
+        QuestionSet(
+            "UIT",
+            uit / "questions.jsonl",
+            corpus=uit / "corpus",
+            faq=uit / "faq.jsonl",
+            faq_queries=uit / "faq_queries.jsonl",
+        ),
+        QuestionSet("ALQAC", alqac / "questions.jsonl", chunks=alqac / "corpus.jsonl"),
+        QuestionSet(
+            "ViRHE4QA",
+            virhe / "questions.jsonl",
+            chunks=virhe / "corpus.jsonl",
+            faq=virhe / "faq.jsonl",
+            faq_queries=virhe / "faq_queries.jsonl",
+        ),
+    ]
+
+
+# -- tier 2 -------------------------------------------------------------------------------------
+
+
+async def retrieval(parts: Any, qs: QuestionSet, limit: int | None, out: Path) -> dict[str, Any]:
+    questions = read_questions(qs.questions)[:limit]
+    knowledge = Knowledge(
+        corpus=qs.corpus, passages=read_passages(qs.chunks) if qs.chunks else None
+    )
+    started = time.perf_counter()
+    ev = await evaluate_questions(parts, questions, knowledge, modes=MODES, unaccented=True)
+    data, markdown = questions_report(ev)
+    (out / qs.name).mkdir(parents=True, exist_ok=True)
+    write_markdown(out / qs.name, markdown)
+    (out / qs.name / "report.json").write_text(
+        json.dumps(data, ensure_ascii=False, indent=1, default=str), encoding="utf-8"
+    )
+    data["level"] = ev.levels[0]
+    data["seconds_total"] = time.perf_counter() - started
+    return data
+
+
+def retrieval_rows(results: dict[str, dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
+    header = ["set", "level", "mode"] + [
+        f"{m} {form}" for m in ("Hit@1", "Hit@5", "Hit@10", "MRR@10") for form in ("w", "u")
+    ]
+    rows = []
+    for name, data in results.items():
+        level = data["level"]
+        for mode in MODES:
+            written = data["modes"][mode][level]
+            folded = data["unaccented"]["modes"][mode][level]
+            rows.append(
+                [name, level, mode]
+                + [
+                    f"{entry[key]:.3f}"
+                    for key in ("hit@1", "hit@5", "hit@10", "mrr@10")
+                    for entry in (written, folded)
+                ]
+            )
+    return header, rows
+
+
+def answer_rows(results: dict[str, dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
+    header = ["set", "form", "faq", "documents", "fallback", "key facts (answered)"]
+    rows = []
+    for name, data in results.items():
+        for form, d in (("written", data), ("unaccented", data["unaccented"])):
+            rate = d["key_facts"]["rate_answered"]
+            tiers = d["tiers"]
+            rows.append(
+                [
+                    name,
+                    form,
+                    tiers["faq"],
+                    tiers["documents"],
+                    tiers["fallback"],
+                    "–" if rate is None else f"{rate:.3f}",
+                ]
+            )
+    return header, rows
+
+
+# -- tier 1 -------------------------------------------------------------------------------------
+
+
+async def faq_tier(parts: Any, qs: QuestionSet, out: Path) -> dict[str, Any]:
+    if qs.faq is None or qs.faq_queries is None:
+        raise ValueError(f"{qs.name} has no FAQ set")
+    items = read_faq_items(qs.faq)
+    queries = read_faq_queries(qs.faq_queries, {i.id for i in items})
+    results: dict[str, Any] = {}
+    for form, asked in (
+        ("written", queries),
+        ("unaccented", [replace(q, query=fold(q.query)) for q in queries]),
+    ):
+        ev = await evaluate_faq(parts, items, asked)  # the resolved t_faq, guard on
+        data, markdown = faq_report(ev)
+        folder = out / f"{qs.name}-faq-{form}"
+        folder.mkdir(parents=True, exist_ok=True)
+        write_markdown(folder, markdown)
+        results[form] = data
+    return results
+
+
+def faq_rows(results: dict[str, dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
+    header = ["FAQ set", "form", "precision", "coverage", "false accepts", "near-miss FA", "OOS FA"]
+    rows = []
+    for name, forms in results.items():
+        for form, data in forms.items():
+            rows.append(
+                [name, form]
+                + [
+                    f"{data[k]:.3f}"
+                    for k in (
+                        "precision",
+                        "coverage",
+                        "false_accept",
+                        "false_accept_near_miss",
+                        "false_accept_out_of_scope",
+                    )
+                ]
+            )
+    return header, rows
+
+
+# -- the restorer -------------------------------------------------------------------------------
+
+
+def knowledge_texts(qs: QuestionSet) -> list[str]:
+    texts: list[str] = []
+    if qs.corpus is not None:
+        texts += [
+            p.read_text(encoding="utf-8", errors="replace") for p in sorted(qs.corpus.iterdir())
+        ]
+    if qs.chunks is not None:
+        texts += [f"{p.title or ''}\n{p.text}" for p in read_passages(qs.chunks)]
+    if qs.faq is not None:
+        texts += [f"{i.question}\n{i.answer}" for i in read_faq_items(qs.faq)]
+    return texts
+
+
+def syllables(text: str) -> list[str]:
+    return re.findall(r"[^\W\d_]+", unicodedata.normalize("NFC", text).lower())
+
+
+def restorer_accuracy(parts: Any, qs: QuestionSet) -> list[dict[str, Any]]:
+    """Fold each question written with marks, restore it, compare syllable by syllable.
+
+    Abbreviations that retrieval.text writes out ("đc", "cntt") are left out of the count: they
+    are expanded, not restored. Both tone placements of a syllable count as right (hòa = hoà).
+    """
+    expansions = parts.processor.dense_expansions
+    restorer = DiacriticRestorer(NgramCounts().add_texts(knowledge_texts(qs)), expansions)
+    files: list[tuple[str, list[str]]] = [
+        ("questions", [q.question for q in read_questions(qs.questions)])
+    ]
+    if qs.faq_queries is not None and qs.faq is not None:
+        items = read_faq_items(qs.faq)
+        queries = read_faq_queries(qs.faq_queries, {i.id for i in items})
+        files.append(("faq queries", [q.query for q in queries]))
+    rows = []
+    for label, texts in files:
+        total = right = 0
+        seconds = 0.0
+        asked = [t for t in texts if any(has_marks(w) for w in syllables(t))]
+        for text in asked:
+            folded = fold(text)
+            started = time.perf_counter()
+            restored = restorer.restore(folded).text
+            seconds += time.perf_counter() - started
+            for want, got in zip(syllables(text), syllables(restored), strict=True):
+                if fold(want) in expansions:
+                    continue
+                total += 1
+                right += _same_syllable(want, got)
+        rows.append(
+            {
+                "set": qs.name,
+                "questions": label,
+                "asked": len(asked),
+                "syllables": total,
+                "accuracy": right / max(total, 1),
+                "ms_per_question": 1000 * seconds / max(len(asked), 1),
+            }
+        )
+    return rows
+
+
+_TONES = "\u0300\u0301\u0303\u0309\u0323"
+
+
+def _same_syllable(a: str, b: str) -> bool:
+    """Equal, or equal but for where the tone mark sits (old "hòa", new "hoà" style)."""
+
+    def key(s: str) -> tuple[str, str]:
+        d = unicodedata.normalize("NFD", s)
+        return "".join(c for c in d if c not in _TONES), "".join(c for c in d if c in _TONES)
+
+    return a == b or key(a) == key(b)
+
+
+# -- multi-part questions -------------------------------------------------------------------------
+
+
+async def multi_part(
+    parts: Any, qs: QuestionSet, limit: int | None, out: Path
+) -> dict[str, Any] | None:
+    """The questions that split, searched split (the default) and as one query."""
+    questions = [
+        q
+        for q in read_questions(qs.questions)[:limit]
+        if not q.out_of_scope and len(split_question(q.question, parts.processor)) > 1
+    ]
+    if not questions:
+        return None
+    knowledge = Knowledge(
+        corpus=qs.corpus, passages=read_passages(qs.chunks) if qs.chunks else None
+    )
+    found: dict[str, Any] = {"questions": len(questions)}
+    for label, split in (("split", True), ("one query", False)):
+        search = parts.settings.search.model_copy(update={"split_questions": split})
+        swapped = replace(parts, settings=parts.settings.model_copy(update={"search": search}))
+        ev = await evaluate_questions(swapped, questions, knowledge, modes=("hybrid",))
+        level = ev.levels[0]
+        found[label] = {
+            "level": level,
+            **{k: v for k, v in ev.metrics("hybrid", level).items() if k.split("@")[1] in "510"},
+        }
+    return found
+
+
+def multi_part_rows(results: dict[str, dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
+    header = [
+        "set",
+        "questions",
+        "searched",
+        "level",
+        "Hit@5",
+        "Recall@5",
+        "all sources@5",
+        "MRR@10",
+    ]
+    rows = []
+    for name, data in results.items():
+        for label in ("one query", "split"):
+            m = data[label]
+            rows.append(
+                [name, data["questions"], label, m["level"]]
+                + [f"{m.get(k, 0.0):.3f}" for k in ("hit@5", "recall@5", "all@5", "mrr@10")]
+            )
+    return header, rows
+
+
+# -- main ---------------------------------------------------------------------------------------
+
+
+async def main(argv: Sequence[str]) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--datasets", type=Path, default=DATASETS)
+    ap.add_argument("--out", type=Path, default=RESULTS_DIR / "devsets")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument(
+        "--only", default="", help="Comma-separated parts: tier2, tier1, restorer, multi"
+    )
+    args = ap.parse_args(argv)
+    only = set(args.only.split(",")) if args.only else {"tier2", "tier1", "restorer", "multi"}
+    limit = 100 if args.quick else None
+    parts = build_parts(bench_settings())
+    sets = dev_sets(args.datasets)
+    args.out.mkdir(parents=True, exist_ok=True)
+    sections = [f"# Development sets, default configuration ({machine()})", ""]
+
+    def emit(title: str, header: list[str], rows: list[list[Any]]) -> None:
+        block = f"## {title}\n\n{markdown_table(header, rows)}\n"
+        print(block, flush=True)
+        sections.append(block)
+
+    if "restorer" in only:
+        accuracy = [row for qs in sets for row in restorer_accuracy(parts, qs)]
+        emit(
+            "Diacritic restorer: syllable accuracy, questions folded and restored",
+            ["set", "questions", "asked", "syllables", "accuracy", "ms / question"],
+            [
+                [
+                    r["set"],
+                    r["questions"],
+                    r["asked"],
+                    r["syllables"],
+                    f"{r['accuracy']:.4f}",
+                    f"{r['ms_per_question']:.2f}",
+                ]
+                for r in accuracy
+            ],
+        )
+    if "tier2" in only:
+        results = {qs.name: await retrieval(parts, qs, limit, args.out) for qs in sets}
+        emit("Tier 2 retrieval (w: as written, u: without diacritics)", *retrieval_rows(results))
+        emit("Answers", *answer_rows(results))
+    if "tier1" in only:
+        faq = {qs.name: await faq_tier(parts, qs, args.out) for qs in sets if qs.faq}
+        emit("Tier 1: FAQ sets", *faq_rows(faq))
+    if "multi" in only:
+        multi = {
+            qs.name: found
+            for qs in sets
+            if (found := await multi_part(parts, qs, limit, args.out)) is not None
+        }
+        if multi:
+            emit(
+                "Multi-part questions: hybrid, split into parts or as one query",
+                *multi_part_rows(multi),
+            )
+    (args.out / "devsets.md").write_text("\n".join(sections), encoding="utf-8")
+    print(f"written to {args.out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1:]))
