@@ -42,6 +42,7 @@ from bot import migrate
 from bot.database import make_engine, make_sessionmaker, start_embedded
 from bot.settings import Settings
 from retrieval.embedders import embed_off_loop
+from retrieval.query import prepare_query, question_vector
 
 BENCH_DIR = Path(__file__).resolve().parent
 CACHE_DIR = BENCH_DIR / ".cache"
@@ -271,16 +272,34 @@ def embed_executor(kind: str) -> ThreadPoolExecutor | None:
 
 
 async def embed_query(
-    embedder: Any, processor: Any, question: str, executor: ThreadPoolExecutor | None
+    embedder: Any,
+    processor: Any,
+    question: str,
+    executor: ThreadPoolExecutor | None,
+    restorer: Any = None,
 ) -> np.ndarray[Any, Any]:
-    """The answerer's "embed" stage: expand_query, then embed_queries off the event loop."""
-    expanded = processor.expand_query(question)
+    """The answerer's "restore" + "embed" stages: the question read as the answerer reads it
+    (restored when typed without marks, expanded, split into its parts), then embedded off the
+    event loop in one batch; the question's vector (one, or the mean of its parts')."""
+    prepared, vectors = await prepare_and_embed(embedder, processor, question, executor, restorer)
+    return question_vector(prepared, vectors)
+
+
+async def prepare_and_embed(
+    embedder: Any,
+    processor: Any,
+    question: str,
+    executor: ThreadPoolExecutor | None,
+    restorer: Any = None,
+) -> tuple[Any, np.ndarray[Any, Any]]:
+    prepared = prepare_query(question, processor, restorer)
+    texts = prepared.dense_texts
     if executor is None:
-        [vector] = await embed_off_loop(embedder.embed_queries, [expanded])
+        vectors = await embed_off_loop(embedder.embed_queries, texts)
     else:
         loop = asyncio.get_running_loop()
-        [vector] = await loop.run_in_executor(executor, embedder.embed_queries, [expanded])
-    return vector
+        vectors = await loop.run_in_executor(executor, embedder.embed_queries, texts)
+    return prepared, vectors
 
 
 # -- caching embeddings -------------------------------------------------------------------------

@@ -50,6 +50,7 @@ from retrieval.restore import DiacriticRestorer, NgramCounts, has_marks
 from retrieval.text import fold
 
 MODES = ("dense", "bm25", "hybrid")
+MIN_MULTI_PART = 5  # questions that split, for a set's multi-part figure
 
 
 @dataclass(frozen=True)
@@ -276,8 +277,8 @@ async def multi_part(
         for q in read_questions(qs.questions)[:limit]
         if not q.out_of_scope and len(split_question(q.question, parts.processor)) > 1
     ]
-    if not questions:
-        return None
+    if len(questions) < MIN_MULTI_PART:
+        return None  # too few to measure; each run below indexes the set's knowledge again
     knowledge = Knowledge(
         corpus=qs.corpus, passages=read_passages(qs.chunks) if qs.chunks else None
     )

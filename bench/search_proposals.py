@@ -22,16 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.settings import SearchSettings
 from retrieval.bm25 import Bm25Index
-from retrieval.search import (
-    _ROWS_SQL,
-    Hit,
-    _vec,
-    dense_ranking,
-    diversify,
-    lacks_diacritics,
-    or_tsquery,
-    rrf,
-)
+from retrieval.search import Hit, _fuse, _hits, dense_ranking, diversify, or_tsquery
 
 _KEYWORD_ROWS = text("SELECT id, keyword_text FROM chunks ORDER BY id")
 _TS_STAT = text("SELECT word, ndoc FROM ts_stat('SELECT tsv FROM chunks')")
@@ -91,27 +82,15 @@ async def search_with(
     query_text: str,
     limit: int = 10,
 ) -> list[Hit]:
-    """``retrieval.search.search_chunks`` for modes keyword / hybrid, with ``keyword`` given."""
-    ids = [cid for cid, _ in keyword]
+    """``retrieval.search.search_chunks`` for modes keyword / hybrid, with ``keyword`` given
+    (fused as full-text is: a chunk the keyword side did not return scores 0 there)."""
+    dense = []
     if hybrid:
-        dense = await dense_ranking(
-            session, vector, settings.candidates, settings.hnsw_ef_search
-        )
-        weight = settings.unaccented_dense_weight if lacks_diacritics(query_text) else 1.0
-        scores = rrf([dense, ids], settings.rrf_k, [weight, 1.0])
-    else:
-        dense, scores = [], dict(keyword)
-    if not scores:
-        return []
-    rows = await session.execute(_ROWS_SQL, {"q": _vec(vector), "ids": list(scores)})
-    dense_pos = {cid: i for i, cid in enumerate(dense, start=1)}
-    kw_pos = {cid: i for i, cid in enumerate(ids, start=1)}
-    hits = [
-        Hit(**r._mapping, score=scores[r.chunk_id], dense_rank=dense_pos.get(r.chunk_id),
-            keyword_rank=kw_pos.get(r.chunk_id))
-        for r in rows
-    ]
-    hits.sort(key=lambda h: (-h.score, h.chunk_id))
+        dense = await dense_ranking(session, vector, settings.candidates, settings.hnsw_ef_search)
+    scores = dict(keyword) if not hybrid else dict.fromkeys([*dict(keyword), *dict(dense)], 0.0)
+    hits = await _hits(session, vector, scores, [c for c, _ in dense], [c for c, _ in keyword])
+    if hybrid:
+        hits = _fuse(hits, dense, keyword, None, settings)
     return diversify(hits, settings.max_chunks_per_doc)[:limit]
 
 

@@ -40,7 +40,7 @@ from retrieval.index import get_index_state
 from retrieval.query import PreparedQuery, prepare_query, question_vector, search_query
 from retrieval.rerank import Reranker
 from retrieval.restorer_store import current_restorer
-from retrieval.search import Hit
+from retrieval.search import Hit, diversify
 from retrieval.text import TextProcessor, detect_language
 from retrieval.thresholds import Thresholds, resolve_thresholds
 
@@ -256,7 +256,7 @@ class Answerer:
                         prepared,
                         vectors,
                         search,
-                        limit=max(self.settings.answer.top_k * 2, 10),
+                        limit=max(self.settings.answer.top_k * 4, 20),
                         reranker=parts.reranker,
                     )
         small_talk = None
@@ -283,6 +283,7 @@ class Answerer:
         if decision.accepted is not None or small_talk is not None:
             return found
         passing = [h for h in hits if h.similarity >= thresholds.t_doc]
+        passing = diversify(passing, self.settings.search.max_chunks_per_doc)
         passing = passing[: self.settings.answer.top_k]
         found.out_of_scope = self._outside_documents(question, passing)
         if found.out_of_scope:
@@ -337,7 +338,7 @@ class Answerer:
                     question,
                     vector,
                     terms,
-                    limit=max(self.settings.answer.top_k * 2, 10),
+                    limit=max(self.settings.answer.top_k * 4, 20),
                 )
         return hits, None
 

@@ -5,9 +5,8 @@ mean IDF; a test checks they agree), but precomputed per (chunk, term) in a scip
 a question costs a sum over its terms' columns: ~5 ms at 100,000 chunks, where rank-bm25's
 per-document Python loop takes ~1.6 s (docs/benchmarks.md).
 
-The index is rebuilt when the set of chunks changes, which a cheap signature query detects
-(chunk ids are never reused, so count, max and sum of ids change with every insert, replace or
-delete). Each process keeps its own copy.
+The index is rebuilt when the chunks change, which a cheap signature query detects
+(retrieval.changes). Each process keeps its own copy.
 """
 
 from __future__ import annotations
@@ -23,7 +22,8 @@ from scipy.sparse import csc_matrix
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-_SIGNATURE_SQL = text("SELECT count(*), coalesce(max(id), 0), coalesce(sum(id), 0) FROM chunks")
+from retrieval.changes import tables_signature
+
 _ROWS_SQL = text("SELECT id, keyword_text FROM chunks ORDER BY id")
 
 
@@ -36,7 +36,7 @@ class Bm25Index:
         k1: float = 1.5,
         b: float = 0.75,
         epsilon: float = 0.25,
-        signature: tuple[int, int, int] = (0, 0, 0),
+        signature: str = "",
     ) -> None:
         self.signature = signature
         self.ids = np.asarray(ids, dtype=np.int64)
@@ -121,8 +121,7 @@ _lock = asyncio.Lock()
 
 async def bm25_index(session: AsyncSession) -> Bm25Index:
     """The BM25 index of the chunks this session sees, rebuilt only when they changed."""
-    row = (await session.execute(_SIGNATURE_SQL)).one()
-    signature = (int(row[0]), int(row[1]), int(row[2]))
+    signature = await tables_signature(session, ("chunks",))
     key = str(session.bind.engine.url) if session.bind is not None else ""
     async with _lock:
         cached = _cache.get(key)

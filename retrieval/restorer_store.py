@@ -1,9 +1,8 @@
 """The diacritic restorer of the current knowledge, shared by every process through PostgreSQL.
 
 The restorer learns from the chunks and the FAQ (retrieval.restore), so it changes when they do.
-A cheap signature of the knowledge (count, largest and sum of the ids of chunks, FAQ entries and
-variants, and the last FAQ edit; ids are never reused, so every insert, replacement or delete
-changes it) names the version a restorer was learned from:
+A cheap signature of the knowledge (retrieval.changes, over chunks, FAQ entries and variants)
+names the version a restorer was learned from:
 
 - a process keeps the restorer of the signature it last saw;
 - when the signature changed, it loads the counts stored under the new signature in
@@ -29,6 +28,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.models import TextModel
+from retrieval.changes import tables_signature
 from retrieval.restore import DiacriticRestorer, NgramCounts
 
 log = logging.getLogger(__name__)
@@ -37,14 +37,6 @@ RESTORER = "restorer"
 MAX_TRAINING_CHARS = 8_000_000
 _LOCK_KEY = 0x7475_7661_6E52  # "tuvanR": serialises learning across processes
 
-_SIGNATURE_SQL = text(
-    """
-    SELECT concat_ws('/',
-        (SELECT concat_ws(':', count(*), max(id), sum(id)) FROM chunks),
-        (SELECT concat_ws(':', count(*), max(id), sum(id), max(updated_at)) FROM faq_entries),
-        (SELECT concat_ws(':', count(*), max(id), sum(id)) FROM faq_variants))
-    """
-)
 _CHUNK_CHARS_SQL = text("SELECT coalesce(sum(length(text)), 0) FROM chunks")
 _CHUNKS_SQL = text(
     """
@@ -63,7 +55,7 @@ _FAQ_SQL = text(
 
 
 async def knowledge_signature(session: AsyncSession) -> str:
-    return str((await session.execute(_SIGNATURE_SQL)).scalar_one())
+    return await tables_signature(session, ("chunks", "faq_entries", "faq_variants"))
 
 
 async def learn_counts(session: AsyncSession) -> NgramCounts:

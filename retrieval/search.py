@@ -273,7 +273,12 @@ async def search_chunks(
     query_text: str = "",
     reranker: Reranker | None = None,
 ) -> list[Hit]:
-    """The best ``limit`` chunks for a question, de-duplicated, at most N per document first."""
+    """The best ``limit`` chunks for a question, repeated texts dropped.
+
+    The ranking is not capped per document: an answer takes its passages through ``diversify``
+    (bot.answerer), but a cap inside the ranking pushed right chunks out of the top 10 where one
+    document holds many of them (docs/benchmarks.md, "Candidate depth and the cap").
+    """
     mode = mode or settings.mode
     if mode == "hybrid+graph":  # hybrid, re-ranked by link-graph community (retrieval.graph)
         from retrieval.graph import graph_search  # imports this module
@@ -286,7 +291,7 @@ async def search_chunks(
         first = await _summary_first(session, query_vector, terms, settings, limit)
         if first is not None:
             hits = await _hits(session, query_vector, first.scores, first.dense, first.keyword)
-            return diversify(hits, settings.max_chunks_per_doc)[:limit]
+            return distinct(hits)[:limit]
         mode = "hybrid"
     dense: list[tuple[int, float]] = []
     keyword: list[tuple[int, float]] = []
@@ -312,7 +317,7 @@ async def search_chunks(
         hits = _fuse(hits, dense, keyword, bm25, settings)
     if mode == "hybrid+rerank" and reranker is not None and query_text:
         hits = await asyncio.to_thread(reranker.rerank, query_text, hits)
-    return diversify(hits, settings.max_chunks_per_doc)[:limit]
+    return distinct(hits)[:limit]
 
 
 def _fuse(
@@ -358,8 +363,10 @@ async def search_parts(
     """Several queries searched on their own, their rankings interleaved (retrieval.fusion).
 
     For a multi-part question: the whole question first, then each part, so that the best
-    passage of every part reaches the answer. A hit's similarity is its best cosine to any of
-    the queries, its score the fused score it had in the ranking that placed it.
+    passage of every part reaches the answer. A hit's similarity is its cosine to the first
+    vector (the whole question: what t_doc is held to, as for a question of one part; a part
+    alone, "học phí bao nhiêu?", is close to any fee passage), its score the fused score it had
+    in the ranking that placed it.
     """
     rankings = [
         await search_chunks(
@@ -377,13 +384,12 @@ async def search_parts(
     by_id: dict[int, Hit] = {}
     for ranking in rankings:
         for hit in ranking:
-            best = by_id.get(hit.chunk_id)
-            if best is None or hit.similarity > best.similarity:
-                by_id[hit.chunk_id] = (
-                    hit if best is None else replace(best, similarity=hit.similarity)
-                )
-    order = interleave([[h.chunk_id for h in ranking] for ranking in rankings])
-    return [by_id[cid] for cid in order][:limit]
+            by_id.setdefault(hit.chunk_id, hit)
+    order = interleave([[h.chunk_id for h in ranking] for ranking in rankings])[:limit]
+    similarity = await chunk_similarities(session, vectors[0], order) if vectors else {}
+    return [
+        replace(by_id[cid], similarity=similarity.get(cid, by_id[cid].similarity)) for cid in order
+    ]
 
 
 async def _hits(
@@ -428,23 +434,26 @@ async def chunk_similarities(
     return {row.id: float(row.similarity) for row in rows}
 
 
-def diversify(hits: Sequence[Hit], per_document: int) -> list[Hit]:
-    """Drop repeated texts (the same passage in two documents); a document's chunks past the
-    first ``per_document`` move behind the rest, in their order.
+def distinct(hits: Sequence[Hit]) -> list[Hit]:
+    """The hits without repeated texts (the same passage in two documents), in their order."""
+    seen: set[str] = set()
+    kept: list[Hit] = []
+    for hit in hits:
+        key = " ".join(hit.text.split()).lower()
+        if key not in seen:
+            seen.add(key)
+            kept.append(hit)
+    return kept
 
-    Moved, not dropped: an answer quoting the first few hits still draws on several documents,
-    while a longer ranking keeps every chunk (dropping them pushed right chunks out of the top
-    10 at chunk level, where one regulation holds dozens of articles).
-    """
-    seen_text: set[str] = set()
+
+def diversify(hits: Sequence[Hit], per_document: int) -> list[Hit]:
+    """Repeated texts dropped, and a document's chunks past the first ``per_document`` moved
+    behind the rest, in their order: the passages an answer quotes come from several documents
+    when several are relevant, and none is lost when fewer are."""
     per_doc: dict[int, int] = {}
     kept: list[Hit] = []
     later: list[Hit] = []
-    for hit in hits:
-        key = " ".join(hit.text.split()).lower()
-        if key in seen_text:
-            continue
-        seen_text.add(key)
+    for hit in distinct(hits):
         per_doc[hit.document_id] = per_doc.get(hit.document_id, 0) + 1
         (kept if per_doc[hit.document_id] <= per_document else later).append(hit)
     return kept + later

@@ -45,3 +45,14 @@ async def test_try_it_in_english_and_with_markup_in_the_question(viewer: AdminBr
     assert "Nearest FAQ entries" in page
     empty = await viewer.page("/admin/try")
     assert 'data-testid="try-result"' not in empty
+
+
+async def test_try_it_shows_how_an_unaccented_two_part_question_was_read(
+    viewer: AdminBrowser,
+) -> None:
+    page = await viewer.page("/admin/try?q=hoc phi chuong trinh chuan bao nhieu, ktx o dau")
+    restored = page.split('data-testid="try-restored"')[1].split("</p>")[0]
+    assert "học phí chương trình chuẩn bao nhiêu, ktx ở đâu" in restored
+    parts = page.split('data-testid="try-parts"')[1].split("</p>")[0]
+    assert "2 ý" in parts
+    assert "học phí chương trình chuẩn bao nhiêu · ktx ở đâu" in parts

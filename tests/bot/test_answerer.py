@@ -189,3 +189,29 @@ async def test_documents_that_name_the_year_asked_about_still_answer(
     result = await Answerer(no_faq, sessionmaker).answer("Học phí chương trình chuẩn năm 2026?")
     assert result.tier == "documents"
     assert "out_of_scope" not in result.trace
+
+
+async def test_a_question_typed_without_marks_is_read_restored(answerer: Answerer) -> None:
+    result = await answerer.answer("hoc phi chuong trinh chuan nam 2026 la bao nhieu")
+    assert result.query["restored"] == "học phí chương trình chuẩn năm 2026 là bao nhiêu"
+    assert result.tier in {"faq", "documents"}, result.reason
+    assert "restore" in result.timings_ms
+    data = result.to_json()
+    assert data["query"] == {"restored": result.query["restored"], "parts": []}
+
+
+async def test_a_question_written_with_marks_is_not_restored(answerer: Answerer) -> None:
+    result = await answerer.answer("Học phí chương trình chuẩn năm 2026 là bao nhiêu?")
+    assert result.query["restored"] is None
+
+
+async def test_a_two_part_question_brings_the_passages_of_both_parts(answerer: Answerer) -> None:
+    question = "Học phí chương trình chuẩn năm 2026 bao nhiêu, ký túc xá đăng ký ở đâu?"
+    result = await answerer.answer(question)
+    assert result.query["parts"] == [
+        "Học phí chương trình chuẩn năm 2026 bao nhiêu",
+        "ký túc xá đăng ký ở đâu?",
+    ]
+    assert result.tier == "documents", result.reason
+    sources = {Path(c.source).name for c in result.citations}
+    assert {"hoc-phi-2026.md", "ky-tuc-xa.md"} <= sources

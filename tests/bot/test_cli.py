@@ -118,6 +118,18 @@ def test_ask_json_answers_an_imported_faq_verbatim(imported: Path, workdir: Path
     assert answer["citations"][0]["source"] == "hoc-bong.md"
     assert answer["scores"]["faq"] > 0.9
     assert answer["timings_ms"]["total"] > 0
+    assert answer["query"] == {"restored": None, "parts": []}
+
+
+def test_ask_json_shows_the_question_restored(imported: Path, workdir: Path) -> None:
+    question = "co xe buyt dua don sinh vien tu ky tuc xa den truong khong"
+    result = ok(tuvan("ask", "--json", question, data_dir=imported, cwd=workdir))
+    answer = json.loads(result.stdout)
+    # learned from this store's FAQ (and the general lexicon) on the first question
+    assert answer["query"]["restored"] == (
+        "có xe buýt đưa đón sinh viên từ ký túc xá đến trường không"
+    )
+    assert answer["faq_external_id"] == "t-xe-buyt"
 
 
 def test_faq_export_to_csv_round_trips_into_a_new_data_dir(imported: Path, workdir: Path) -> None:

@@ -179,6 +179,7 @@ async def evaluation(
         modes=["dense", "bm25", "hybrid"],
         ks=(1, 3, 5),
         server_url=database_url,
+        unaccented=True,
     )
 
 
@@ -218,6 +219,28 @@ async def test_every_question_is_answered_once_and_out_of_scope_falls_back(
     assert {"hit@5", "mrr@5", "ndcg@5", "recall@5"} <= set(data["metrics"]["chunk"])
     assert "## Error analysis" in markdown
     assert "| dense |" in markdown
+
+
+async def test_unaccented_asks_every_question_again_folded_and_reports_both(
+    evaluation: QuestionsEvaluation,
+) -> None:
+    folded = evaluation.unaccented
+    assert folded is not None
+    assert [q.question for q in folded.questions][0] == (
+        "hoc phi chuong trinh chuan nam 2026 la bao nhieu?"
+    )
+    assert [q.id for q in folded.questions] == [q.id for q in evaluation.questions]
+    assert set(folded.modes) == set(evaluation.modes)
+    assert len(folded.outcomes) == len(evaluation.outcomes)
+    # restored before it is embedded, the folded question still finds its passage
+    assert folded.modes["dense"].per_question["chunk"]["q1"]["hit@1"] == 1.0
+    data, markdown = questions_report(evaluation)
+    assert data["unaccented"]["modes"]["hybrid"]["chunk"]["hit@1"] is not None
+    summary = markdown.split("## Written and unaccented")[1].split("## Retrieval")[0]
+    assert "Hit@1 written" in summary and "Hit@1 unaccented" in summary
+    assert "| chunk | hybrid |" in summary
+    assert "# Asked without diacritics" in markdown
+    assert "ranking (unaccented)" in evaluation.seconds
 
 
 async def test_report_files_are_written_and_repeatable(

@@ -4,12 +4,14 @@ citations that point at the right document and page."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pymupdf
 import pytest
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.answerer import Answerer, AnswererParts
@@ -228,3 +230,28 @@ async def test_auto_keyword_uses_full_text_on_a_small_store_and_bm25_on_a_large_
     auto = await ranked(keyword="auto", fts_max_chunks=fts_max_chunks)
     assert auto == await ranked(keyword=expected)
     assert auto != await ranked(keyword="bm25" if expected == "fts" else "fts")
+
+
+async def test_the_ranking_keeps_every_chunk_of_a_document_and_answers_spread_them(
+    session: AsyncSession,
+    parts: AnswererParts,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    demo_kb: object,
+) -> None:
+    stored = await session.scalar(
+        text(
+            "SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id "
+            "WHERE d.source LIKE '%hoc-phi-2026.md'"
+        )
+    )
+    assert stored is not None and stored > 3  # more than max_chunks_per_doc
+    hits = await search(session, parts, "học phí các chương trình năm 2026", "hybrid", limit=30)
+    tuition = [h for h in hits if h.source.endswith("hoc-phi-2026.md")]
+    assert len(tuition) > parts.settings.search.max_chunks_per_doc
+    no_faq = parts.settings.answer.model_copy(update={"t_faq": 1.01})  # documents only
+    settings = parts.settings.model_copy(update={"answer": no_faq})
+    answerer = Answerer(replace(parts, settings=settings), sessionmaker)
+    answer = await answerer.answer("Học phí các chương trình năm 2026 là bao nhiêu?")
+    assert answer.tier == "documents", answer.reason
+    quoted = [c for c in answer.chunk_ids if c in {h.chunk_id for h in tuition}]
+    assert len(quoted) <= parts.settings.search.max_chunks_per_doc
