@@ -226,7 +226,7 @@ async def test_unaccented_asks_every_question_again_folded_and_reports_both(
 ) -> None:
     folded = evaluation.unaccented
     assert folded is not None
-    assert [q.question for q in folded.questions][0] == (
+    assert next(q.question for q in folded.questions) == (
         "hoc phi chuong trinh chuan nam 2026 la bao nhieu?"
     )
     assert [q.id for q in folded.questions] == [q.id for q in evaluation.questions]
@@ -237,7 +237,8 @@ async def test_unaccented_asks_every_question_again_folded_and_reports_both(
     data, markdown = questions_report(evaluation)
     assert data["unaccented"]["modes"]["hybrid"]["chunk"]["hit@1"] is not None
     summary = markdown.split("## Written and unaccented")[1].split("## Retrieval")[0]
-    assert "Hit@1 written" in summary and "Hit@1 unaccented" in summary
+    assert "Hit@1 written" in summary
+    assert "Hit@1 unaccented" in summary
     assert "| chunk | hybrid |" in summary
     assert "# Asked without diacritics" in markdown
     assert "ranking (unaccented)" in evaluation.seconds
