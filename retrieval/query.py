@@ -25,7 +25,7 @@ from bot.settings import SearchMode, SearchSettings
 from retrieval.rerank import Reranker
 from retrieval.restore import DiacriticRestorer
 from retrieval.search import Hit, search_chunks, search_parts
-from retrieval.text import TextProcessor, fold
+from retrieval.text import CLOSING_PARTICLES, TextProcessor, fold
 
 MAX_PARTS = 4
 # A part needs this many keyword terms of its own; a shorter piece stays with its neighbour.
@@ -43,30 +43,8 @@ _ANYWHERE = re.compile(
     r"how|what|when|where|which|who|why|whether)\b"
 )
 _AT_END = re.compile(r"\b(?:gi|j|nao|ntn|khong|ko|k|kh|hok|khum|chua)$")
-_PARTICLES = frozenset(
-    [
-        "a",
-        "ak",
-        "ah",
-        "ad",
-        "admin",
-        "oi",
-        "nhe",
-        "nha",
-        "nhi",
-        "ne",
-        "mn",
-        "v",
-        "vay",
-        "z",
-        "zay",
-        "u",
-        "ha",
-        "hen",
-        "voi",
-        "di",
-    ]
-)
+# ... the particles that close a chat question, and "vậy"/"v"/"z" ("bn v ad"), "với", "đi", "hen".
+_PARTICLES = CLOSING_PARTICLES | frozenset({"v", "vay", "z", "zay", "voi", "di", "hen"})
 # Where a question may be cut: at the end of a sentence ("?", ";", "!", or a full stop before a
 # word, unless it ends an abbreviation: "TP. HCM" holds) always; before "," and the conjunctions
 # only when the clauses on both sides ask something of their own.

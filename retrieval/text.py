@@ -209,8 +209,9 @@ class Abbreviation:
     at_end: bool = False  # only at the end of a clause ("v", "z")
 
 
-# Words that may follow a clause-final "v"/"z" ("bn v ad", "v ạ", "z mn ơi").
-_PARTICLES = _words("ad admin a ak ah oi nhe nha nhi ne mn ha u")
+# Words that may follow a clause-final "v"/"z" ("bn v ad", "v ạ", "z mn ơi"), folded: the
+# particles and vocatives that close a chat question.
+CLOSING_PARTICLES = _words("ad admin a ak ah oi nhe nha nhi ne mn ha u")
 _WORD = re.compile(r"[^\W_]+")
 _GLUE = "-./@_&'’"  # a word touching one of these is part of a larger form (e-learning, tp.hcm)
 
@@ -273,7 +274,7 @@ class TextProcessor:
                     expansions is None
                     or abbr is None
                     or (abbr.chat and language != "vi")
-                    or (abbr.at_end and not all(t in _PARTICLES for t in clause[i + 1 :]))
+                    or (abbr.at_end and not all(t in CLOSING_PARTICLES for t in clause[i + 1 :]))
                 ):
                     sequence.append(_canonical(raw))
                     continue
@@ -342,7 +343,7 @@ def _clause_ends(text: str, end: int) -> bool:
         nxt = match.group(1) if match else None
         if nxt is None or not (nxt[0].isalnum()):
             return True  # end of text, punctuation, emoji
-        if fold(nxt) not in _PARTICLES:
+        if fold(nxt) not in CLOSING_PARTICLES:
             return False
         end = match.end() if match else len(text)
 
