@@ -258,27 +258,21 @@ async def gather(parts: Any, qs: QuestionSet, limit: int | None) -> Corpus:
             raw_texts = [parts.processor.expand_query(t) for t in asked]
             raw = await embed_off_loop(parts.embedder.embed_queries, raw_texts)
             out: list[Asked] = []
+
+            def query(vector: Any, raw_vector: Any, terms: Sequence[str], text: str) -> Query:
+                return Query(
+                    matrix @ vector,
+                    matrix @ raw_vector,
+                    index.scores(list(terms)),
+                    len(text.split()),
+                    list(terms),
+                )
+
             for q, p, vs, r in zip(questions, prepared, vectors, raw, strict=True):
-                whole = question_vector(p, vs)
-                queries = [
-                    Query(
-                        matrix @ whole,
-                        matrix @ r,
-                        index.scores(list(p.terms)),
-                        len(p.question.split()),
-                        list(p.terms),
-                    )
+                queries = [query(question_vector(p, vs), r, p.terms, p.question)]
+                queries += [
+                    query(v, v, part.terms, part.text) for part, v in zip(p.parts, vs, strict=False)
                 ]
-                for part, v in zip(p.parts, vs, strict=False):
-                    queries.append(
-                        Query(
-                            matrix @ v,
-                            matrix @ v,
-                            index.scores(list(part.terms)),
-                            len(part.text.split()),
-                            list(part.terms),
-                        )
-                    )
                 out.append(Asked(q, p.restored is not None, queries))
             corpus.sets[form] = out
             progress(f"{qs.name} {form}: {len(out)} questions read and scored")
