@@ -230,6 +230,11 @@ def eval_questions(
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None)
 @click.option("--enrich", is_flag=True, help="Add generated variants first (`tuvan faq enrich`).")
 @click.option("--precision", "required", default=0.99, show_default=True, type=float)
+@click.option(
+    "--unaccented",
+    is_flag=True,
+    help="Ask every query a second time without diacritics; report both side by side.",
+)
 @_server_option
 @pass_settings
 def eval_faq(
@@ -239,13 +244,14 @@ def eval_faq(
     out: Path | None,
     enrich: bool,
     required: float,
+    unaccented: bool,
     server_url: str | None,
 ) -> None:
     """Tier 1 alone: precision, coverage and false accepts, and their curve over t_faq."""
     from bot.evaluation.faq import faq_plots, faq_report
 
     evaluation = _evaluate_faq(
-        settings, faq_file, queries_file, required, server_url, enrich=enrich
+        settings, faq_file, queries_file, required, server_url, enrich=enrich, unaccented=unaccented
     )
     data, markdown = faq_report(evaluation)
     _write(out, data, markdown, lambda d: faq_plots(evaluation, d))
@@ -259,6 +265,7 @@ def _evaluate_faq(
     server_url: str | None,
     *,
     enrich: bool = False,
+    unaccented: bool = False,
 ) -> Any:
     from bot.evaluation.data import read_faq_items, read_faq_queries
     from bot.evaluation.faq import evaluate_faq
@@ -278,8 +285,9 @@ def _evaluate_faq(
                 queries,
                 server_url=server_url,
                 required_precision=required,
-                on_query=make_bar("FAQ queries", len(queries)),
+                on_query=make_bar("FAQ queries", len(queries) * (2 if unaccented else 1)),
                 enrich=enrich,
+                unaccented=unaccented,
             )
         finally:
             close_bars()

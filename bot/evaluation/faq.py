@@ -1,7 +1,8 @@
 """Tier 1 measured on FAQ-matching queries: `tuvan eval faq` and `tuvan eval calibrate`.
 
-The FAQ set goes into a throwaway database; every query is cleaned, expanded and embedded as
-the answerer does it, and its five FAQ candidates are fetched once. Each threshold of the sweep
+The FAQ set goes into a throwaway database; every query is cleaned, restored, expanded and
+embedded as the answerer does it (and, with ``unaccented``, again without diacritics), and its
+five FAQ candidates are fetched once. Each threshold of the sweep
 is then only ``decide_faq`` re-run on the stored candidates, with the near-miss guard ("guard")
 and without it ("no guard"), the margin the same in both. The threshold is chosen on the guard
 curve (the answerer runs with the guard): the highest paraphrase coverage whose precision meets
@@ -10,9 +11,10 @@ the requirement.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -22,11 +24,12 @@ from bot.answerer import AnswererParts, clean_question, is_question
 from bot.evaluation.data import FaqItem, FaqQuery
 from bot.evaluation.metrics import Choice, FaqRates, choose_threshold, faq_rates, sweep
 from bot.evaluation.report import curve_plot, prepare_out, rounded, table
-from bot.evaluation.workspace import load_faq, prepare_all, throwaway_database
+from bot.evaluation.workspace import Workspace, load_faq, prepare_all, throwaway_database
 from retrieval.faq import FaqCandidate, FaqDecision, decide_faq, faq_candidates
 from retrieval.guard import Facets, GuardVerdict, NearMissGuard
 from retrieval.index import get_index_state
 from retrieval.query import question_vector
+from retrieval.text import fold
 from retrieval.thresholds import resolve_thresholds
 
 CURVES = ("guard", "no guard")
@@ -74,6 +77,8 @@ class FaqEvaluation:
     required_precision: float
     outcomes: list[QueryOutcome]
     guard_enabled: bool = True  # settings.answer.near_miss_guard: whether tuvan runs it live
+    # --unaccented: the same queries asked again without diacritics (folded), same FAQ.
+    unaccented: FaqEvaluation | None = None
 
 
 async def evaluate_faq(
@@ -88,32 +93,70 @@ async def evaluate_faq(
     required_precision: float = 0.99,
     on_query: Callable[[int], None] | None = None,
     enrich: bool = False,
+    unaccented: bool = False,
 ) -> FaqEvaluation:
+    """Load the FAQ into a throwaway database and decide every query at every threshold;
+    with ``unaccented``, every query again without diacritics (``FaqEvaluation.unaccented``)."""
     grid = sweep(low, high, step)  # a bad range fails before a database is made
-    answer = parts.settings.answer
+    forms = {"written": list(queries)}
+    if unaccented:
+        forms["unaccented"] = [replace(q, query=fold(q.query)) for q in queries]
+    found: dict[str, list[list[FaqCandidate]]] = {}
+    async with throwaway_database(server_url) as workspace:
+        await load_faq(workspace, parts, items, enrich=enrich)
+        async with workspace.sessionmaker() as session:
+            state = await get_index_state(session)
+        thresholds = resolve_thresholds(
+            parts.settings.answer, parts.embedder.name, state.thresholds if state else None
+        )
+        for form, asked in forms.items():
+            found[form] = await _candidates(workspace, parts, asked, on_query)
+    evaluations = {
+        form: _evaluation(
+            parts, forms[form], found[form], thresholds.t_faq, grid, required_precision
+        )
+        for form in forms
+    }
+    if unaccented:
+        return replace(evaluations["written"], unaccented=evaluations["unaccented"])
+    return evaluations["written"]
+
+
+async def _candidates(
+    workspace: Workspace,
+    parts: AnswererParts,
+    queries: Sequence[FaqQuery],
+    on_query: Callable[[int], None] | None,
+) -> list[list[FaqCandidate]]:
+    """Each query's FAQ candidates, read and embedded as the answerer does (restored,
+    expanded; a split question matched by the mean of its parts)."""
     questions = [clean_question(q.query) for q in queries]
     asked = [i for i, q in enumerate(questions) if is_question(q)]
     candidates: list[list[FaqCandidate]] = [[] for _ in questions]
-    async with throwaway_database(server_url) as workspace:
-        await load_faq(workspace, parts, items, enrich=enrich)
-        # Read and embedded as the answerer does (restored, expanded; split questions matched
-        # by the mean of their parts).
-        prepared, vectors = await prepare_all(workspace, parts, [questions[i] for i in asked])
-        by_index: dict[int, np.ndarray[Any, Any]] = {
-            i: question_vector(p, v) for i, p, v in zip(asked, prepared, vectors, strict=True)
-        }
-        async with workspace.sessionmaker() as session:
-            state = await get_index_state(session)
-            thresholds = resolve_thresholds(
-                answer, parts.embedder.name, state.thresholds if state else None
-            )
-            for i in range(len(questions)):
-                # Like the answerer, a message with nothing to search for never reaches tier 1.
-                if i in by_index:
-                    candidates[i] = await faq_candidates(session, by_index[i], limit=CANDIDATES)
-                if on_query is not None:
-                    on_query(1)
+    prepared, vectors = await prepare_all(workspace, parts, [questions[i] for i in asked])
+    by_index: dict[int, np.ndarray[Any, Any]] = {
+        i: question_vector(p, v) for i, p, v in zip(asked, prepared, vectors, strict=True)
+    }
+    async with workspace.sessionmaker() as session:
+        for i in range(len(questions)):
+            # Like the answerer, a message with nothing to search for never reaches tier 1.
+            if i in by_index:
+                candidates[i] = await faq_candidates(session, by_index[i], limit=CANDIDATES)
+            if on_query is not None:
+                on_query(1)
+    return candidates
 
+
+def _evaluation(
+    parts: AnswererParts,
+    queries: Sequence[FaqQuery],
+    candidates: Sequence[Sequence[FaqCandidate]],
+    t_faq: float,
+    grid: Sequence[float],
+    required_precision: float,
+) -> FaqEvaluation:
+    answer = parts.settings.answer
+    questions = [clean_question(q.query) for q in queries]
     # decide_faq only calls check(); the memo stands in for the guard it wraps.
     guard = cast(NearMissGuard, _MemoGuard(parts.guard))
 
@@ -136,8 +179,8 @@ async def evaluate_faq(
     choice = choose_threshold(
         [(t, r.precision, r.coverage) for t, r in curves["guard"]], required_precision
     )
-    live = decide(thresholds.t_faq, True)
-    unguarded = decide(thresholds.t_faq, False)
+    live = decide(t_faq, True)
+    unguarded = decide(t_faq, False)
     outcomes = [
         _outcome(parts.guard, q, question, cands, d, u)
         for q, question, cands, d, u in zip(
@@ -146,7 +189,7 @@ async def evaluate_faq(
     ]
     return FaqEvaluation(
         embedder=parts.embedder.name,
-        threshold=thresholds.t_faq,
+        threshold=t_faq,
         margin=answer.faq_margin,
         rates=faq_rates(queries, _answers(live)),
         curves=curves,
@@ -253,6 +296,8 @@ def faq_report(ev: FaqEvaluation) -> tuple[dict[str, Any], str]:
         "miss_causes": _cause_counts(ev),
         "misses": [_miss_row(ev, o) for o in ev.outcomes if o.wrong or o.missed],
     }
+    if ev.unaccented is not None:
+        data["unaccented"] = faq_report(ev.unaccented)[0]
     return rounded(data), _markdown(ev)
 
 
@@ -305,9 +350,39 @@ def _markdown(ev: FaqEvaluation) -> str:
             "The near-miss guard is off in these settings (`TUVAN_ANSWER__NEAR_MISS_GUARD`): "
             "tuvan answers live as the *no guard* row and curve show.",
         ]
+    if ev.unaccented is not None:
+        lines += ["", *_forms_section(ev, ev.unaccented)]
     lines += ["", "## Precision and coverage by threshold", "", _curve_table(ev)]
     lines += ["", *_error_analysis(ev)]
+    if ev.unaccented is not None:
+        folded = ev.unaccented
+        lines += ["", "## Without diacritics: precision and coverage by threshold", ""]
+        lines += [_curve_table(folded), ""]
+        lines += [
+            re.sub(r"^(#+) ", r"\1 Without diacritics: ", line) for line in _error_analysis(folded)
+        ]
     return "\n".join(lines) + "\n"
+
+
+def _forms_section(written: FaqEvaluation, folded: FaqEvaluation) -> list[str]:
+    """Both forms side by side at the configured threshold, guard on (as tuvan answers)."""
+    header = [
+        "form",
+        "precision",
+        "coverage",
+        "false accepts",
+        "near miss",
+        "out of scope",
+        "answered",
+    ]
+    rows = [["as written", *_rate_cells(written.rates)], ["unaccented", *_rate_cells(folded.rates)]]
+    return [
+        "## Written and unaccented",
+        "",
+        "Every query asked as written, then again without diacritics (folded).",
+        "",
+        table(header, rows),
+    ]
 
 
 def _rate_cells(r: FaqRates) -> list[object]:

@@ -10,9 +10,11 @@ from typing import Any
 
 import psycopg
 import pytest
+from click.testing import CliRunner
 from sqlalchemy.engine import make_url
 
 from bot.answerer import AnswererParts
+from bot.cli import cli
 from bot.evaluation.data import FaqItem, FaqQuery, read_faq_items, read_faq_queries
 from bot.evaluation.faq import (
     BELOW,
@@ -27,6 +29,7 @@ from bot.evaluation.faq import (
     miss_cause,
 )
 from bot.evaluation.metrics import Choice, FaqRates, choose_threshold, faq_rates, sweep
+from retrieval.text import fold
 
 FAQ = [
     {
@@ -99,7 +102,9 @@ class Run:
         return next(o for o in self.ev.outcomes if o.query.query == query)
 
 
-async def evaluate(folder: Path, parts: AnswererParts, database_url: str) -> Run:
+async def evaluate(
+    folder: Path, parts: AnswererParts, database_url: str, *, unaccented: bool = False
+) -> Run:
     items = read_faq_items(write_jsonl(folder / "faq.jsonl", FAQ))
     rows = [{"kind": "paraphrase", "expected_faq": None, **q} for q in QUERIES]
     queries = read_faq_queries(write_jsonl(folder / "queries.jsonl", rows), {i.id for i in items})
@@ -111,7 +116,9 @@ async def evaluate(folder: Path, parts: AnswererParts, database_url: str) -> Run
             during.extend(eval_databases(database_url))
         progress.append(n)
 
-    ev = await evaluate_faq(parts, items, queries, server_url=database_url, on_query=on_query)
+    ev = await evaluate_faq(
+        parts, items, queries, server_url=database_url, on_query=on_query, unaccented=unaccented
+    )
     return Run(ev, progress, during)
 
 
@@ -253,6 +260,40 @@ async def test_report_of_a_real_run(run: Run, tmp_path: Path) -> None:
     assert "TUVAN_ANSWER__T_FAQ=" in markdown
     json.dumps(data)  # serialisable as it is
     assert faq_report(run.ev) == (data, markdown)
+
+
+async def test_unaccented_asks_every_query_again_folded_and_reports_both(
+    tmp_path: Path, parts: AnswererParts, database_url: str
+) -> None:
+    both = await evaluate(tmp_path, parts, database_url, unaccented=True)
+    folded = both.ev.unaccented
+    assert folded is not None
+    assert [o.query.query for o in folded.outcomes] == [fold(q["query"]) for q in QUERIES]
+    assert both.progress == [1] * (2 * len(QUERIES))  # one database, both forms
+    assert both.ev.rates.precision == 1.0
+    assert folded.rates.precision == 1.0
+    unaccented = next(o for o in folded.outcomes if o.query.query == UNACCENTED)
+    assert unaccented.got == "fees"
+    data, markdown = faq_report(both.ev)
+    assert data["unaccented"]["queries"] == len(QUERIES)
+    assert data["unaccented"]["coverage"] == pytest.approx(folded.rates.coverage, abs=1e-3)
+    section = markdown.split("## Written and unaccented")[1].split("## Precision")[0]
+    assert "| as written |" in section
+    assert "| unaccented |" in section
+    assert "## Without diacritics: Error analysis" in markdown
+
+
+def test_the_faq_command_reports_both_forms(tmp_path: Path, database_url: str) -> None:
+    faq = write_jsonl(tmp_path / "faq.jsonl", FAQ)
+    rows = [{"kind": "paraphrase", "expected_faq": None, **q} for q in QUERIES]
+    queries = write_jsonl(tmp_path / "queries.jsonl", rows)
+    out = tmp_path / "out"
+    args = ["eval", "faq", str(faq), str(queries), "--unaccented", "--out", str(out)]
+    result = CliRunner().invoke(cli, [*args, "--server-url", database_url])
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert set(data["unaccented"]) >= {"precision", "coverage", "false_accept", "misses"}
+    assert "## Written and unaccented" in (out / "report.md").read_text(encoding="utf-8")
 
 
 async def test_plot_is_a_png(run: Run, tmp_path: Path) -> None:
