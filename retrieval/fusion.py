@@ -3,9 +3,10 @@
 Hybrid search fuses BM25 and the dense cosine by their *scores*, each min-max normalised over
 its own top ``candidates``, weighted ``keyword_weight`` : 1 - ``keyword_weight`` (ViRE's
 "α-fusion"). Measured on every development set, written and without diacritics
-(docs/benchmarks.md, "Fusion"): plain RRF (k 60, equal weights) fell below BM25 alone wherever
-the dense ranker is the weaker one (ViRHE4QA: 0.78 against BM25's 0.83 MRR@10); weighted RRF
-recovers BM25 but adds little; score fusion at 0.7 beats the best single ranker on every set.
+(docs/benchmarks.md, "Fusion: what was tried"; bench/fusion.py): plain RRF (k 60, equal
+weights) fell below BM25 alone wherever the dense ranker is the weaker one (ViRHE4QA: 0.765
+against BM25's 0.829 MRR@10); weighted RRF (keyword 0.7-0.8) still stayed below it (0.801-0.814);
+score fusion at 0.7 beats the best single ranker on every set and form (+0.010 at worst).
 Scores keep what ranks throw away: a passage BM25 finds far ahead of the rest stays ahead.
 
 RRF stays for rankings without comparable scores (several queries of an LLM plan, summaries),

@@ -277,7 +277,7 @@ async def search_chunks(
 
     The ranking is not capped per document: an answer takes its passages through ``diversify``
     (bot.answerer), but a cap inside the ranking pushed right chunks out of the top 10 where one
-    document holds many of them (docs/benchmarks.md, "Candidate depth and the cap").
+    document holds many of them (docs/benchmarks.md, "Candidate depth and the per-document cap").
     """
     mode = mode or settings.mode
     if mode == "hybrid+graph":  # hybrid, re-ranked by link-graph community (retrieval.graph)

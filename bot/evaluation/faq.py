@@ -366,23 +366,22 @@ def _markdown(ev: FaqEvaluation) -> str:
 
 def _forms_section(written: FaqEvaluation, folded: FaqEvaluation) -> list[str]:
     """Both forms side by side at the configured threshold, guard on (as tuvan answers)."""
-    header = [
-        "form",
-        "precision",
-        "coverage",
-        "false accepts",
-        "near miss",
-        "out of scope",
-        "answered",
-    ]
     rows = [["as written", *_rate_cells(written.rates)], ["unaccented", *_rate_cells(folded.rates)]]
     return [
         "## Written and unaccented",
         "",
         "Every query asked as written, then again without diacritics (folded).",
         "",
-        table(header, rows),
+        _rates_table("form", rows),
     ]
+
+
+# The columns of a row of _rate_cells.
+_RATE_COLUMNS = ("precision", "coverage", "false accepts", "near miss", "out of scope", "answered")
+
+
+def _rates_table(first: str, rows: Sequence[Sequence[object]]) -> str:
+    return table([first, *_RATE_COLUMNS], rows)
 
 
 def _rate_cells(r: FaqRates) -> list[object]:
@@ -397,20 +396,11 @@ def _rate_cells(r: FaqRates) -> list[object]:
 
 
 def _headline(ev: FaqEvaluation) -> str:
-    header = [
-        "configuration",
-        "precision",
-        "coverage",
-        "false accepts",
-        "near miss",
-        "out of scope",
-        "answered",
-    ]
     rows = [
         ["guard (as tuvan answers)", *_rate_cells(ev.rates)],
         ["no guard", *_rate_cells(_unguarded_rates(ev))],
     ]
-    return table(header, rows)
+    return _rates_table("configuration", rows)
 
 
 def _choice_line(ev: FaqEvaluation) -> str:
