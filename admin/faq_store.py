@@ -26,9 +26,9 @@ from admin import audit
 from bot.models import FaqEntry, FaqOrigin, FaqStatus, FaqVariant, VariantOrigin
 from retrieval.index import (
     Indexer,
+    drop_folded_variants,
     embed_faq_entry,
     flag_generated_variants,
-    refresh_folded_variants,
 )
 from retrieval.text import fold
 
@@ -269,11 +269,8 @@ async def save_entry(
     if entry is None:
         entry = FaqEntry(origin=FaqOrigin.staff)
         session.add(entry)
-        variants: list[str] = []
-    else:
-        variants = staff_variants(entry)
-        if entry.question != form.question:
-            await flag_generated_variants(session, entry.id)
+    elif entry.question != form.question:
+        await flag_generated_variants(session, entry.id)
     entry.question = form.question
     entry.answer = form.answer
     entry.source = form.source or None
@@ -285,7 +282,7 @@ async def save_entry(
         entry.review_note = None
     entry.updated_by = actor
     await embed_faq_entry(session, indexer, entry)
-    await refresh_folded_variants(session, indexer, entry, variants)
+    await drop_folded_variants(session, entry)
     after = snapshot(entry)
     if before != after:
         await audit.record(
@@ -321,7 +318,7 @@ async def add_variant(
     text = " ".join(text.split())[:MAX_QUESTION]
     if not text or text == entry.question or any(v.text == text for v in entry.variants):
         return False
-    [vector] = await indexer.passages([text])
+    [vector] = await indexer.questions([text])
     entry.variants.append(
         FaqVariant(
             text=text,
@@ -332,7 +329,7 @@ async def add_variant(
     )
     entry.updated_by = actor
     await session.flush()
-    await refresh_folded_variants(session, indexer, entry, staff_variants(entry))
+    await drop_folded_variants(session, entry)
     await audit.record(
         session, actor, "add_variant", "faq", entry.id, None, {"variant": text, "origin": "staff"}
     )
@@ -350,6 +347,6 @@ async def remove_variant(
     entry.variants.remove(variant)
     entry.updated_by = actor
     await session.flush()
-    await refresh_folded_variants(session, indexer, entry, staff_variants(entry))
+    await drop_folded_variants(session, entry)
     await audit.record(session, actor, "remove_variant", "faq", entry.id, removed, None)
     return True

@@ -34,7 +34,7 @@ from bot.query_plan import PlannedSearch, plan_queries, search_plan, small_talk_
 from bot.replies import Answer, Citation, Language, Tier
 from bot.settings import Settings
 from retrieval.embedders import Embedder, embed_off_loop
-from retrieval.faq import FaqDecision, decide_faq, faq_candidates
+from retrieval.faq import FaqDecision, coverage_terms, decide_faq, faq_candidates
 from retrieval.guard import NearMissGuard
 from retrieval.index import get_index_state
 from retrieval.query import PreparedQuery, prepare_query, question_vector, search_query
@@ -48,6 +48,9 @@ log = logging.getLogger(__name__)
 
 MAX_QUESTION_CHARS = 2000
 _HAS_WORD = re.compile(r"\w", re.UNICODE)
+
+
+FAQ_CANDIDATES = 5  # FAQ entries read for a question, best first
 
 
 def clean_question(raw: str) -> str:
@@ -239,13 +242,23 @@ class Answerer:
             vector = question_vector(prepared, vectors)
             terms = list(prepared.terms)
             with timer.stage("faq"):
-                candidates = await faq_candidates(session, vector, limit=5)
-                decision = decide_faq(
+                guard = parts.guard if self.settings.answer.near_miss_guard else None
+                candidates = await faq_candidates(
+                    session,
+                    parts.processor,
                     question,
+                    terms,
+                    vector,
+                    limit=FAQ_CANDIDATES,
+                    covering=coverage_terms(prepared.readable, parts.processor, guard),
+                )
+                decision = decide_faq(
+                    prepared.dense,  # the guard reads shorthand written out ("hp" is học phí)
                     candidates,
                     threshold=thresholds.t_faq,
                     margin=self.settings.answer.faq_margin,
-                    guard=parts.guard if self.settings.answer.near_miss_guard else None,
+                    guard=guard,
+                    min_coverage=self.settings.answer.faq_min_coverage,
                 )
             hits: list[Hit] = []
             planned = decision.accepted is None and self._plans_queries

@@ -33,7 +33,7 @@ from bot.llm import LlmClient, Message
 from bot.llm_batch import Estimate, run_batch
 from bot.models import Chunk, Document, FaqEntry, FaqOrigin, FaqStatus
 from bot.numbers import invented_numbers
-from retrieval.index import Indexer, embed_faq_entry, refresh_folded_variants
+from retrieval.index import Indexer, embed_faq_entry
 from retrieval.text import detect_language
 
 log = logging.getLogger(__name__)
@@ -255,7 +255,6 @@ async def store_drafts(
         )
         session.add(entry)
         await embed_faq_entry(session, indexer, entry)
-        await refresh_folded_variants(session, indexer, entry, [])
         ids.append(entry.id)
     await _record_asked(session, job)
     return ids, len(replaced)

@@ -80,7 +80,12 @@ class AnswerSettings(BaseModel):
 
     t_faq: float | None = None
     t_doc: float | None = None
-    faq_margin: float = 0.02  # best entry must beat the best *different* answer by this much
+    # The accepted entry's fused score (dense and BM25, 0-1) must beat the best entry with
+    # another answer by this much.
+    faq_margin: float = Field(default=0.05, ge=0, le=1)
+    # The share of the question's words (IDF-weighted) the entry's question, variants and answer
+    # must hold (retrieval.faq): a question with a subject the entry never mentions falls through.
+    faq_min_coverage: float = Field(default=0.8, ge=0, le=1)
     near_miss_guard: bool = True
     # Guard categories a question may name only if the passages answering it do too ("2025",
     # another school); the rest fall back. Empty: no check. Needs near_miss_guard.

@@ -1,21 +1,48 @@
-"""Tier 1: matching a question against published FAQ questions and their variants.
+"""Tier 1: matching a question against published FAQ entries.
 
-The match is accepted only when the similarity passes ``t_faq``, the near-miss guard finds no
-conflict between the question and the matched FAQ question, and no entry with a different
-answer comes within ``margin`` of it. The answer itself is never touched here or later.
+Candidates (``faq_candidates``) come from two rankers, fused as tier 2 fuses them
+(retrieval.fusion.score_fusion): the dense search of the question as read
+(retrieval.query: restored, expanded) against the entries' questions and variants, and BM25
+over each entry's folded words (question, variants and answer: the answer is where the thing
+asked is said). A stored question or variant asked verbatim (same folded words) is a candidate
+with similarity 1.
+
+The best candidate the near-miss guard lets through (retrieval.guard: no conflict, every asked
+slot said by the entry) is accepted when
+
+- its dense similarity reaches ``t_faq``;
+- the question's words are covered by the entry (``coverage``: the IDF-weighted share of the
+  question's keyword terms that the entry's question, variants or answer hold, IDF over the
+  published entries) at least ``min_coverage``: a question that adds a subject the entry never
+  mentions ("giảng viên" where the entry is about students) is another question;
+- no entry with another answer comes within ``margin`` of it on the fused score.
+
+A verbatim match is accepted unless an entry with another answer holds the same phrasing. The
+answer itself is never touched here or later.
 """
 
 from __future__ import annotations
 
+import asyncio
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from retrieval.bm25 import Bm25Index
+from retrieval.changes import tables_signature
+from retrieval.fusion import score_fusion
 from retrieval.guard import GuardVerdict, NearMissGuard
+from retrieval.text import TextProcessor, tokens
+
+POOL = 20  # candidates each ranker brings
+KEYWORD_WEIGHT = 0.5  # of BM25 in the fused score (docs/benchmarks.md, tier 1)
+UNKNOWN_WEIGHT = 0.5  # of a question's term that no entry holds, in the coverage
+PAIR_WEIGHT = 0.5  # of a two-word term against a word, in the coverage
 
 
 @dataclass(frozen=True)
@@ -28,7 +55,13 @@ class FaqCandidate:
     source: str | None
     source_url: str | None
     language: str
-    similarity: float
+    similarity: float  # dense cosine of the nearest of its question and variants; 1 verbatim
+    score: float = 0.0  # fused (dense and BM25), what candidates are ordered by
+    keyword: float = 0.0  # BM25 of the question against the entry's words
+    coverage: float = 1.0  # IDF-weighted share of the question's terms the entry holds
+    unsaid: tuple[str, ...] = ()  # the question's terms the entry does not hold
+    verbatim: bool = False  # a stored question or variant asked word for word
+    variants: tuple[str, ...] = field(default=(), repr=False)
 
 
 @dataclass(frozen=True)
@@ -51,8 +84,8 @@ class FaqDecision:
 
 
 # Nearest published questions and nearest published variants, best per entry. HNSW with a
-# filter needs iterative scans (pgvector ≥ 0.8) so that drafts do not starve the result.
-_CANDIDATES_SQL = text(
+# filter needs iterative scans (pgvector >= 0.8) so that drafts do not starve the result.
+_DENSE_SQL = text(
     """
     WITH q AS (
         SELECT e.id AS faq_id, e.question AS matched, e.embedding <=> :q AS dist
@@ -64,19 +97,35 @@ _CANDIDATES_SQL = text(
         FROM faq_variants v JOIN faq_entries e ON e.id = v.faq_id
         WHERE e.status = 'published' AND v.embedding IS NOT NULL
         ORDER BY v.embedding <=> :q LIMIT :n
-    ), best AS (
-        SELECT DISTINCT ON (faq_id) faq_id, matched, dist
-        FROM (SELECT * FROM q UNION ALL SELECT * FROM v) AS both_kinds
-        ORDER BY faq_id, dist
     )
-    SELECT e.id, e.external_id, e.question, b.matched, e.answer, e.source, e.source_url,
-           e.language, 1 - b.dist AS similarity
-    FROM best b JOIN faq_entries e ON e.id = b.faq_id
-    ORDER BY b.dist, e.id
-    LIMIT :k
+    SELECT DISTINCT ON (faq_id) faq_id, matched, 1 - dist AS similarity
+    FROM (SELECT * FROM q UNION ALL SELECT * FROM v) AS both_kinds
+    ORDER BY faq_id, dist
     """
 )
 
+# The same for given entries (those only the keyword side or a verbatim match brought).
+_DENSE_OF_SQL = text(
+    """
+    SELECT DISTINCT ON (faq_id) faq_id, matched, 1 - dist AS similarity FROM (
+        SELECT e.id AS faq_id, e.question AS matched, e.embedding <=> :q AS dist
+        FROM faq_entries e WHERE e.id = ANY(:ids) AND e.embedding IS NOT NULL
+        UNION ALL
+        SELECT v.faq_id, v.text, v.embedding <=> :q
+        FROM faq_variants v WHERE v.faq_id = ANY(:ids) AND v.embedding IS NOT NULL
+    ) AS both_kinds
+    ORDER BY faq_id, dist
+    """
+)
+
+_ENTRIES_SQL = text(
+    "SELECT id, external_id, question, answer, source, source_url, language "
+    "FROM faq_entries WHERE status = 'published' ORDER BY id"
+)
+_VARIANTS_SQL = text(
+    "SELECT v.faq_id, v.text FROM faq_variants v JOIN faq_entries e ON e.id = v.faq_id "
+    "WHERE e.status = 'published' ORDER BY v.faq_id, v.id"
+)
 
 # One round trip for both settings; both last until the end of the transaction.
 _HNSW_SETTINGS_SQL = text(
@@ -85,29 +134,212 @@ _HNSW_SETTINGS_SQL = text(
 )
 
 
+def verbatim_key(question: str) -> str:
+    """What two phrasings share when one is the other retyped: folded words, in order."""
+    return " ".join(tokens(question))
+
+
+@dataclass(frozen=True)
+class _Entry:
+    faq_id: int
+    external_id: str | None
+    question: str
+    answer: str
+    source: str | None
+    source_url: str | None
+    language: str
+    variants: tuple[str, ...]
+
+
+class FaqLexicon:
+    """The published entries' words, in memory: BM25 over each entry's question, variants and
+    answer, the document frequencies that weigh a question's coverage, and the verbatim index.
+    Rebuilt when the FAQ changes (retrieval.changes)."""
+
+    def __init__(
+        self, entries: Sequence[_Entry], processor: TextProcessor, signature: str = ""
+    ) -> None:
+        self.signature = signature
+        self.entries = {e.faq_id: e for e in entries}
+        self.ids = [e.faq_id for e in entries]
+        docs = [
+            processor.doc_terms("\n".join((e.question, *e.variants, e.answer))) or ["_"]
+            for e in entries
+        ]
+        self.bm25 = Bm25Index(self.ids, docs)
+        self.terms = {e.faq_id: frozenset(d) for e, d in zip(entries, docs, strict=True)}
+        self.df: dict[str, int] = {}
+        for d in self.terms.values():
+            for t in d:
+                self.df[t] = self.df.get(t, 0) + 1
+        self.verbatim: dict[str, tuple[int, ...]] = {}
+        for e in entries:
+            for phrasing in dict.fromkeys(verbatim_key(t) for t in (e.question, *e.variants)):
+                if phrasing:
+                    self.verbatim[phrasing] = (*self.verbatim.get(phrasing, ()), e.faq_id)
+
+    def idf(self, term: str) -> float:
+        """log((N + 1) / df) for a term some entry holds. A term no entry holds is as likely a
+        filler of chat ("sợ quá", a typo) as a subject the FAQ never covers: it weighs
+        ``UNKNOWN_WEIGHT``, about what a term half the entries hold weighs."""
+        df = self.df.get(term)
+        return math.log((len(self.ids) + 1) / df) if df else UNKNOWN_WEIGHT
+
+    def coverage(self, covering: Covering, faq_id: int) -> tuple[float, tuple[str, ...]]:
+        """The IDF-weighted share of the question's terms the entry holds (its words, and the
+        words the guard reads), and the terms it does not hold."""
+        terms = covering.terms
+        held = self.terms.get(faq_id, frozenset()) | covering.read
+        # A pair of words ("khoa_luan") counts half: its words count on their own already, and
+        # a paraphrase reorders words more often than it changes them.
+        weights = {
+            t: self.idf(t) * (PAIR_WEIGHT if "_" in t else 1.0) for t in dict.fromkeys(terms)
+        }
+        total = sum(weights.values())
+        if total <= 0:
+            return 1.0, ()
+        unsaid = tuple(t for t in weights if t not in held)
+        return 1.0 - sum(weights[t] for t in unsaid) / total, unsaid
+
+
+_lexicons: dict[str, FaqLexicon] = {}
+_lock = asyncio.Lock()
+
+
+async def faq_lexicon(session: AsyncSession, processor: TextProcessor) -> FaqLexicon:
+    """The lexicon of the FAQ this session sees, rebuilt only when the FAQ changed."""
+    signature = await tables_signature(session, ("faq_entries", "faq_variants"))
+    key = f"{session.bind.engine.url if session.bind is not None else ''}#{id(processor)}"
+    async with _lock:
+        cached = _lexicons.get(key)
+        if cached is not None and cached.signature == signature:
+            return cached
+        variants: dict[int, list[str]] = {}
+        for faq_id, variant in (await session.execute(_VARIANTS_SQL)).all():
+            variants.setdefault(faq_id, []).append(variant)
+        entries = [
+            _Entry(
+                r.id,
+                r.external_id,
+                r.question,
+                r.answer,
+                r.source,
+                r.source_url,
+                r.language,
+                tuple(variants.get(r.id, ())),
+            )
+            for r in (await session.execute(_ENTRIES_SQL)).all()
+        ]
+        lexicon = await asyncio.to_thread(FaqLexicon, entries, processor, signature)
+        _lexicons[key] = lexicon
+        return lexicon
+
+
+@dataclass(frozen=True)
+class Covering:
+    """The terms of a question whose coverage tier 1 weighs, and those of them that come from
+    words the guard reads (a major, an attribute, a year...): the guard checks those itself,
+    synonyms included ("sđt" and "hotline" are one slot), so they count as held by any entry
+    the guard lets through."""
+
+    terms: tuple[str, ...]
+    read: frozenset[str] = frozenset()
+
+
+def coverage_terms(
+    readable: str, processor: TextProcessor, guard: NearMissGuard | None
+) -> Covering:
+    """``Covering`` of a question: its keyword terms, an abbreviation by its written-out words
+    only, numbers left to the guard."""
+    shorthand = processor.abbreviations()
+
+    def terms(text: str) -> list[str]:
+        return [
+            t
+            for t in processor.query_terms(text)
+            if t not in shorthand and not any(c.isdigit() for c in t)
+        ]
+
+    every = terms(readable)
+    if guard is None:
+        return Covering(tuple(every))
+    unread = set(terms(guard.unread(readable)))
+    return Covering(tuple(every), frozenset(t for t in every if t not in unread))
+
+
 async def faq_candidates(
-    session: AsyncSession, query_vector: np.ndarray[Any, Any], *, limit: int = 5
+    session: AsyncSession,
+    processor: TextProcessor,
+    question: str,
+    terms: Sequence[str],
+    query_vector: np.ndarray[Any, Any],
+    *,
+    limit: int = 5,
+    covering: Covering | None = None,
 ) -> list[FaqCandidate]:
+    """The ``limit`` best published entries for a question: dense and BM25 fused, a verbatim
+    match first. ``question`` is the question as typed (for the verbatim match), ``terms`` its
+    keyword terms, ``query_vector`` the embedded question as read, ``covering`` the terms whose
+    coverage is weighed (``coverage_terms``; ``terms`` if not given)."""
     from retrieval.search import _vec
 
+    lexicon = await faq_lexicon(session, processor)
+    if not lexicon.ids:
+        return []
+    q = _vec(query_vector)
     await session.execute(_HNSW_SETTINGS_SQL)
-    rows = await session.execute(
-        _CANDIDATES_SQL, {"q": _vec(query_vector), "n": max(limit * 4, 20), "k": limit}
+    rows = (await session.execute(_DENSE_SQL, {"q": q, "n": POOL * 2})).all()
+    # An entry published since the lexicon was read waits for the next question.
+    dense = {
+        r.faq_id: (float(r.similarity), r.matched) for r in rows if r.faq_id in lexicon.entries
+    }
+    dense_top = dict(sorted(((i, s) for i, (s, _) in dense.items()), key=lambda x: -x[1])[:POOL])
+    keyword = lexicon.bm25.search(terms, POOL)
+    keyword_top = dict(keyword.top)
+    verbatim = set(lexicon.verbatim.get(verbatim_key(question), ()))
+    pool = {*dense_top, *keyword_top, *verbatim}
+    missing = [i for i in pool if i not in dense]
+    if missing:
+        for r in await session.execute(_DENSE_OF_SQL, {"q": q, "ids": missing}):
+            dense[r.faq_id] = (float(r.similarity), r.matched)
+    keyword_all = keyword.scores_of(list(pool))
+    fused = score_fusion(
+        keyword_top,
+        dense_top,
+        keyword_all,
+        {i: dense.get(i, (0.0, ""))[0] for i in pool},
+        KEYWORD_WEIGHT,
     )
-    return [
-        FaqCandidate(
-            faq_id=r.id,
-            external_id=r.external_id,
-            question=r.question,
-            matched_text=r.matched,
-            answer=r.answer,
-            source=r.source,
-            source_url=r.source_url,
-            language=r.language,
-            similarity=float(r.similarity),
+    for i in pool - fused.keys():
+        fused[i] = 0.0
+    order = sorted(pool, key=lambda i: (i not in verbatim, -fused[i], i))[:limit]
+    out = []
+    for i in order:
+        entry = lexicon.entries[i]
+        similarity, matched = dense.get(i, (0.0, entry.question))
+        coverage, unsaid = lexicon.coverage(covering or Covering(tuple(terms)), i)
+        if i in verbatim:
+            similarity, matched = 1.0, question
+        out.append(
+            FaqCandidate(
+                faq_id=i,
+                external_id=entry.external_id,
+                question=entry.question,
+                matched_text=matched,
+                answer=entry.answer,
+                source=entry.source,
+                source_url=entry.source_url,
+                language=entry.language,
+                similarity=similarity,
+                score=fused[i],
+                keyword=float(keyword_all.get(i, 0.0)),
+                coverage=coverage,
+                unsaid=unsaid,
+                verbatim=i in verbatim,
+                variants=entry.variants,
+            )
         )
-        for r in rows
-    ]
+    return out
 
 
 def _same_answer(a: FaqCandidate, b: FaqCandidate) -> bool:
@@ -121,52 +353,99 @@ def decide_faq(
     threshold: float,
     margin: float,
     guard: NearMissGuard | None,
+    min_coverage: float = 0.0,
 ) -> FaqDecision:
-    """URAG tier 1 with a near-miss guard and a margin between different answers.
+    """URAG tier 1: the best candidate the guard lets through, if it is sure enough.
 
-    Candidates are tried best first; one the guard refuses is skipped (a question about another
-    major may still match the FAQ entry that is about that major).
+    Candidates come best first (``faq_candidates``). One the guard refuses is skipped: a
+    question about another major may still match the entry about that major. The first one it
+    lets through is accepted or nothing is (see the module docstring for the three tests).
     """
     verdicts: list[CandidateVerdict] = []
-    accepted: FaqCandidate | None = None
     reason = "no published FAQ entry"
-    for cand in candidates:
-        if cand.similarity < threshold:
-            why = f"similarity {cand.similarity:.3f} below t_faq {threshold:.3f}"
+    for n, cand in enumerate(candidates):
+        if cand.verbatim:
+            rival = _rival(cand, candidates, verbatim_only=True)
+            if rival is None:
+                verdicts.append(CandidateVerdict(cand, None, True, "asked verbatim"))
+                return _decided(cand, verdicts, candidates[n + 1 :], "asked verbatim")
+            why = f"entry {rival.faq_id} with another answer has the same phrasing"
             verdicts.append(CandidateVerdict(cand, None, False, why))
-            if accepted is None and reason == "no published FAQ entry":
-                reason = why
+            reason = why
             continue
         verdict = _guard(guard, question, cand)
         if verdict is not None and not verdict.ok:
             why = f"near-miss guard: {verdict.reason}"
             verdicts.append(CandidateVerdict(cand, verdict, False, why))
-            if accepted is None:
-                reason = why
+            reason = why
             continue
-        if accepted is None:
-            accepted = cand
-            verdicts.append(CandidateVerdict(cand, verdict, True, "accepted"))
-            reason = "accepted"
-            continue
-        if not _same_answer(accepted, cand) and accepted.similarity - cand.similarity < margin:
-            why = (
-                f"ambiguous: entry {cand.faq_id} with another answer is within "
-                f"{margin:.3f} ({cand.similarity:.3f} vs {accepted.similarity:.3f})"
-            )
+        why = _doubt(cand, candidates, threshold, margin, min_coverage)
+        if why:
             verdicts.append(CandidateVerdict(cand, verdict, False, why))
-            verdicts = [
-                CandidateVerdict(v.candidate, v.guard, False, why) if v.accepted else v
-                for v in verdicts
+            rest = [
+                CandidateVerdict(c, None, False, "lower than the entry considered")
+                for c in candidates[n + 1 :]
             ]
-            return FaqDecision(None, tuple(verdicts), why)
-        verdicts.append(CandidateVerdict(cand, verdict, False, "lower than the accepted entry"))
-    return FaqDecision(accepted, tuple(verdicts), reason)
+            return FaqDecision(None, tuple(verdicts + rest), why)
+        verdicts.append(CandidateVerdict(cand, verdict, True, "accepted"))
+        return _decided(cand, verdicts, candidates[n + 1 :], "accepted")
+    return FaqDecision(None, tuple(verdicts), reason)
+
+
+def _doubt(
+    cand: FaqCandidate,
+    candidates: Sequence[FaqCandidate],
+    threshold: float,
+    margin: float,
+    min_coverage: float,
+) -> str:
+    """Why the first candidate the guard lets through is not sure enough, or ""."""
+    if cand.similarity < threshold:
+        return f"similarity {cand.similarity:.3f} below t_faq {threshold:.3f}"
+    if cand.coverage < min_coverage:
+        unsaid = ", ".join(cand.unsaid[:6])
+        return (
+            f"the entry covers {cand.coverage:.2f} of the question's words "
+            f"(below {min_coverage:.2f}); not in it: {unsaid}"
+        )
+    rival = _rival(cand, candidates)
+    if rival is not None and cand.score - rival.score < margin:
+        return (
+            f"ambiguous: entry {rival.faq_id} with another answer is within {margin:.3f} "
+            f"({rival.score:.3f} vs {cand.score:.3f})"
+        )
+    return ""
+
+
+def _rival(
+    cand: FaqCandidate, candidates: Sequence[FaqCandidate], *, verbatim_only: bool = False
+) -> FaqCandidate | None:
+    """The best other candidate with another answer (verbatim ones only, if asked)."""
+    return next(
+        (
+            c
+            for c in candidates
+            if c.faq_id != cand.faq_id
+            and not _same_answer(c, cand)
+            and (c.verbatim or not verbatim_only)
+        ),
+        None,
+    )
+
+
+def _decided(
+    cand: FaqCandidate,
+    verdicts: list[CandidateVerdict],
+    rest: Sequence[FaqCandidate],
+    reason: str,
+) -> FaqDecision:
+    lower = [CandidateVerdict(c, None, False, "lower than the accepted entry") for c in rest]
+    return FaqDecision(cand, tuple(verdicts + lower), reason)
 
 
 def _guard(guard: NearMissGuard | None, question: str, cand: FaqCandidate) -> GuardVerdict | None:
     if guard is None:
         return None
-    # Check against the entry's question: a variant may be phrased loosely, but the question
-    # is what the answer answers.
-    return guard.check(question, cand.question)
+    # Conflicts are read against the entry's question (a variant may be phrased loosely, but
+    # the question is what the answer answers); asked slots against everything the entry says.
+    return guard.check(question, cand.question, cand.answer, cand.variants)

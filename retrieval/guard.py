@@ -8,6 +8,17 @@ vocabulary and the policies live in ``data/guard.yaml`` (documented there), exte
 in ``TextSettings.guard_vocabulary_file`` so that a university can add its majors, campuses and
 own names without touching code.
 
+Two rules, both read from the same facets:
+
+- **no conflict**: the question and the FAQ question must not name different values (another
+  major, another year...), each category with its own policy;
+- **asked and covered** (2/6): every value the question asks in a ``covered`` category (what is
+  asked: học phí, chỉ tiêu...; whom or what about: a major, a programme, a method...) must be
+  said somewhere in the entry: its question, its variants or its answer. "Học phí hệ vừa làm vừa
+  học" must not get the entry *about* vừa làm vừa học that never mentions tuition. An asked
+  attribute also counts as covered when the answer holds the kind of value it asks for (an
+  amount for học phí, a date for hạn nộp, a phone number for liên hệ; ``kinds`` in guard.yaml).
+
 The guard only vetoes: a question it cannot read (no facets) is left to the similarity threshold.
 """
 
@@ -16,9 +27,10 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 from bot.errors import ConfigError
@@ -50,16 +62,49 @@ class Conflict:
 
 
 @dataclass(frozen=True)
-class GuardVerdict:
-    ok: bool
-    conflicts: tuple[Conflict, ...] = ()
+class Missing:
+    """A value the question asks that the entry (question, variants, answer) never says."""
+
+    category: str
+    label: str  # the category in staff's words ("chủ đề hỏi", "ngành")
+    values: frozenset[str]
 
     @property
     def reason(self) -> str:
-        """What the admin "Try it" view shows next to a refused match."""
-        if not self.conflicts:
+        return (
+            f"{self.category}: question asks {', '.join(sorted(self.values))}, entry never says it"
+        )
+
+    @property
+    def staff_reason(self) -> str:
+        asked = ", ".join(sorted(self.values))
+        return f"Câu hỏi hỏi về {asked} ({self.label}) nhưng mục này không nói về {asked}"
+
+
+@dataclass(frozen=True)
+class GuardVerdict:
+    ok: bool
+    conflicts: tuple[Conflict, ...] = ()
+    missing: tuple[Missing, ...] = ()
+
+    @property
+    def reason(self) -> str:
+        """What the trace and `tuvan ask --json` show next to a refused match."""
+        if not self.conflicts and not self.missing:
             return "no conflict"
-        return "; ".join(c.reason for c in self.conflicts)
+        return "; ".join([c.reason for c in self.conflicts] + [m.reason for m in self.missing])
+
+    @property
+    def staff_reason(self) -> str:
+        """The same in Vietnamese, for the admin (Try it, the FAQ self-check)."""
+        if not self.conflicts and not self.missing:
+            return "Không có mâu thuẫn"
+        said = [
+            f"Câu hỏi nói {', '.join(sorted(c.query_values)) or 'không nêu'}, "
+            f"mục này nói {', '.join(sorted(c.faq_values)) or 'không nêu'} ({c.category})"
+            for c in self.conflicts
+        ]
+        return "; ".join(said + [m.staff_reason for m in self.missing])
 
 
 @dataclass(frozen=True)
@@ -67,6 +112,12 @@ class Policy:
     mode: Literal["overlap", "equal"] = "overlap"
     query_only: bool = False  # a value in the question and none in the FAQ is a conflict
     faq_only: bool = False  # a value in the FAQ and none in the question is a conflict
+    # Whether a value the question names must be said by the entry (question, variants or
+    # answer): "always" (one of the values named, as overlap reads them), "each" (every one:
+    # a question that asks học phí and chỉ tiêu is not answered by an entry that gives only
+    # one), "if_named" (only when the entry names some value of the category: an entry that
+    # names no year stands for every year), or "no".
+    covered: Literal["always", "each", "if_named", "no"] = "no"
 
     def conflicts(self, query: frozenset[str], faq: frozenset[str]) -> bool:
         if query and faq:
@@ -100,9 +151,13 @@ class _Category:
     policy: Policy
     not_after: tuple[tuple[str, ...], ...]
     patterns: tuple[_Extractor, ...]
+    label: str = ""
+    # value -> the kinds of value (guard.yaml ``kinds``) whose presence in an answer covers it
+    kinds: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 _HIDDEN = "|"  # stands in for words an earlier match used; no pattern matches across it
+_FACET_CACHE = 20_000  # texts whose facets are remembered (FAQ questions, answers, variants)
 
 
 class NearMissGuard:
@@ -126,16 +181,37 @@ class NearMissGuard:
                 self._aliases[key] = ()
         self._longest = max((len(k) for k in self._aliases), default=0)
         self._by_name = {c.name: c for c in self._categories}
+        kinds = vocabulary.get("kinds") or {}
+        try:
+            self._kinds = {
+                str(k): re.compile(str(v), re.IGNORECASE) for k, v in dict(kinds).items()
+            }
+        except (TypeError, ValueError, re.error) as exc:
+            raise ConfigError(f"guard vocabulary, kinds: {exc}") from exc
+        for category in self._categories:
+            unknown = {k for ks in category.kinds.values() for k in ks} - set(self._kinds)
+            if unknown:
+                raise ConfigError(
+                    f"guard vocabulary, category {category.name!r}: unknown kinds {sorted(unknown)}"
+                )
+        self._facet_cache: dict[str, Facets] = {}
 
     def _add_category(self, name: str, spec: Mapping[str, Any]) -> _Category:
         try:
             policy = Policy(**(spec.get("policy") or {}))
             if policy.mode not in ("overlap", "equal"):
                 raise ValueError(f"policy mode must be overlap or equal, not {policy.mode!r}")
+            if policy.covered not in ("always", "each", "if_named", "no"):
+                raise ValueError(
+                    f"policy covered must be always, each, if_named or no, not {policy.covered!r}"
+                )
             patterns: list[_Extractor] = []
+            kinds: dict[str, tuple[str, ...]] = {}
             for value, aliases in (spec.get("values") or {}).items():
                 value = str(value)
                 alias_list, value_patterns = _value_spec(aliases)
+                if isinstance(aliases, Mapping) and aliases.get("kinds"):
+                    kinds[value] = tuple(str(k) for k in aliases["kinds"])
                 # The canonical name is an alias too, unless it is a bare number ("100" for
                 # "toàn phần" must not claim every 100 in a question).
                 names = alias_list if value.isdigit() else [value, *alias_list]
@@ -148,10 +224,21 @@ class NearMissGuard:
             not_after = tuple(tuple(tokens(str(w))) for w in spec.get("not_after") or [])
         except (AttributeError, TypeError, ValueError, re.error) as exc:
             raise ConfigError(f"guard vocabulary, category {name!r}: {exc}") from exc
-        return _Category(name, policy, not_after, tuple(patterns))
+        label = str(spec.get("label") or name)
+        return _Category(name, policy, not_after, tuple(patterns), label, MappingProxyType(kinds))
 
     def facets(self, text: str) -> Facets:
-        """The values each category finds in ``text``; categories with none are left out."""
+        """The values each category finds in ``text``; categories with none are left out.
+
+        Remembered per text (FAQ questions and answers are read again for every question)."""
+        found = self._facet_cache.get(text)
+        if found is None:
+            if len(self._facet_cache) >= _FACET_CACHE:
+                self._facet_cache.clear()
+            found = self._facet_cache[text] = self._read_facets(text)
+        return found
+
+    def _read_facets(self, text: str) -> Facets:
         words = tokens(text.replace("%", " phần trăm "))
         found: dict[str, set[str]] = {}
         rest = self._match_aliases(words, found)
@@ -232,16 +319,69 @@ class NearMissGuard:
                     break
         return sorted(spans)
 
-    def check(self, query: str, faq_question: str) -> GuardVerdict:
-        """Whether the FAQ question may answer ``query``: no category conflicts."""
+    def unread(self, text: str) -> str:
+        """``text`` without the words that name a value (what ``entity_spans`` finds): what is
+        left is what the vocabulary does not know, for tier 1's word coverage."""
+        taken = {i for start, end, _ in self.entity_spans(text) for i in range(start, end)}
+        # A name taken out ends a clause: the words around it do not make a pair.
+        return " ".join(w if i not in taken else ";" for i, w in enumerate(text.split()))
+
+    def check(
+        self, query: str, faq_question: str, answer: str = "", variants: Sequence[str] = ()
+    ) -> GuardVerdict:
+        """Whether the FAQ entry may answer ``query``: no category conflicts with its question,
+        and every value asked in a ``covered`` category said by its question, ``variants`` or
+        ``answer`` (the coverage is checked only when an answer is given).
+
+        With an answer, a value the question names and the entry's question does not is no
+        conflict when the answer or a variant says it ("Học phí ngành CNTT" and the entry
+        "Học phí chương trình chuẩn" whose answer lists the fee of CNTT)."""
         mine, theirs = self.facets(query), self.facets(faq_question)
+        said = self._said((faq_question, *variants, answer)) if answer else {}
         conflicts = []
         for category in self._categories:
             q = mine.get(category.name, frozenset())
             f = theirs.get(category.name, frozenset())
-            if category.policy.conflicts(q, f):
-                conflicts.append(Conflict(category.name, q, f))
-        return GuardVerdict(not conflicts, tuple(conflicts))
+            if not category.policy.conflicts(q, f):
+                continue
+            if q and not f and not q.isdisjoint(said.get(category.name, ())):
+                continue
+            conflicts.append(Conflict(category.name, q, f))
+        missing = self._missing(mine, said, answer) if answer else ()
+        return GuardVerdict(not conflicts and not missing, tuple(conflicts), missing)
+
+    def _said(self, texts: Sequence[str]) -> dict[str, set[str]]:
+        said: dict[str, set[str]] = {}
+        for text in texts:
+            for name, values in self.facets(text).items():
+                said.setdefault(name, set()).update(values)
+        return said
+
+    def _missing(
+        self, mine: Facets, said: Mapping[str, set[str]], answer: str
+    ) -> tuple[Missing, ...]:
+        out = []
+        for category in self._categories:
+            asked = mine.get(category.name)
+            rule = category.policy.covered
+            if not asked or rule == "no":
+                continue
+            found = said.get(category.name, set())
+            if rule == "if_named" and not found:
+                continue
+            unsaid = frozenset(
+                v for v in asked if v not in found and not self._holds_kind(category, v, answer)
+            )
+            # One asked value said is enough for a category read with overlap (a question about
+            # "CNTT và KHMT" is answered by an entry about either, as the conflict rule reads it).
+            every = rule == "each" or category.policy.mode == "equal"
+            if unsaid and (every or len(unsaid) == len(asked)):
+                out.append(Missing(category.name, category.label, unsaid))
+        return tuple(out)
+
+    def _holds_kind(self, category: _Category, value: str, answer: str) -> bool:
+        kinds = category.kinds.get(value, ())
+        return any(self._kinds[k].search(answer) for k in kinds)
 
     def missing_from(
         self, query: str, texts: Sequence[str], categories: Iterable[str]
@@ -284,9 +424,11 @@ def _value_spec(aliases: Any) -> tuple[list[Any], list[str]]:
         return [], []
     if isinstance(aliases, list):
         return aliases, []
-    if isinstance(aliases, Mapping) and set(aliases) <= {"aliases", "patterns"}:
+    if isinstance(aliases, Mapping) and set(aliases) <= {"aliases", "patterns", "kinds"}:
         return list(aliases.get("aliases") or []), [str(p) for p in aliases.get("patterns") or []]
-    raise ValueError(f"a value takes a list of aliases or {{aliases, patterns}}, not {aliases!r}")
+    raise ValueError(
+        f"a value takes a list of aliases or {{aliases, patterns, kinds}}, not {aliases!r}"
+    )
 
 
 # -- loading -------------------------------------------------------------------------------------
@@ -320,6 +462,7 @@ def merge_vocabulary(base: Mapping[str, Any], override: Mapping[str, Any]) -> di
             else:
                 target[key] = value
     merged["ignore"] = [*(merged.get("ignore") or []), *(override.get("ignore") or [])]
+    merged["kinds"] = {**(merged.get("kinds") or {}), **(override.get("kinds") or {})}
     return merged
 
 
@@ -327,10 +470,16 @@ def _extend(base: Any, extra: Any) -> Any:
     """A value's aliases and patterns from ``base`` plus those of ``extra``."""
     base_aliases, base_patterns = _value_spec(base)
     extra_aliases, extra_patterns = _value_spec(extra)
+    kinds = [*_kinds_of(base), *_kinds_of(extra)]
     return {
         "aliases": [*base_aliases, *extra_aliases],
         "patterns": [*base_patterns, *extra_patterns],
+        **({"kinds": list(dict.fromkeys(kinds))} if kinds else {}),
     }
+
+
+def _kinds_of(spec: Any) -> list[str]:
+    return [str(k) for k in spec.get("kinds") or []] if isinstance(spec, Mapping) else []
 
 
 def load_guard(settings: TextSettings | None = None) -> NearMissGuard:

@@ -29,7 +29,7 @@ from retrieval.errors import IndexMismatchError
 from retrieval.legal_chunking import ChunkerMode, draft_chunks
 from retrieval.loaders import LoadedDocument
 from retrieval.summaries import drop_summary, summary_search_text
-from retrieval.text import TextProcessor, detect_language, fold
+from retrieval.text import TextProcessor, detect_language
 
 Progress = Callable[[int], None]
 
@@ -58,10 +58,26 @@ class Indexer:
         self, texts: Sequence[str], progress: Progress | None = None
     ) -> np.ndarray[Any, Any]:
         """Embed passages in batches, off the event loop (the models are CPU-bound)."""
+        return await self._embed(self.embedder.embed_passages, texts, progress)
+
+    async def questions(
+        self, texts: Sequence[str], progress: Progress | None = None
+    ) -> np.ndarray[Any, Any]:
+        """Embed FAQ questions and variants as written, as *queries* (e5's "query: "): a
+        question then meets its own phrasings best (docs/benchmarks.md, "How stored FAQ texts
+        are embedded")."""
+        return await self._embed(self.embedder.embed_queries, texts, progress)
+
+    async def _embed(
+        self,
+        embed: Callable[[list[str]], np.ndarray[Any, Any]],
+        texts: Sequence[str],
+        progress: Progress | None,
+    ) -> np.ndarray[Any, Any]:
         parts = []
         for start in range(0, len(texts), self.batch_size):
             batch = list(texts[start : start + self.batch_size])
-            parts.append(await embed_off_loop(self.embedder.embed_passages, batch))
+            parts.append(await embed_off_loop(embed, batch))
             if progress:
                 progress(len(batch))
         if not parts:
@@ -330,26 +346,27 @@ async def upsert_faq(session: AsyncSession, indexer: Indexer, draft: FaqDraft) -
     entry.updated_by = draft.updated_by
     await embed_faq_entry(session, indexer, entry)
     await set_variants(session, indexer, entry, draft.variants)
-    await refresh_folded_variants(session, indexer, entry, draft.variants)
+    await drop_folded_variants(session, entry)
     return entry
 
 
-async def refresh_folded_variants(
-    session: AsyncSession, indexer: Indexer, entry: FaqEntry, variants: Sequence[str]
-) -> None:
-    """The entry's question and ``variants`` without diacritics, as variants of origin folded.
+async def drop_folded_variants(session: AsyncSession, entry: FaqEntry) -> None:
+    """Remove the copies without diacritics that tuvan stored before 2/6.
 
-    Students often type without diacritics, and such a question embeds far from the accented
-    FAQ question (none of the 40 unaccented UIT paraphrases reached t_faq without these; see
-    docs/benchmarks.md). Written Vietnamese only: an English question folds to itself.
+    A question typed without diacritics is now restored before it is matched, and a verbatim
+    phrasing is matched on its folded words (retrieval.faq), so the copies only crowded the
+    ranking: without them the nearest entry is the right one more often (docs/benchmarks.md,
+    "How stored FAQ texts are embedded").
     """
-    folded = [fold(t) for t in (entry.question, *variants)]
-    wanted = [f for f, t in zip(folded, (entry.question, *variants), strict=True) if f != t.lower()]
-    await set_variants(session, indexer, entry, wanted, origin=VariantOrigin.folded)
+    await session.execute(
+        delete(FaqVariant).where(
+            FaqVariant.faq_id == entry.id, FaqVariant.origin == VariantOrigin.folded
+        )
+    )
 
 
 async def embed_faq_entry(session: AsyncSession, indexer: Indexer, entry: FaqEntry) -> None:
-    [vector] = await indexer.passages([entry.question])
+    [vector] = await indexer.questions([entry.question])
     entry.embedding = vector
     entry.keyword_text = indexer.processor.keyword_text(entry.question)
     await session.flush()
@@ -370,7 +387,7 @@ async def set_variants(
     unique = [t for t in dict.fromkeys(t.strip() for t in texts) if t and t != entry.question]
     if not unique:
         return
-    vectors = await indexer.passages(unique)
+    vectors = await indexer.questions(unique)
     session.add_all(
         FaqVariant(
             faq_id=entry.id,
@@ -397,17 +414,24 @@ async def count_embeddable(session: AsyncSession) -> int:
 async def reindex(session: AsyncSession, indexer: Indexer, progress: Progress | None = None) -> int:
     """Re-embed every FAQ entry, variant, chunk and document summary with the configured embedder.
 
-    Keyword text is recomputed too (the abbreviation list may have changed). Thresholds that
-    were calibrated for the old model are dropped. Returns the number of rows embedded.
+    FAQ questions and variants are embedded as questions (``Indexer.questions``), and the
+    copies without diacritics stored before 2/6 are removed. Keyword text is recomputed too (the
+    abbreviation list may have changed). Thresholds that were calibrated for the old model are
+    dropped. Returns the number of rows embedded.
     """
     embedder = indexer.embedder
     if await column_dimension(session) != embedder.dimension:
         await _set_dimension(session, embedder.dimension)
     done = 0
+    await session.execute(delete(FaqVariant).where(FaqVariant.origin == VariantOrigin.folded))
     entries = (await session.execute(select(FaqEntry.id, FaqEntry.question))).all()
-    done += await _reembed(session, indexer, FaqEntry, [(i, q) for i, q in entries], progress)
+    done += await _reembed(
+        session, indexer, FaqEntry, [(i, q) for i, q in entries], progress, as_questions=True
+    )
     variants = (await session.execute(select(FaqVariant.id, FaqVariant.text))).all()
-    done += await _reembed(session, indexer, FaqVariant, [(i, t) for i, t in variants], progress)
+    done += await _reembed(
+        session, indexer, FaqVariant, [(i, t) for i, t in variants], progress, as_questions=True
+    )
     rows = (
         await session.execute(
             select(
@@ -467,10 +491,13 @@ async def _reembed(
     items: Sequence[tuple[int, str]],
     progress: Progress | None,
     key: str = "id",
+    *,
+    as_questions: bool = False,
 ) -> int:
+    embed = indexer.questions if as_questions else indexer.passages
     for start in range(0, len(items), 256):
         part = items[start : start + 256]
-        vectors = await indexer.passages([t for _, t in part], progress)
+        vectors = await embed([t for _, t in part], progress)
         await session.execute(
             update(model),
             [

