@@ -297,6 +297,10 @@ class Answerer:
             return found
         passing = [h for h in hits if h.similarity >= thresholds.t_doc]
         passing = diversify(passing, self.settings.search.max_chunks_per_doc)
+        entry = faq_passage(decision, thresholds.t_doc, self.settings.answer.faq_min_coverage)
+        if entry is not None:  # the staff-approved fact first, quoted and cited like the rest
+            passing = [entry, *passing]
+            trace["faq_passage"] = entry.faq_id
         passing = passing[: self.settings.answer.top_k]
         found.out_of_scope = self._outside_documents(question, passing)
         if found.out_of_scope:
@@ -460,7 +464,7 @@ class Answerer:
             answer=replies.documents_reply(body, citations, language, self.settings.answer),
             language=language,
             citations=citations,
-            chunk_ids=[h.chunk_id for h in hits],
+            chunk_ids=[h.chunk_id for h in hits if h.faq_id is None],
             reason=f"{len(hits)} chunks passed t_doc; answered {how}",
         )
 
@@ -527,5 +531,45 @@ def _finish(result: Answer, found: _Retrieval, timer: Timer, started: float) -> 
 
 def _citation(n: int, hit: Hit) -> Citation:
     return Citation(
-        n=n, title=hit.title, source=hit.source, url=hit.url, page=hit.page, chunk_id=hit.chunk_id
+        n=n,
+        title=hit.title,
+        source=hit.source,
+        url=hit.url,
+        page=hit.page,
+        chunk_id=hit.chunk_id if hit.faq_id is None else None,
+    )
+
+
+def faq_passage(decision: FaqDecision, t_doc: float, min_coverage: float) -> Hit | None:
+    """The FAQ entry tier 1 considered and did not accept, as a tier-2 passage (2/6).
+
+    Only the entry the guard let through (nothing it names conflicts, every slot asked is said
+    by it), that holds enough of the question's words and reaches ``t_doc``: tier 1 turned it
+    down for a similarity under ``t_faq`` or a rival within the margin, which makes a verbatim
+    answer unsafe but a quoted, cited passage fine. The hotline question then gets the hotline
+    entry, not another office's number from a document.
+    """
+    considered = next(
+        (v for v in decision.verdicts if v.guard is not None and v.guard.ok and not v.accepted),
+        None,
+    )
+    if considered is None:
+        return None
+    entry = considered.candidate
+    if entry.similarity < t_doc or entry.coverage < min_coverage:
+        return None
+    return Hit(
+        chunk_id=-entry.faq_id,
+        document_id=-entry.faq_id,
+        text=entry.answer,
+        heading_path="",
+        page=None,
+        ordinal=0,
+        external_id=entry.external_id,
+        title=entry.question,
+        source=entry.source or "FAQ",
+        url=entry.source_url,
+        similarity=entry.similarity,
+        score=entry.score,
+        faq_id=entry.faq_id,
     )

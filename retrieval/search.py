@@ -53,6 +53,9 @@ class Hit:
     score: float  # the ranking score of the mode (RRF, cosine, ts_rank, BM25, or reranker)
     dense_rank: int | None = None
     keyword_rank: int | None = None
+    # A published FAQ entry read as a passage (tier 1 abstained): its answer is ``text``, and
+    # ``chunk_id``/``document_id`` are ``-faq_id``, which no chunk or document has.
+    faq_id: int | None = None
 
 
 def or_tsquery(terms: Sequence[str]) -> str:

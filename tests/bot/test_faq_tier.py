@@ -6,10 +6,14 @@ from __future__ import annotations
 import re
 
 import pytest
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.answerer import Answerer
+from bot.answerer import Answerer, AnswererParts
 from bot.demo import demo_kb_dir
 from bot.faqio import read_faq_file
+from tests.bot.test_answerer import with_answer_settings
+
+FAQ_QUESTIONS = {d.external_id: d.question for d in read_faq_file(demo_kb_dir() / "faq.jsonl")}
 
 
 def _readme_examples(section: str) -> list[tuple[str, str | None]]:
@@ -61,3 +65,28 @@ async def test_every_stored_question_and_variant_asked_verbatim_answers_its_entr
             if (result.tier, result.faq_external_id) != ("faq", draft.external_id):
                 wrong.append((phrasing, result.tier, result.faq_external_id))
     assert wrong == []
+
+
+async def test_an_entry_tier_1_turns_down_is_quoted_and_cited_in_tier_2(
+    parts: AnswererParts, sessionmaker: async_sessionmaker[AsyncSession], demo_kb: dict[str, int]
+) -> None:
+    # t_faq out of reach: tier 1 abstains, but the hotline entry the guard let through is the
+    # first passage of the documents answer, cited as the FAQ entry.
+    strict = Answerer(with_answer_settings(parts, t_faq=0.999), sessionmaker)
+    result = await strict.answer("số điện thoại phòng tuyển sinh là gì vậy")
+    assert result.tier == "documents"
+    assert result.trace["faq_passage"] == demo_kb["shut-faq18"]
+    assert "028 3999 1234" in result.answer
+    cited = result.citations[0]
+    assert cited.title == FAQ_QUESTIONS["shut-faq18"]
+    assert cited.chunk_id is None
+    assert all(c > 0 for c in result.chunk_ids)
+
+
+async def test_an_entry_the_guard_refuses_is_no_passage(
+    parts: AnswererParts, sessionmaker: async_sessionmaker[AsyncSession], demo_kb: dict[str, int]
+) -> None:
+    strict = Answerer(with_answer_settings(parts, t_faq=0.999), sessionmaker)
+    result = await strict.answer("Chỉ tiêu ngành Kỹ thuật Máy tính năm 2026 là bao nhiêu?")
+    assert "faq_passage" not in result.trace
+    assert demo_kb["shut-faq02"] not in {-c for c in result.chunk_ids}
