@@ -29,6 +29,7 @@ from admin.faq_store import (
 )
 from admin.i18n import add_strings
 from admin.web import PAGE_SIZE, field, form, me, redirect, render, requires, runtime
+from bot.faq_check import check_entries
 from bot.models import FaqEntry, FaqOrigin, FaqStatus, StaffRole, VariantOrigin
 from retrieval.text import detect_language
 
@@ -87,10 +88,36 @@ add_strings(
         "faq.variant.staff": ("nhân viên", "staff"),
         "faq.variant.generated": ("tạo tự động", "generated"),
         "faq.variant.folded": ("không dấu (tự động)", "without accents (automatic)"),
-        "faq.folded_help": (
-            "Các cách hỏi không dấu được tạo tự động từ câu hỏi và các cách hỏi của nhân viên.",
-            "Phrasings without accents are made automatically from the question and the "
-            "staff phrasings.",
+        "faq.check": ("Tự kiểm tra", "Self-check"),
+        "faq.check_help": (
+            "Mỗi cách hỏi của mục này được hỏi lại như sinh viên gõ (không nguyên văn). "
+            "Hãy sửa các điểm dưới đây trước khi sinh viên gặp phải.",
+            "Each phrasing of this entry is asked again the way a student types it (not word "
+            "for word). Fix what is listed here before students meet it.",
+        ),
+        "faq.check_ok": (
+            "Mọi cách hỏi ({n}) đều dẫn tới câu trả lời này.",
+            "Every phrasing ({n}) leads to this answer.",
+        ),
+        "faq.check.unanswered": (
+            "Nếu gõ khác đi một chút, cách hỏi này không còn dẫn tới mục này ({reason}). "
+            "Hãy thêm vài cách hỏi gần với cách sinh viên hay viết.",
+            "Typed a little differently, this phrasing no longer leads to this entry "
+            "({reason}). Add a few phrasings close to how students write.",
+        ),
+        "faq.check.other_entry": (
+            "Cách hỏi này được trả lời bằng mục #{id} («{question}»): hai mục dễ nhầm với nhau.",
+            "This phrasing is answered by entry #{id} (“{question}”): the two are easily confused.",
+        ),
+        "faq.check.confusable": (
+            "Mục #{id} («{question}») cũng nhận cách hỏi này: hai mục dễ nhầm với nhau, hãy "
+            "làm rõ câu hỏi của một trong hai.",
+            "Entry #{id} (“{question}”) takes this phrasing too: the two are easily confused; "
+            "make one of the questions clearer.",
+        ),
+        "faq.check.guard": (
+            "Bộ kiểm tra chặn cách hỏi này: {reason}.",
+            "The near-miss guard refuses this phrasing: {reason}.",
         ),
         "faq.source_text": ("Đoạn tài liệu gốc", "Source passage"),
         "faq.action.create": ("tạo", "created"),
@@ -173,6 +200,11 @@ async def _editor(
     status: int = 200,
 ) -> web.Response:
     variants = list(entry.variants) if entry is not None else []
+    check = None
+    if entry is not None and entry.status == FaqStatus.published:
+        rt = runtime(request)
+        async with rt.sessionmaker() as session:
+            check = await check_entries(rt.answerer, session, [entry.id])
     return await render(
         request,
         "faq_edit.html",
@@ -180,7 +212,7 @@ async def _editor(
             "entry": entry,
             "form": entry_form,
             "staff_variants": [v for v in variants if v.origin != VariantOrigin.folded],
-            "folded_variants": [v for v in variants if v.origin == VariantOrigin.folded],
+            "check": check,
             "variant_error": variant_error,
             "statuses": list(FaqStatus),
             "languages_faq": LANGUAGE_CHOICES,

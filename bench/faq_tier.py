@@ -12,7 +12,9 @@ as written and once folded. Then only ``decide_faq`` is re-run for every combina
 
 with the near-miss guard on. The settings are one for all sets: each row is judged by its worst
 set and form. Printed: the rows with the best worst-case coverage at each worst-case precision
-(0.95 to 0.99), and the row of the defaults.
+(0.95 to 0.99), and the row of the defaults. Then, per set and for the demo FAQ: every stored
+question asked word for word (it must answer its own entry), and the FAQ self-check
+(bot.faq_check: the same phrasings asked as a student would type them).
 """
 
 from __future__ import annotations
@@ -29,13 +31,17 @@ from typing import Any
 from common import DATASETS, Report, bench_settings, markdown_table
 from devsets import dev_sets
 
+from bot.answerer import Answerer
+from bot.demo import demo_kb_dir
 from bot.evaluation.data import FaqQuery, read_faq_items, read_faq_queries
 from bot.evaluation.faq import QueryCandidates, query_candidates
 from bot.evaluation.metrics import FaqRates, faq_rates
 from bot.evaluation.workspace import load_faq, throwaway_database
+from bot.faq_check import check_entries
 from bot.runtime import build_parts
 from retrieval.faq import decide_faq
 from retrieval.text import fold
+from retrieval.thresholds import resolve_thresholds
 
 T_FAQ = [round(0.80 + 0.01 * i, 2) for i in range(16)]
 COVERAGE = [0.0, 0.5, 0.6, 0.65, 0.7, 0.75, 0.8]
@@ -45,16 +51,19 @@ LEVELS = (0.95, 0.97, 0.98, 0.99)
 Case = tuple[str, list[FaqQuery], QueryCandidates]
 
 
-async def cases(datasets: Path) -> list[Case]:
+async def cases(datasets: Path, checks: list[list[Any]] | None = None) -> list[Case]:
     parts = build_parts(bench_settings())
     out: list[Case] = []
-    for qs in dev_sets(datasets):
-        if qs.faq is None or qs.faq_queries is None:
-            continue
-        items = read_faq_items(qs.faq)
-        queries = read_faq_queries(qs.faq_queries, {i.id for i in items})
+    faq_sets = [(qs.name, qs.faq, qs.faq_queries) for qs in dev_sets(datasets) if qs.faq]
+    for name, faq, faq_queries in [*faq_sets, ("demo", demo_kb_dir() / "faq.jsonl", None)]:
+        items = read_faq_items(faq)
         async with throwaway_database() as workspace:
             await load_faq(workspace, parts, items)
+            if checks is not None:
+                checks.append([name, *await self_check(parts, workspace, items)])
+            if faq_queries is None:
+                continue
+            queries = read_faq_queries(faq_queries, {i.id for i in items})
             for form in ("written", "folded"):
                 asked = (
                     queries
@@ -62,8 +71,28 @@ async def cases(datasets: Path) -> list[Case]:
                     else [replace(q, query=fold(q.query)) for q in queries]
                 )
                 found = await query_candidates(workspace, parts, asked, None)
-                out.append((f"{qs.name} {form}", asked, found))
+                out.append((f"{name} {form}", asked, found))
     return out
+
+
+async def self_check(parts: Any, workspace: Any, items: Sequence[Any]) -> list[Any]:
+    """Stored phrasings asked word for word that answer their own entry, and the self-check."""
+    answerer = Answerer(parts, workspace.sessionmaker)
+    own = total = 0
+    async with workspace.sessionmaker() as session:
+        for item in items:
+            for phrasing in (item.question, *item.variants):
+                decision = await answerer.match_faq(session, phrasing)
+                total += 1
+                own += decision.accepted is not None and decision.accepted.external_id == item.id
+        report = await check_entries(answerer, session)
+    return [
+        f"{own}/{total}",
+        report.count("unanswered"),
+        report.count("other_entry"),
+        report.count("confusable"),
+        report.count("guard"),
+    ]
 
 
 def rates(case: Case, guard: Any, t: float, coverage: float, margin: float) -> FaqRates:
@@ -91,9 +120,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     defaults = (settings.answer.t_faq, settings.answer.faq_min_coverage, settings.answer.faq_margin)
     parts = build_parts(settings)
     report.print_header(
-        [f"defaults: t_faq {defaults[0]}, min coverage {defaults[1]}, margin {defaults[2]}"]
+        [f"defaults: min coverage {defaults[1]}, margin {defaults[2]} (t_faq: the embedder's)"]
     )
-    found = asyncio.run(cases(args.datasets))
+    checks: list[list[Any]] = []
+    found = asyncio.run(cases(args.datasets, checks))
     names = [c[0] for c in found]
     grid = []
     for t, cov, margin in itertools.product(T_FAQ, COVERAGE, MARGIN):
@@ -127,11 +157,26 @@ def main(argv: Sequence[str] | None = None) -> None:
         }
         for k, rs in grid
     ]
-    t_default = defaults[0] if defaults[0] is not None else None
-    if t_default is not None:
-        current = [rates(c, parts.guard, t_default, defaults[1], defaults[2]) for c in found]
-        print("\nDefaults:\n")
-        print(markdown_table(header, [row((t_default, defaults[1], defaults[2]), current)]))
+    t_default = resolve_thresholds(settings.answer, parts.embedder.name, None).t_faq
+    current = [rates(c, parts.guard, t_default, defaults[1], defaults[2]) for c in found]
+    print("\nDefaults:\n")
+    print(markdown_table(header, [row((t_default, defaults[1], defaults[2]), current)]))
+    report.data["defaults"] = row((t_default, defaults[1], defaults[2]), current)
+    print("\nStored phrasings and the self-check:\n")
+    print(
+        markdown_table(
+            [
+                "FAQ",
+                "asked word for word: own entry",
+                "self-check: not answered by its entry",
+                "answered by another entry",
+                "confusable with another entry",
+                "refused by the guard",
+            ],
+            checks,
+        )
+    )
+    report.data["self_check"] = checks
     report.finish()
 
 

@@ -242,24 +242,7 @@ class Answerer:
             vector = question_vector(prepared, vectors)
             terms = list(prepared.terms)
             with timer.stage("faq"):
-                guard = parts.guard if self.settings.answer.near_miss_guard else None
-                candidates = await faq_candidates(
-                    session,
-                    parts.processor,
-                    question,
-                    terms,
-                    vector,
-                    limit=FAQ_CANDIDATES,
-                    covering=coverage_terms(prepared.readable, parts.processor, guard),
-                )
-                decision = decide_faq(
-                    prepared.dense,  # the guard reads shorthand written out ("hp" is học phí)
-                    candidates,
-                    threshold=thresholds.t_faq,
-                    margin=self.settings.answer.faq_margin,
-                    guard=guard,
-                    min_coverage=self.settings.answer.faq_min_coverage,
-                )
+                decision = await self._decide_faq(session, prepared, vector, thresholds.t_faq)
             hits: list[Hit] = []
             planned = decision.accepted is None and self._plans_queries
             if decision.accepted is None and not planned:
@@ -317,6 +300,57 @@ class Answerer:
         ]
         found.passing = passing
         return found
+
+    async def match_faq(
+        self,
+        session: AsyncSession,
+        question: str,
+        *,
+        verbatim: bool = True,
+        without: int | None = None,
+    ) -> FaqDecision:
+        """Tier 1 alone, as ``answer`` runs it: read, embed, candidates, decision. Without
+        ``verbatim``, a stored phrasing asked word for word is not taken as such; ``without``
+        leaves one entry out. The FAQ self-check asks both: how an entry's phrasings fare when
+        typed a little differently, and which entry would take them if it were not there."""
+        thresholds = await self.thresholds(session)
+        prepared = await self.prepare(session, question)
+        vectors = await embed_off_loop(self.parts.embedder.embed_queries, prepared.dense_texts)
+        vector = question_vector(prepared, vectors)
+        return await self._decide_faq(
+            session, prepared, vector, thresholds.t_faq, verbatim=verbatim, without=without
+        )
+
+    async def _decide_faq(
+        self,
+        session: AsyncSession,
+        prepared: PreparedQuery,
+        vector: Any,
+        t_faq: float,
+        *,
+        verbatim: bool = True,
+        without: int | None = None,
+    ) -> FaqDecision:
+        answer = self.settings.answer
+        guard = self.parts.guard if answer.near_miss_guard else None
+        candidates = await faq_candidates(
+            session,
+            self.parts.processor,
+            prepared.question if verbatim else "",
+            prepared.terms,
+            vector,
+            limit=FAQ_CANDIDATES + (without is not None),
+            covering=coverage_terms(prepared.readable, self.parts.processor, guard),
+        )
+        candidates = [c for c in candidates if c.faq_id != without][:FAQ_CANDIDATES]
+        return decide_faq(
+            prepared.dense,  # the guard reads shorthand written out ("hp" is học phí)
+            candidates,
+            threshold=t_faq,
+            margin=answer.faq_margin,
+            guard=guard,
+            min_coverage=answer.faq_min_coverage,
+        )
 
     async def prepare(self, session: AsyncSession, question: str) -> PreparedQuery:
         """The question read for search: restored (with the knowledge's restorer), expanded,

@@ -172,16 +172,47 @@ def faq_import(settings: Settings, file: Path, draft: bool) -> None:
         raise click.ClickException(str(exc)) from exc
 
     async def body(rt: Runtime) -> None:
+        from bot.faq_check import check_entries
+
         bar = progress(len(drafts), "FAQ", "entry")
+        ids = []
         async with rt.sessionmaker.begin() as session:
             for d in drafts:
                 if draft:
                     d.status = FaqStatus.draft
                 d.updated_by = "cli:import"
-                await upsert_faq(session, rt.indexer, d)
+                ids.append((await upsert_faq(session, rt.indexer, d)).id)
                 bar.update(1)
         bar.close()
         click.echo(f"imported {len(drafts)} FAQ entries from {file}")
+        if not draft:
+            async with rt.sessionmaker() as session:
+                report = await check_entries(rt.answerer, session, ids)
+            click.echo(f"{report.summary} (details: tuvan faq check)")
+
+    with_runtime(settings, body)
+
+
+@faq.command("check")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per problem.")
+@pass_settings
+def faq_check(settings: Settings, as_json: bool) -> None:
+    """Ask every published phrasing as a student would (not word for word) and list those not
+    answered by their own entry, answered by another entry, or refused by the guard."""
+    import json
+
+    from bot.faq_check import check_entries
+
+    async def body(rt: Runtime) -> None:
+        async with rt.sessionmaker() as session:
+            report = await check_entries(rt.answerer, session)
+        for p in report.problems:
+            if as_json:
+                click.echo(json.dumps(p.__dict__, ensure_ascii=False))
+            else:
+                name = p.external_id or f"#{p.faq_id}"
+                click.echo(f"{name}\t{p.problem}\t{p.phrasing}\t{p.detail}")
+        click.echo(report.summary, err=as_json)
 
     with_runtime(settings, body)
 

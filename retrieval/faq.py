@@ -447,5 +447,5 @@ def _guard(guard: NearMissGuard | None, question: str, cand: FaqCandidate) -> Gu
     if guard is None:
         return None
     # Conflicts are read against the entry's question (a variant may be phrased loosely, but
-    # the question is what the answer answers); asked slots against everything the entry says.
-    return guard.check(question, cand.question, cand.answer, cand.variants)
+    # the question is what the answer answers); asked slots against its question and answer.
+    return guard.check(question, cand.question, cand.answer)

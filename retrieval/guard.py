@@ -14,7 +14,7 @@ Two rules, both read from the same facets:
   major, another year...), each category with its own policy;
 - **asked and covered** (2/6): every value the question asks in a ``covered`` category (what is
   asked: học phí, chỉ tiêu...; whom or what about: a major, a programme, a method...) must be
-  said somewhere in the entry: its question, its variants or its answer. "Học phí hệ vừa làm vừa
+  said somewhere in the entry: its question or its answer. "Học phí hệ vừa làm vừa
   học" must not get the entry *about* vừa làm vừa học that never mentions tuition. An asked
   attribute also counts as covered when the answer holds the kind of value it asks for (an
   amount for học phí, a date for hạn nộp, a phone number for liên hệ; ``kinds`` in guard.yaml).
@@ -63,7 +63,7 @@ class Conflict:
 
 @dataclass(frozen=True)
 class Missing:
-    """A value the question asks that the entry (question, variants, answer) never says."""
+    """A value the question asks that the entry (its question, its answer) never says."""
 
     category: str
     label: str  # the category in staff's words ("chủ đề hỏi", "ngành")
@@ -112,7 +112,7 @@ class Policy:
     mode: Literal["overlap", "equal"] = "overlap"
     query_only: bool = False  # a value in the question and none in the FAQ is a conflict
     faq_only: bool = False  # a value in the FAQ and none in the question is a conflict
-    # Whether a value the question names must be said by the entry (question, variants or
+    # Whether a value the question names must be said by the entry (its question or its
     # answer): "always" (one of the values named, as overlap reads them), "each" (every one:
     # a question that asks học phí and chỉ tiêu is not answered by an entry that gives only
     # one), "if_named" (only when the entry names some value of the category: an entry that
@@ -326,18 +326,17 @@ class NearMissGuard:
         # A name taken out ends a clause: the words around it do not make a pair.
         return " ".join(w if i not in taken else ";" for i, w in enumerate(text.split()))
 
-    def check(
-        self, query: str, faq_question: str, answer: str = "", variants: Sequence[str] = ()
-    ) -> GuardVerdict:
+    def check(self, query: str, faq_question: str, answer: str = "") -> GuardVerdict:
         """Whether the FAQ entry may answer ``query``: no category conflicts with its question,
-        and every value asked in a ``covered`` category said by its question, ``variants`` or
-        ``answer`` (the coverage is checked only when an answer is given).
+        and every value asked in a ``covered`` category said by its question or its ``answer``
+        (checked only when an answer is given). Its variants say nothing: a phrasing staff add
+        does not make the answer say more (the self-check flags a variant the guard refuses).
 
         With an answer, a value the question names and the entry's question does not is no
-        conflict when the answer or a variant says it ("Học phí ngành CNTT" and the entry
-        "Học phí chương trình chuẩn" whose answer lists the fee of CNTT)."""
+        conflict when the answer says it ("Học phí ngành CNTT" and the entry "Học phí chương
+        trình chuẩn" whose answer lists the fee of CNTT)."""
         mine, theirs = self.facets(query), self.facets(faq_question)
-        said = self._said((faq_question, *variants, answer)) if answer else {}
+        said = self._said((faq_question, answer)) if answer else {}
         conflicts = []
         for category in self._categories:
             q = mine.get(category.name, frozenset())

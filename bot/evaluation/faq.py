@@ -234,14 +234,12 @@ class _MemoGuard:
 
     def __init__(self, guard: NearMissGuard) -> None:
         self._guard = guard
-        self._seen: dict[tuple[str, str, str, tuple[str, ...]], GuardVerdict] = {}
+        self._seen: dict[tuple[str, str, str], GuardVerdict] = {}
 
-    def check(
-        self, query: str, faq_question: str, answer: str = "", variants: Sequence[str] = ()
-    ) -> GuardVerdict:
-        key = (query, faq_question, answer, tuple(variants))
+    def check(self, query: str, faq_question: str, answer: str = "") -> GuardVerdict:
+        key = (query, faq_question, answer)
         if key not in self._seen:
-            self._seen[key] = self._guard.check(query, faq_question, answer, variants)
+            self._seen[key] = self._guard.check(query, faq_question, answer)
         return self._seen[key]
 
 

@@ -277,3 +277,16 @@ async def test_a_viewer_sees_the_entry_read_only(
 async def test_new_entry_can_be_prefilled_with_a_question(editor: AdminBrowser) -> None:
     page = await editor.page("/admin/faq/new?question=Học%20phí%20<b>2027</b>?")
     assert "Học phí &lt;b&gt;2027&lt;/b&gt;?</textarea>" in page
+
+
+async def test_the_editor_shows_the_self_check_in_plain_vietnamese(editor: AdminBrowser) -> None:
+    entry = await create(editor)
+    page = await editor.page(f"/admin/faq/{entry}")
+    assert 'data-testid="faq-check-ok"' in page
+    # a phrasing about tuition on the parking entry: its answer never speaks of tuition
+    refused = "Học phí gửi xe máy một tháng là bao nhiêu?"
+    assert (await editor.post(f"/admin/faq/{entry}/variants", {"variant": refused})).status == 303
+    page = await editor.page(f"/admin/faq/{entry}")
+    assert 'data-testid="faq-check-guard"' in page
+    assert "Câu hỏi hỏi về học phí" in page
+    assert "mục này không nói về học phí" in page

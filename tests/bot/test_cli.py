@@ -104,7 +104,21 @@ def imported(workdir: Path) -> Path:
     data_dir = workdir / "imported"
     result = ok(tuvan("faq", "import", str(source), data_dir=data_dir, cwd=workdir))
     assert f"imported 3 FAQ entries from {source}" in result.stdout
+    # the draft is not checked: it answers nobody yet
+    assert "self-check: 2 entries, 4 phrasings; 0 not answered by their entry" in result.stdout
     return data_dir
+
+
+def test_faq_check_lists_problems_and_ends_with_the_summary(imported: Path, workdir: Path) -> None:
+    result = ok(tuvan("faq", "check", data_dir=imported, cwd=workdir))
+    lines = result.stdout.strip().splitlines()
+    assert lines[-1].startswith("self-check: 2 entries, 4 phrasings;")
+    for line in lines[:-1]:  # one tab-separated line per problem: id, kind, phrasing, why
+        name, kind, phrasing, why = line.split("\t")
+        assert name in {"t-hoc-bong", "t-xe-buyt"}
+        assert kind in {"unanswered", "other_entry", "confusable", "guard"}
+        assert phrasing
+        assert why
 
 
 def test_ask_json_answers_an_imported_faq_verbatim(imported: Path, workdir: Path) -> None:
