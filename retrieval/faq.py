@@ -13,8 +13,11 @@ slot said by the entry) is accepted when
 - its dense similarity reaches ``t_faq``;
 - the question's words are covered by the entry (``coverage``: the IDF-weighted share of the
   question's keyword terms that the entry's question, variants or answer hold, IDF over the
-  published entries) at least ``min_coverage``: a question that adds a subject the entry never
-  mentions ("giảng viên" where the entry is about students) is another question;
+  published entries; the words the guard reads count as held, the guard checks those slots
+  itself) at least ``min_coverage``: a question that adds a subject the entry never mentions
+  ("giảng viên" where the entry is about students) is another question. Staff phrasings count
+  here (their words are how students ask) but not for the guard's slots, which the entry's
+  question or answer must say;
 - no entry with another answer comes within ``margin`` of it on the fused score.
 
 A verbatim match is accepted unless an entry with another answer holds the same phrasing. The
@@ -34,7 +37,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from retrieval.bm25 import Bm25Index
-from retrieval.changes import tables_signature
+from retrieval.changes import signature_expression, tables_signature
 from retrieval.fusion import score_fusion
 from retrieval.guard import GuardVerdict, NearMissGuard
 from retrieval.text import TextProcessor, tokens
@@ -104,20 +107,6 @@ _DENSE_SQL = text(
     """
 )
 
-# The same for given entries (those only the keyword side or a verbatim match brought).
-_DENSE_OF_SQL = text(
-    """
-    SELECT DISTINCT ON (faq_id) faq_id, matched, 1 - dist AS similarity FROM (
-        SELECT e.id AS faq_id, e.question AS matched, e.embedding <=> :q AS dist
-        FROM faq_entries e WHERE e.id = ANY(:ids) AND e.embedding IS NOT NULL
-        UNION ALL
-        SELECT v.faq_id, v.text, v.embedding <=> :q
-        FROM faq_variants v WHERE v.faq_id = ANY(:ids) AND v.embedding IS NOT NULL
-    ) AS both_kinds
-    ORDER BY faq_id, dist
-    """
-)
-
 _ENTRIES_SQL = text(
     "SELECT id, external_id, question, answer, source, source_url, language "
     "FROM faq_entries WHERE status = 'published' ORDER BY id"
@@ -127,10 +116,13 @@ _VARIANTS_SQL = text(
     "WHERE e.status = 'published' ORDER BY v.faq_id, v.id"
 )
 
-# One round trip for both settings; both last until the end of the transaction.
-_HNSW_SETTINGS_SQL = text(
+# One round trip for both settings (they last until the end of the transaction) and for the
+# signature that tells whether the FAQ lexicon is still current.
+_FAQ_TABLES = ("faq_entries", "faq_variants")
+_SETTINGS_SQL = text(
     "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-    "set_config('hnsw.ef_search', '64', true)"
+    "set_config('hnsw.ef_search', '64', true), "
+    f"{signature_expression(_FAQ_TABLES)} AS signature"
 )
 
 
@@ -206,9 +198,13 @@ _lexicons: dict[str, FaqLexicon] = {}
 _lock = asyncio.Lock()
 
 
-async def faq_lexicon(session: AsyncSession, processor: TextProcessor) -> FaqLexicon:
-    """The lexicon of the FAQ this session sees, rebuilt only when the FAQ changed."""
-    signature = await tables_signature(session, ("faq_entries", "faq_variants"))
+async def faq_lexicon(
+    session: AsyncSession, processor: TextProcessor, signature: str | None = None
+) -> FaqLexicon:
+    """The lexicon of the FAQ this session sees, rebuilt only when the FAQ changed
+    (``signature``: the FAQ tables' signature, when the caller read it already)."""
+    if signature is None:
+        signature = await tables_signature(session, _FAQ_TABLES)
     key = f"{session.bind.engine.url if session.bind is not None else ''}#{id(processor)}"
     async with _lock:
         cached = _lexicons.get(key)
@@ -283,12 +279,12 @@ async def faq_candidates(
     coverage is weighed (``coverage_terms``; ``terms`` if not given)."""
     from retrieval.search import _vec
 
-    lexicon = await faq_lexicon(session, processor)
+    settings = (await session.execute(_SETTINGS_SQL)).one()
+    lexicon = await faq_lexicon(session, processor, str(settings.signature))
     if not lexicon.ids:
         return []
     q = _vec(query_vector)
-    await session.execute(_HNSW_SETTINGS_SQL)
-    rows = (await session.execute(_DENSE_SQL, {"q": q, "n": POOL * 2})).all()
+    rows = (await session.execute(_DENSE_SQL, {"q": q, "n": POOL})).all()
     # An entry published since the lexicon was read waits for the next question.
     dense = {
         r.faq_id: (float(r.similarity), r.matched) for r in rows if r.faq_id in lexicon.entries
@@ -297,11 +293,9 @@ async def faq_candidates(
     keyword = lexicon.bm25.search(terms, POOL)
     keyword_top = dict(keyword.top)
     verbatim = set(lexicon.verbatim.get(verbatim_key(question), ()))
+    # An entry only the keyword side brought is beyond the dense side's nearest: its
+    # similarity counts as 0 (it could not reach t_faq), its keyword score still ranks it.
     pool = {*dense_top, *keyword_top, *verbatim}
-    missing = [i for i in pool if i not in dense]
-    if missing:
-        for r in await session.execute(_DENSE_OF_SQL, {"q": q, "ids": missing}):
-            dense[r.faq_id] = (float(r.similarity), r.matched)
     keyword_all = keyword.scores_of(list(pool))
     fused = score_fusion(
         keyword_top,

@@ -131,6 +131,15 @@ async def ensure_index_state(session: AsyncSession, embedder: Embedder) -> Index
     return state
 
 
+async def faq_needs_reindex(session: AsyncSession) -> bool:
+    """Whether the FAQ was embedded before 2/6 (as passages, with copies without diacritics):
+    those copies are the trace such a store keeps. `tuvan reindex` embeds it anew."""
+    found = await session.scalar(
+        select(FaqVariant.id).where(FaqVariant.origin == VariantOrigin.folded).limit(1)
+    )
+    return found is not None
+
+
 async def _has_vectors(session: AsyncSession) -> bool:
     for table, _ in _VECTOR_COLUMNS:
         found = await session.execute(

@@ -252,3 +252,113 @@ def test_values_the_passages_never_mention_are_reported(guard: NearMissGuard) ->
     # passages that name no year at all do not contradict one (a law cited by its year)
     undated = ["Người từ đủ 16 tuổi trở lên phải chịu trách nhiệm hình sự."]
     assert guard.missing_from("Theo Bộ luật Hình sự 2017, bao nhiêu tuổi?", undated, scope) == {}
+
+
+# -- asked slots said by the entry (2/6) -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "faq", "answer", "missing"),
+    [
+        # the held-out failures the issue quotes: the entry simply does not say what is asked
+        (
+            "Điểm chuẩn xét tuyển bằng HSA ngành CNTT 2025",
+            "Điểm chuẩn ngành CNTT năm 2025 là bao nhiêu?",
+            "Điểm chuẩn THPT ngành Công nghệ Thông tin năm 2025 là 27,5 điểm.",
+            "method",
+        ),
+        (
+            "Học phí hệ vừa làm vừa học",
+            "Hệ vừa làm vừa học tuyển sinh như thế nào?",
+            "Hệ vừa làm vừa học xét tuyển theo học bạ, học vào buổi tối và cuối tuần.",
+            "attribute",
+        ),
+        (
+            "Chỉ tiêu hệ từ xa",
+            "Đào tạo từ xa là gì?",
+            "Đào tạo từ xa là hình thức học trực tuyến có hướng dẫn.",
+            "attribute",
+        ),
+        # every asked attribute, not one of them
+        (
+            "Học phí học cải thiện được tính theo loại tín chỉ học phí nào?",
+            "Học cải thiện điểm thì điểm của lần học nào được dùng để tính điểm trung bình?",
+            "Số tín chỉ học cải thiện được tính vào tổng số tín chỉ đăng ký của học kỳ đó.",
+            "attribute",
+        ),
+        # a regulation topic the entry never mentions
+        (
+            "Muốn phúc khảo điểm khóa luận tốt nghiệp thì đăng ký ở đâu?",
+            "Muốn phúc khảo bài thi thì đăng ký ở đâu và trong thời hạn nào?",
+            "Sinh viên nộp đơn phúc khảo tại phòng Đào tạo trong 5 ngày sau khi công bố điểm.",
+            "topic",
+        ),
+    ],
+)
+def test_an_entry_that_never_says_what_is_asked_is_refused(
+    guard: NearMissGuard, query: str, faq: str, answer: str, missing: str
+) -> None:
+    assert guard.check(query, faq).ok  # the question alone had nothing to object to...
+    verdict = guard.check(query, faq, answer)  # ...the entry as a whole does
+    assert not verdict.ok
+    assert missing in {m.category for m in verdict.missing}
+    assert "nhưng mục này không nói về" in verdict.staff_reason
+
+
+@pytest.mark.parametrize(
+    ("query", "faq", "answer"),
+    [
+        # the major is not in the entry's question, but its answer gives that major's fee
+        (
+            "hoc phi nganh cntt bn v ad",
+            "Học phí chương trình chuẩn năm học 2026–2027 là bao nhiêu?",
+            "Học phí chương trình chuẩn là 32.500.000 đồng/năm cho các ngành KHMT, CNTT, ATTT.",
+        ),
+        # "bao nhiêu tiền" is answered by an amount, "sđt" by a phone number
+        (
+            "ktx bn tien 1 thang vay",
+            "Giá phòng ký túc xá bao nhiêu một tháng?",
+            "KTX B có giá 850.000 đồng/người/tháng.",
+        ),
+        (
+            "sdt phong tuyen sinh la gi",
+            "Thông tin về phòng tuyển sinh của trường?",
+            "Phòng tuyển sinh: tầng 1 nhà A, hotline 028 3999 1234.",
+        ),
+        # synonyms of one regulation topic
+        (
+            "bị đuổi học khi nào",
+            "Những trường hợp nào sinh viên bị buộc thôi học?",
+            "Sinh viên bị buộc thôi học khi bị cảnh báo học vụ hai lần liên tiếp.",
+        ),
+        # an entry naming no year stands for every year
+        (
+            "Học phí ngành KHMT năm 2027?",
+            "Học phí ngành Khoa học máy tính là bao nhiêu?",
+            "Học phí ngành Khoa học máy tính là 32.500.000 đồng/năm.",
+        ),
+    ],
+)
+def test_an_entry_that_says_what_is_asked_passes(
+    guard: NearMissGuard, query: str, faq: str, answer: str
+) -> None:
+    verdict = guard.check(query, faq, answer)
+    assert verdict.ok, verdict.reason
+
+
+def test_an_entry_whose_answer_names_another_year_is_refused(guard: NearMissGuard) -> None:
+    verdict = guard.check(
+        "Học phí ngành KHMT năm 2027?",
+        "Học phí ngành Khoa học máy tính là bao nhiêu?",
+        "Năm học 2025–2026 học phí ngành Khoa học máy tính là 30.000.000 đồng.",
+    )
+    assert [m.category for m in verdict.missing] == ["year"]
+
+
+def test_a_category_with_an_unknown_kind_is_a_config_error(tmp_path: Path) -> None:
+    override = tmp_path / "guard.yaml"
+    override.write_text(
+        "categories:\n  attribute:\n    values:\n      học phí: {kinds: [salary]}\n", "utf-8"
+    )
+    with pytest.raises(ConfigError, match="unknown kinds"):
+        load_guard(TextSettings(guard_vocabulary_file=override))

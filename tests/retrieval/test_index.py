@@ -34,6 +34,7 @@ from retrieval.index import (
     count_embeddable,
     delete_document,
     ensure_index_state,
+    faq_needs_reindex,
     index_document,
     reindex,
     set_variants,
@@ -330,8 +331,10 @@ async def test_reindex_with_another_dimension_re_embeds_everything_and_rolls_bac
                     session, indexer, entry, ["ma truong la gi"], VariantOrigin.folded
                 )
                 total = await count_embeddable(session)
+                assert await faq_needs_reindex(session)  # the start-up warning's test
 
                 assert await reindex(session, stub_indexer) == total - 1
+                assert not await faq_needs_reindex(session)
                 folded = await session.scalar(
                     select(func.count())
                     .select_from(FaqVariant)
