@@ -253,10 +253,6 @@ def snapshot(entry: FaqEntry) -> dict[str, Any]:
     }
 
 
-def staff_variants(entry: FaqEntry) -> list[str]:
-    return [v.text for v in entry.variants if v.origin == VariantOrigin.staff]
-
-
 async def save_entry(
     session: AsyncSession,
     indexer: Indexer,
@@ -339,7 +335,8 @@ async def add_variant(
 async def remove_variant(
     session: AsyncSession, indexer: Indexer, entry: FaqEntry, variant_id: int, actor: str
 ) -> bool:
-    """Remove a staff or generated phrasing; the folded ones follow the staff phrasings."""
+    """Remove a staff or generated phrasing (and any copy without diacritics a tuvan before 2/6
+    left: those are never kept)."""
     variant = next((v for v in entry.variants if v.id == variant_id), None)
     if variant is None or variant.origin == VariantOrigin.folded:
         return False
