@@ -154,6 +154,15 @@ class _Category:
     label: str = ""
     # value -> the kinds of value (guard.yaml ``kinds``) whose presence in an answer covers it
     kinds: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # values that ask only for their kind ("bao nhiêu tiền"): no conflict with a value sharing it
+    generic: frozenset[str] = frozenset()
+
+    def compatible(self, asked: frozenset[str], named: frozenset[str]) -> bool:
+        """Whether every value asked is generic and shares a kind with a value named."""
+        theirs = {k for v in named for k in self.kinds.get(v, ())}
+        return bool(asked) and all(
+            v in self.generic and theirs.intersection(self.kinds.get(v, ())) for v in asked
+        )
 
 
 _HIDDEN = "|"  # stands in for words an earlier match used; no pattern matches across it
@@ -207,11 +216,14 @@ class NearMissGuard:
                 )
             patterns: list[_Extractor] = []
             kinds: dict[str, tuple[str, ...]] = {}
+            generic: set[str] = set()
             for value, aliases in (spec.get("values") or {}).items():
                 value = str(value)
                 alias_list, value_patterns = _value_spec(aliases)
                 if isinstance(aliases, Mapping) and aliases.get("kinds"):
                     kinds[value] = tuple(str(k) for k in aliases["kinds"])
+                if isinstance(aliases, Mapping) and aliases.get("generic"):
+                    generic.add(value)
                 # The canonical name is an alias too, unless it is a bare number ("100" for
                 # "toàn phần" must not claim every 100 in a question).
                 names = alias_list if value.isdigit() else [value, *alias_list]
@@ -225,7 +237,15 @@ class NearMissGuard:
         except (AttributeError, TypeError, ValueError, re.error) as exc:
             raise ConfigError(f"guard vocabulary, category {name!r}: {exc}") from exc
         label = str(spec.get("label") or name)
-        return _Category(name, policy, not_after, tuple(patterns), label, MappingProxyType(kinds))
+        return _Category(
+            name,
+            policy,
+            not_after,
+            tuple(patterns),
+            label,
+            MappingProxyType(kinds),
+            frozenset(generic),
+        )
 
     def facets(self, text: str) -> Facets:
         """The values each category finds in ``text``; categories with none are left out.
@@ -341,7 +361,7 @@ class NearMissGuard:
         for category in self._categories:
             q = mine.get(category.name, frozenset())
             f = theirs.get(category.name, frozenset())
-            if not category.policy.conflicts(q, f):
+            if not category.policy.conflicts(q, f) or category.compatible(q, f):
                 continue
             if q and not f and not q.isdisjoint(said.get(category.name, ())):
                 continue
@@ -423,10 +443,10 @@ def _value_spec(aliases: Any) -> tuple[list[Any], list[str]]:
         return [], []
     if isinstance(aliases, list):
         return aliases, []
-    if isinstance(aliases, Mapping) and set(aliases) <= {"aliases", "patterns", "kinds"}:
+    if isinstance(aliases, Mapping) and set(aliases) <= {"aliases", "patterns", "kinds", "generic"}:
         return list(aliases.get("aliases") or []), [str(p) for p in aliases.get("patterns") or []]
     raise ValueError(
-        f"a value takes a list of aliases or {{aliases, patterns, kinds}}, not {aliases!r}"
+        f"a value takes a list of aliases or {{aliases, patterns, kinds, generic}}, not {aliases!r}"
     )
 
 
@@ -466,14 +486,16 @@ def merge_vocabulary(base: Mapping[str, Any], override: Mapping[str, Any]) -> di
 
 
 def _extend(base: Any, extra: Any) -> Any:
-    """A value's aliases and patterns from ``base`` plus those of ``extra``."""
+    """A value's aliases, patterns and kinds from ``base`` plus those of ``extra``."""
     base_aliases, base_patterns = _value_spec(base)
     extra_aliases, extra_patterns = _value_spec(extra)
     kinds = [*_kinds_of(base), *_kinds_of(extra)]
+    generic = any(isinstance(s, Mapping) and s.get("generic") for s in (base, extra))
     return {
         "aliases": [*base_aliases, *extra_aliases],
         "patterns": [*base_patterns, *extra_patterns],
         **({"kinds": list(dict.fromkeys(kinds))} if kinds else {}),
+        **({"generic": True} if generic else {}),
     }
 
 

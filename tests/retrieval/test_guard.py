@@ -331,6 +331,18 @@ def test_an_entry_that_never_says_what_is_asked_is_refused(
             "Những trường hợp nào sinh viên bị buộc thôi học?",
             "Sinh viên bị buộc thôi học khi bị cảnh báo học vụ hai lần liên tiếp.",
         ),
+        # "bao nhiêu tiền" asks for an amount: the tuition entry is one
+        (
+            "liên thông đóng bn tiền 1 năm v ad",
+            "Học phí chương trình liên thông đại học ngành CNTT năm 2025 là bao nhiêu?",
+            "Học phí năm học 2025-2026 là 40.000.000 đồng.",
+        ),
+        # a formula answers "tính ra sao"; "điểm đánh giá" is not "điểm danh" (attendance)
+        (
+            "Xét bằng điểm đánh giá năng lực thì điểm xét tuyển tính ra sao?",
+            "Điểm xét tuyển theo phương thức đánh giá năng lực được tính như thế nào?",
+            "Điểm xét tuyển = Điểm thi ĐGNL + Điểm ưu tiên (nếu có), thang điểm 1200.",
+        ),
         # an entry naming no year stands for every year
         (
             "Học phí ngành KHMT năm 2027?",
@@ -362,3 +374,12 @@ def test_a_category_with_an_unknown_kind_is_a_config_error(tmp_path: Path) -> No
     )
     with pytest.raises(ConfigError, match="unknown kinds"):
         load_guard(TextSettings(guard_vocabulary_file=override))
+
+
+def test_an_amount_asked_of_a_deadline_entry_is_still_a_conflict(guard: NearMissGuard) -> None:
+    verdict = guard.check(
+        "học bổng BCU bao nhiêu tiền",
+        "Hạn đăng ký học bổng chương trình BCU khóa 2024 là khi nào?",
+        "Hạn đăng ký là ngày 15/8/2024.",
+    )
+    assert _categories(verdict) == {"attribute"}
