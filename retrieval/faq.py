@@ -107,6 +107,10 @@ _DENSE_SQL = text(
     """
 )
 
+_CURRENT_SQL = text(
+    "SELECT id, external_id, question, answer, source, source_url, language "
+    "FROM faq_entries WHERE id = ANY(:ids) AND status = 'published'"
+)
 _ENTRIES_SQL = text(
     "SELECT id, external_id, question, answer, source, source_url, language "
     "FROM faq_entries WHERE status = 'published' ORDER BY id"
@@ -152,6 +156,7 @@ class FaqLexicon:
         self, entries: Sequence[_Entry], processor: TextProcessor, signature: str = ""
     ) -> None:
         self.signature = signature
+        self._processor = processor
         self.entries = {e.faq_id: e for e in entries}
         self.ids = [e.faq_id for e in entries]
         docs = [
@@ -170,6 +175,10 @@ class FaqLexicon:
                 if phrasing:
                     self.verbatim[phrasing] = (*self.verbatim.get(phrasing, ()), e.faq_id)
 
+    def _changed(self, faq_id: int, current: Any) -> bool:
+        known = self.entries.get(faq_id)
+        return known is None or (known.question, known.answer) != (current.question, current.answer)
+
     def idf(self, term: str) -> float:
         """log((N + 1) / df) for a term some entry holds. A term no entry holds is as likely a
         filler of chat ("sợ quá", a typo) as a subject the FAQ never covers: it weighs
@@ -177,11 +186,19 @@ class FaqLexicon:
         df = self.df.get(term)
         return math.log((len(self.ids) + 1) / df) if df else UNKNOWN_WEIGHT
 
-    def coverage(self, covering: Covering, faq_id: int) -> tuple[float, tuple[str, ...]]:
+    def coverage(
+        self, covering: Covering, faq_id: int, current: Any = None
+    ) -> tuple[float, tuple[str, ...]]:
         """The IDF-weighted share of the question's terms the entry holds (its words, and the
-        words the guard reads), and the terms it does not hold."""
+        words the guard reads), and the terms it does not hold. ``current`` (a row with its
+        question and answer) reads the words of an entry changed since the lexicon was built."""
         terms = covering.terms
-        held = self.terms.get(faq_id, frozenset()) | covering.read
+        words = self.terms.get(faq_id, frozenset())
+        if current is not None and self._changed(faq_id, current):
+            variants = self.entries[faq_id].variants if faq_id in self.entries else ()
+            text = "\n".join((current.question, *variants, current.answer))
+            words = frozenset(self._processor.doc_terms(text))
+        held = words | covering.read
         # A pair of words ("khoa_luan") counts half: its words count on their own already, and
         # a paraphrase reorders words more often than it changes them.
         weights = {
@@ -281,14 +298,9 @@ async def faq_candidates(
 
     settings = (await session.execute(_SETTINGS_SQL)).one()
     lexicon = await faq_lexicon(session, processor, str(settings.signature))
-    if not lexicon.ids:
-        return []
     q = _vec(query_vector)
     rows = (await session.execute(_DENSE_SQL, {"q": q, "n": POOL})).all()
-    # An entry published since the lexicon was read waits for the next question.
-    dense = {
-        r.faq_id: (float(r.similarity), r.matched) for r in rows if r.faq_id in lexicon.entries
-    }
+    dense = {r.faq_id: (float(r.similarity), r.matched) for r in rows}
     dense_top = dict(sorted(((i, s) for i, (s, _) in dense.items()), key=lambda x: -x[1])[:POOL])
     keyword = lexicon.bm25.search(terms, POOL)
     keyword_top = dict(keyword.top)
@@ -296,6 +308,8 @@ async def faq_candidates(
     # An entry only the keyword side brought is beyond the dense side's nearest: its
     # similarity counts as 0 (it could not reach t_faq), its keyword score still ranks it.
     pool = {*dense_top, *keyword_top, *verbatim}
+    if not pool:
+        return []
     keyword_all = keyword.scores_of(list(pool))
     fused = score_fusion(
         keyword_top,
@@ -307,30 +321,37 @@ async def faq_candidates(
     for i in pool - fused.keys():
         fused[i] = 0.0
     order = sorted(pool, key=lambda i: (i not in verbatim, -fused[i], i))[:limit]
+    # What staff saved a moment ago, not the lexicon's copy: the lexicon learns of a change
+    # within seconds (retrieval.changes), an answer must be the current one at once. An entry
+    # unpublished since drops out; one published since, unknown to the lexicon yet, is read.
+    current = {r.id: r for r in await session.execute(_CURRENT_SQL, {"ids": order})}
     out = []
     for i in order:
-        entry = lexicon.entries[i]
-        similarity, matched = dense.get(i, (0.0, entry.question))
-        coverage, unsaid = lexicon.coverage(covering or Covering(tuple(terms)), i)
+        row = current.get(i)
+        if row is None:
+            continue
+        similarity, matched = dense.get(i, (0.0, row.question))
+        coverage, unsaid = lexicon.coverage(covering or Covering(tuple(terms)), i, row)
         if i in verbatim:
             similarity, matched = 1.0, question
+        entry = lexicon.entries.get(i)
         out.append(
             FaqCandidate(
                 faq_id=i,
-                external_id=entry.external_id,
-                question=entry.question,
+                external_id=row.external_id,
+                question=row.question,
                 matched_text=matched,
-                answer=entry.answer,
-                source=entry.source,
-                source_url=entry.source_url,
-                language=entry.language,
+                answer=row.answer,
+                source=row.source,
+                source_url=row.source_url,
+                language=row.language,
                 similarity=similarity,
                 score=fused[i],
                 keyword=float(keyword_all.get(i, 0.0)),
                 coverage=coverage,
                 unsaid=unsaid,
                 verbatim=i in verbatim,
-                variants=entry.variants,
+                variants=entry.variants if entry is not None else (),
             )
         )
     return out

@@ -27,7 +27,7 @@ from bot.models import (
 )
 from retrieval.embedders import OpenAIEmbedder
 from retrieval.errors import IndexMismatchError
-from retrieval.faq import faq_candidates
+from retrieval.faq import faq_candidates, faq_lexicon
 from retrieval.index import (
     FaqDraft,
     Indexer,
@@ -478,3 +478,25 @@ async def test_a_stored_phrasing_typed_without_marks_matches_verbatim_and_no_cop
     best = (await faq_candidates(session, indexer.processor, other, terms, vector, limit=3))[0]
     assert best.faq_id == vi.id
     assert not best.verbatim
+
+
+async def test_candidates_carry_the_stored_answer_not_the_lexicon_copy(
+    session: AsyncSession, indexer: Indexer
+) -> None:
+    # The lexicon learns of a change within seconds (table counters); the answer a student
+    # gets must be the one stored now. A stale copy in the lexicon must not leak out.
+    entry = await upsert_faq(
+        session,
+        indexer,
+        FaqDraft(question="Nhà xe mở cửa lúc mấy giờ?", answer="Từ 6 giờ đến 22 giờ."),
+    )
+    asked = "Nhà xe mở cửa lúc mấy giờ?"
+    [vector] = await asyncio.to_thread(indexer.embedder.embed_queries, [asked])
+    terms = indexer.processor.query_terms(asked)
+    first = await faq_candidates(session, indexer.processor, asked, terms, vector, limit=3)
+    assert first[0].faq_id == entry.id
+    lexicon = await faq_lexicon(session, indexer.processor)
+    known = lexicon.entries[entry.id]
+    lexicon.entries[entry.id] = replace(known, answer="(a copy gone stale)")
+    again = await faq_candidates(session, indexer.processor, asked, terms, vector, limit=3)
+    assert again[0].answer == "Từ 6 giờ đến 22 giờ."
