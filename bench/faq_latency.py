@@ -3,9 +3,9 @@
 One question is timed the way the answerer runs it: ``prepare_query`` (diacritics restored when
 typed without, abbreviations expanded, a multi-part question split) + ``embed_queries`` on the
 answerer's one embedding thread (``--embed-thread to_thread``: asyncio.to_thread, the earlier
-code, for comparison) = "embed"; a session, ``faq_candidates`` (three round trips: the
-settings with the FAQ lexicon's signature, the dense query, the chosen entries as stored now;
-BM25 over the in-memory lexicon) = "candidates"; ``decide_faq`` with the near-miss guard and
+code, for comparison) = "embed"; a session, ``faq_candidates`` (two round trips: the
+settings with the FAQ lexicon's signature, the dense query with the entries as stored; BM25
+over the in-memory lexicon) = "candidates"; ``decide_faq`` with the near-miss guard and
 the word coverage = "decide". "db" = session + candidates + decide, "total" = all of it. The
 answerer also reads ``index_state`` for the thresholds (one primary-key lookup) - not counted.
 

@@ -100,10 +100,16 @@ _DENSE_SQL = text(
         FROM faq_variants v JOIN faq_entries e ON e.id = v.faq_id
         WHERE e.status = 'published' AND v.embedding IS NOT NULL
         ORDER BY v.embedding <=> :q LIMIT :n
+    ), best AS (
+        SELECT DISTINCT ON (faq_id) faq_id, matched, dist
+        FROM (SELECT * FROM q UNION ALL SELECT * FROM v) AS both_kinds
+        ORDER BY faq_id, dist
     )
-    SELECT DISTINCT ON (faq_id) faq_id, matched, 1 - dist AS similarity
-    FROM (SELECT * FROM q UNION ALL SELECT * FROM v) AS both_kinds
-    ORDER BY faq_id, dist
+    SELECT e.id, e.external_id, e.question, e.answer, e.source, e.source_url, e.language,
+           b.matched, 1 - b.dist AS similarity
+    FROM best b JOIN faq_entries e ON e.id = b.faq_id
+    ORDER BY b.dist, e.id
+    LIMIT :n
     """
 )
 
@@ -211,6 +217,10 @@ class FaqLexicon:
         return 1.0 - sum(weights[t] for t in unsaid) / total, unsaid
 
 
+def _lexicon_key(session: AsyncSession, processor: TextProcessor) -> str:
+    return f"{session.bind.engine.url if session.bind is not None else ''}#{id(processor)}"
+
+
 _lexicons: dict[str, FaqLexicon] = {}
 _lock = asyncio.Lock()
 
@@ -222,7 +232,7 @@ async def faq_lexicon(
     (``signature``: the FAQ tables' signature, when the caller read it already)."""
     if signature is None:
         signature = await tables_signature(session, _FAQ_TABLES)
-    key = f"{session.bind.engine.url if session.bind is not None else ''}#{id(processor)}"
+    key = _lexicon_key(session, processor)
     async with _lock:
         cached = _lexicons.get(key)
         if cached is not None and cached.signature == signature:
@@ -296,12 +306,10 @@ async def faq_candidates(
     coverage is weighed (``coverage_terms``; ``terms`` if not given)."""
     from retrieval.search import _vec
 
-    settings = (await session.execute(_SETTINGS_SQL)).one()
-    lexicon = await faq_lexicon(session, processor, str(settings.signature))
+    lexicon = await _current_lexicon(session, processor)
     q = _vec(query_vector)
-    rows = (await session.execute(_DENSE_SQL, {"q": q, "n": POOL})).all()
-    dense = {r.faq_id: (float(r.similarity), r.matched) for r in rows}
-    dense_top = dict(sorted(((i, s) for i, (s, _) in dense.items()), key=lambda x: -x[1])[:POOL])
+    rows = {r.id: r for r in await session.execute(_DENSE_SQL, {"q": q, "n": POOL})}
+    dense_top = {i: float(r.similarity) for i, r in rows.items()}
     keyword = lexicon.bm25.search(terms, POOL)
     keyword_top = dict(keyword.top)
     verbatim = set(lexicon.verbatim.get(verbatim_key(question), ()))
@@ -315,26 +323,32 @@ async def faq_candidates(
         keyword_top,
         dense_top,
         keyword_all,
-        {i: dense.get(i, (0.0, ""))[0] for i in pool},
+        {i: dense_top.get(i, 0.0) for i in pool},
         KEYWORD_WEIGHT,
     )
     for i in pool - fused.keys():
         fused[i] = 0.0
     order = sorted(pool, key=lambda i: (i not in verbatim, -fused[i], i))[:limit]
-    # What staff saved a moment ago, not the lexicon's copy: the lexicon learns of a change
-    # within seconds (retrieval.changes), an answer must be the current one at once. An entry
-    # unpublished since drops out; one published since, unknown to the lexicon yet, is read.
-    current = {r.id: r for r in await session.execute(_CURRENT_SQL, {"ids": order})}
+    # The texts come from the rows as stored now, never from the lexicon's copy: the lexicon
+    # learns of an edit within seconds, the answer a student gets must be the one staff just
+    # saved. A verbatim match beyond the dense rows (rare) is read; an entry only the keyword
+    # side brought keeps the lexicon's copy, which can rank it but never answer (similarity 0).
+    missing = [i for i in order if i in verbatim and i not in rows]
+    if missing:
+        rows.update({r.id: r for r in await session.execute(_CURRENT_SQL, {"ids": missing})})
     out = []
     for i in order:
-        row = current.get(i)
+        row: Any = rows.get(i)
         if row is None:
-            continue
-        similarity, matched = dense.get(i, (0.0, row.question))
-        coverage, unsaid = lexicon.coverage(covering or Covering(tuple(terms)), i, row)
+            row = lexicon.entries.get(i)
+            if row is None or i in verbatim:  # unpublished since, or gone
+                continue
+        entry = lexicon.entries.get(i)
+        similarity = float(row.similarity) if i in dense_top else 0.0
+        matched = row.matched if i in dense_top else row.question
         if i in verbatim:
             similarity, matched = 1.0, question
-        entry = lexicon.entries.get(i)
+        coverage, unsaid = lexicon.coverage(covering or Covering(tuple(terms)), i, row)
         out.append(
             FaqCandidate(
                 faq_id=i,
@@ -355,6 +369,13 @@ async def faq_candidates(
             )
         )
     return out
+
+
+async def _current_lexicon(session: AsyncSession, processor: TextProcessor) -> FaqLexicon:
+    """The HNSW settings for this transaction and the FAQ lexicon, checked against the tables'
+    signature in the same round trip."""
+    row = (await session.execute(_SETTINGS_SQL)).one()
+    return await faq_lexicon(session, processor, str(row.signature))
 
 
 def _same_answer(a: FaqCandidate, b: FaqCandidate) -> bool:
