@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from retrieval.search import Hit
-from retrieval.text import TextProcessor, fold
+from retrieval.text import TextProcessor, ends_with_abbreviation, fold
 
 # A sentence ends at . ! ? … followed by a space and a capital/digit, but not inside numbers
 # such as 28.5, 40.000.000 or dates; lines (table rows, list items) are units of their own.
@@ -124,7 +124,9 @@ def _split(line: str) -> list[str]:
     pending = ""
     for part in _SENTENCE_END.split(line):
         part = part.strip()
-        if _ENUMERATOR.match(part):
+        # "VI." before a heading is its number; "… Quốc gia TP." before "Hồ Chí Minh" is an
+        # abbreviation: neither ends a sentence.
+        if _ENUMERATOR.match(part) or ends_with_abbreviation(part):
             pending = f"{pending}{part} "
             continue
         part, pending = pending + part, ""

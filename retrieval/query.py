@@ -25,7 +25,7 @@ from bot.settings import SearchMode, SearchSettings
 from retrieval.rerank import Reranker
 from retrieval.restore import DiacriticRestorer
 from retrieval.search import Hit, search_chunks, search_parts
-from retrieval.text import CLOSING_PARTICLES, TextProcessor, fold
+from retrieval.text import CLOSING_PARTICLES, TextProcessor, ends_with_abbreviation, fold
 
 MAX_PARTS = 4
 # A part needs this many keyword terms of its own; a shorter piece stays with its neighbour.
@@ -49,8 +49,6 @@ _PARTICLES = CLOSING_PARTICLES | frozenset({"v", "vay", "z", "zay", "voi", "di",
 # word, unless it ends an abbreviation: "TP. HCM" holds) always; before "," and the conjunctions
 # only when the clauses on both sides ask something of their own.
 _SENTENCE_END = re.compile(r"(?<=[?;!])\s+|(?<=[^\W\d_]\.)\s+(?=[^\W\d_])")
-# A full stop after one of these is an abbreviation, not the end of a sentence: "TP. HCM".
-_ABBREVIATED = re.compile(r"(?:^|\s)(?:[A-ZĐ][a-zđ]{0,2}|[A-ZĐ]{1,4}|[a-zđ])\.$")
 _CLAUSE_CUT = re.compile(
     r",\s*|\s+(?=(?:và|va|với lại|voi lai|còn|con|rồi|roi|and|also)\s)", re.IGNORECASE
 )
@@ -149,7 +147,7 @@ def split_question(question: str, processor: TextProcessor) -> list[str]:
 def _sentences(text: str) -> list[str]:
     out: list[str] = []
     for piece in _SENTENCE_END.split(text):
-        if out and _ABBREVIATED.search(out[-1]) and not out[-1].endswith(("?", "!", ";")):
+        if out and ends_with_abbreviation(out[-1]):
             out[-1] = f"{out[-1]} {piece}"
         else:
             out.append(piece)

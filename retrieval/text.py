@@ -192,6 +192,20 @@ def _clauses(text: str) -> list[list[str]]:
     return clauses
 
 
+# A full stop after one of these is an abbreviation, not the end of a sentence: "TP. Hồ Chí
+# Minh", "ThS. Nguyễn", "PGS. TS.", "Tp.", "v.v.", an initial. Not a longer word or acronym:
+# "… Việt Nam." and "… của ĐHQG." end sentences.
+_ABBREVIATED = re.compile(
+    r"(?:^|[\s(.])(?:[A-ZĐ]{1,2}|[A-ZĐ][a-zđ]|[A-ZĐ][a-zđ]?[A-ZĐ]{1,2}|[a-zđ])\.$"
+)
+
+
+def ends_with_abbreviation(text: str) -> bool:
+    """Whether ``text`` ends with an abbreviation's full stop ("… Quốc gia TP."), so that a
+    sentence splitter should not cut after it."""
+    return bool(_ABBREVIATED.search(text))
+
+
 def tokens(text: str) -> list[str]:
     """The folded, normalised words of a text in order: what keyword terms and guard match on."""
     return [_canonical(t) for clause in _clauses(text) for t in clause]
