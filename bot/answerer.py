@@ -33,6 +33,7 @@ from bot.llm import LlmClient, load_prompt
 from bot.query_plan import PlannedSearch, plan_queries, search_plan, small_talk_answer
 from bot.replies import Answer, Citation, Language, Tier
 from bot.settings import Settings
+from bot.small_talk import small_talk
 from retrieval.embedders import Embedder, embed_off_loop
 from retrieval.faq import FaqDecision, coverage_terms, decide_faq, faq_candidates
 from retrieval.guard import NearMissGuard
@@ -173,8 +174,19 @@ class Answerer:
         language: Language = detect_language(question)
         if not is_question(question):
             return _not_a_question(language)
+        chat = self._small_talk(question, language)
+        if chat is not None:
+            return chat
         found = await self._retrieve(question, language, timer)
         return _finish(await self._answer_found(found, timer), found, timer, started)
+
+    def _small_talk(self, question: str, language: Language) -> Answer | None:
+        """A greeting, a thank-you, a goodbye or a request for a person: a polite reply, no
+        search (bot.small_talk)."""
+        kind = small_talk(question)
+        if kind is None:
+            return None
+        return small_talk_answer(kind, language, self.settings.contact, how="small talk")
 
     async def answer_stream(self, raw_question: str) -> AsyncIterator[StreamEvent]:
         """``answer()`` as events, streaming the LLM's tier-2 reply as it is written.
@@ -194,6 +206,10 @@ class Answerer:
         language: Language = detect_language(question)
         if not is_question(question):
             yield StreamDone(_not_a_question(language))
+            return
+        chat = self._small_talk(question, language)
+        if chat is not None:
+            yield StreamDone(chat)
             return
         found = await self._retrieve(question, language, timer)
         llm = self.parts.llm

@@ -102,11 +102,15 @@ async def plan_queries(
     return parse_plan(reply, question)
 
 
-def small_talk_answer(kind: str, language: Language, contact: ContactSettings) -> Answer:
+def small_talk_answer(
+    kind: str, language: Language, contact: ContactSettings, *, how: str = "query plan"
+) -> Answer:
     """A polite reply that states nothing about the university (the greeting names the office
     to contact, as /start does)."""
     if kind == "greeting":
         text = replies.greeting_reply(contact, language)
+    elif kind == "human":
+        text = replies.person_reply(contact, language)
     elif language == "vi":
         text = {
             "thanks": "Không có gì ạ! Bạn cần hỏi thêm về tuyển sinh cứ nhắn cho mình nhé.",
@@ -121,7 +125,7 @@ def small_talk_answer(kind: str, language: Language, contact: ContactSettings) -
         tier="fallback",
         answer=text,
         language=language,
-        reason=f"no search needed: {kind} (query plan)",
+        reason=f"no search needed: {kind} ({how})",
     )
 
 

@@ -109,6 +109,22 @@ def not_a_question_reply(language: Language) -> str:
     )
 
 
+def person_reply(contact: ContactSettings, language: Language) -> str:
+    """The answer to "can I talk to a person?": how to reach the admissions office now. The
+    message stays in the conversation, where staff can read it and reply."""
+    if language == "vi":
+        return (
+            "Mình là trợ lý tự động. Bạn có thể gặp cán bộ tư vấn tuyển sinh qua:\n"
+            + contact_line(contact, language)
+            + "\nTin nhắn của bạn được lưu lại để cán bộ đọc và trả lời khi có thể."
+        )
+    return (
+        "I'm an automated assistant. You can reach an admissions officer at:\n"
+        + contact_line(contact, language)
+        + "\nYour message is kept so that staff can read it and reply when they can."
+    )
+
+
 def greeting_reply(contact: ContactSettings, language: Language) -> str:
     """The answer to /start, a follow, a "get started": who this is, what to ask, a person."""
     if language == "vi":
