@@ -148,8 +148,13 @@ async def test_expansion_makes_one_call_and_fuses_the_rankings(
 async def test_a_greeting_gets_a_polite_reply_without_search_or_citation(
     planning: Answerer, stub: OpenAIStub
 ) -> None:
+    # A plain greeting is read without the LLM (bot.small_talk): no call at all.
+    plain = await planning.answer("chào ad ạ")
+    assert plain.reason == "no search needed: greeting (small talk)"
+    assert stub.requests_to("/v1/chat/completions") == []
+    # One the rules do not know is the query plan's to read.
     stub.script_chat(plan_json(retrieve=False, kind="greeting"))
-    answer = await planning.answer("chào ad ạ")
+    answer = await planning.answer("chúc ad buổi sáng tốt lành")
     assert len(stub.requests_to("/v1/chat/completions")) == 1
     assert answer.tier == "fallback"
     assert answer.citations == []
