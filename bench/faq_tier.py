@@ -82,7 +82,9 @@ async def self_check(parts: Any, workspace: Any, items: Sequence[Any]) -> list[A
     async with workspace.sessionmaker() as session:
         for item in items:
             for phrasing in (item.question, *item.variants):
-                decision = await answerer.match_faq(session, phrasing)
+                decision = await answerer.match_faq(
+                    session, *await answerer.read(session, phrasing)
+                )
                 total += 1
                 own += decision.accepted is not None and decision.accepted.external_id == item.id
         report = await check_entries(answerer, session)

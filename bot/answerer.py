@@ -35,7 +35,7 @@ from bot.replies import Answer, Citation, Language, Tier
 from bot.settings import Settings
 from bot.small_talk import small_talk
 from retrieval.embedders import Embedder, embed_off_loop
-from retrieval.faq import FaqDecision, coverage_terms, decide_faq, faq_candidates
+from retrieval.faq import FaqCandidate, FaqDecision, coverage_terms, decide_faq, faq_candidates
 from retrieval.guard import NearMissGuard
 from retrieval.index import get_index_state
 from retrieval.query import PreparedQuery, prepare_query, question_vector, search_query
@@ -258,7 +258,7 @@ class Answerer:
             vector = question_vector(prepared, vectors)
             terms = list(prepared.terms)
             with timer.stage("faq"):
-                decision = await self._decide_faq(session, prepared, vector, thresholds.t_faq)
+                decision = await self.match_faq(session, prepared, vector, thresholds.t_faq)
             hits: list[Hit] = []
             planned = decision.accepted is None and self._plans_queries
             if decision.accepted is None and not planned:
@@ -317,38 +317,25 @@ class Answerer:
         found.passing = passing
         return found
 
-    async def match_faq(
-        self,
-        session: AsyncSession,
-        question: str,
-        *,
-        verbatim: bool = True,
-        without: int | None = None,
-    ) -> FaqDecision:
-        """Tier 1 alone, as ``answer`` runs it: read, embed, candidates, decision. Without
-        ``verbatim``, a stored phrasing asked word for word is not taken as such; ``without``
-        leaves one entry out. The FAQ self-check asks both: how an entry's phrasings fare when
-        typed a little differently, and which entry would take them if it were not there."""
-        thresholds = await self.thresholds(session)
+    async def read(self, session: AsyncSession, question: str) -> tuple[PreparedQuery, Any]:
+        """The question read (``prepare``) and its vector, as ``answer`` embeds it."""
         prepared = await self.prepare(session, question)
         vectors = await embed_off_loop(self.parts.embedder.embed_queries, prepared.dense_texts)
-        vector = question_vector(prepared, vectors)
-        return await self._decide_faq(
-            session, prepared, vector, thresholds.t_faq, verbatim=verbatim, without=without
-        )
+        return prepared, question_vector(prepared, vectors)
 
-    async def _decide_faq(
+    async def faq_candidates(
         self,
         session: AsyncSession,
         prepared: PreparedQuery,
         vector: Any,
-        t_faq: float,
         *,
         verbatim: bool = True,
         without: int | None = None,
-    ) -> FaqDecision:
-        answer = self.settings.answer
-        guard = self.parts.guard if answer.near_miss_guard else None
+    ) -> list[FaqCandidate]:
+        """Tier 1's candidates for a read question, best first. Without ``verbatim``, a stored
+        phrasing asked word for word is not taken as such; ``without`` leaves one entry out
+        (the FAQ self-check asks both)."""
+        guard = self.parts.guard if self.settings.answer.near_miss_guard else None
         candidates = await faq_candidates(
             session,
             self.parts.processor,
@@ -358,13 +345,32 @@ class Answerer:
             limit=FAQ_CANDIDATES + (without is not None),
             covering=coverage_terms(prepared.readable, self.parts.processor, guard),
         )
-        candidates = [c for c in candidates if c.faq_id != without][:FAQ_CANDIDATES]
+        return [c for c in candidates if c.faq_id != without][:FAQ_CANDIDATES]
+
+    async def match_faq(
+        self,
+        session: AsyncSession,
+        prepared: PreparedQuery,
+        vector: Any,
+        t_faq: float | None = None,
+        *,
+        verbatim: bool = True,
+        without: int | None = None,
+    ) -> FaqDecision:
+        """Tier 1 alone, as ``answer`` runs it (``faq_candidates``, then the decision);
+        ``t_faq`` is read from the settings and the index when not given."""
+        answer = self.settings.answer
+        if t_faq is None:
+            t_faq = (await self.thresholds(session)).t_faq
+        candidates = await self.faq_candidates(
+            session, prepared, vector, verbatim=verbatim, without=without
+        )
         return decide_faq(
             prepared.dense,  # the guard reads shorthand written out ("hp" is học phí)
             candidates,
             threshold=t_faq,
             margin=answer.faq_margin,
-            guard=guard,
+            guard=self.parts.guard if answer.near_miss_guard else None,
             min_coverage=answer.faq_min_coverage,
         )
 

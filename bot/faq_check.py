@@ -83,14 +83,16 @@ async def check_entries(
     entries = (await session.scalars(query)).all()
     problems: list[PhrasingProblem] = []
     phrasings = 0
+    t_faq = (await answerer.thresholds(session)).t_faq
     for entry in entries:
         for phrasing in dict.fromkeys([entry.question, *(v.text for v in entry.variants)]):
             phrasings += 1
-            decision = await answerer.match_faq(session, phrasing, verbatim=False)
+            read = await answerer.read(session, phrasing)
+            decision = await answerer.match_faq(session, *read, t_faq, verbatim=False)
             found = _problem(entry, phrasing, decision)
             if found is None:
                 alone = await answerer.match_faq(
-                    session, phrasing, verbatim=False, without=entry.id
+                    session, *read, t_faq, verbatim=False, without=entry.id
                 )
                 found = _rival(entry, phrasing, alone)
             if found is not None:

@@ -19,10 +19,11 @@ from retrieval.text import fold
 Kind = Literal["greeting", "thanks", "goodbye", "human"]
 
 # Words that carry nothing else: particles, vocatives, pronouns, "ok".
+# Folded, like the text they are matched against.
 _PADDING = (
-    r"(?:a|ạ|ak|ah|ha|nha|nhe|nhé|nhi|ne|oi|ơi|ad|admin|anh|chi|anh chi|ban|cac ban|mn|moi nguoi|"
+    r"(?:a|ak|ah|ha|nha|nhe|nhi|ne|oi|ad|admin|anh|chi|anh chi|ban|cac ban|mn|moi nguoi|"
     r"thay|co|thay co|em|e|minh|mk|to|toi|tui|con|da|vang|ok|oke|okay|vay|v|z|nhieu|lam|"
-    r"rat|very|much|so|a lot|you|everyone|all|there|nhe|nha|luon|rồi|roi|r)"
+    r"rat|very|much|so|a lot|you|everyone|all|there|luon|roi|r)"
 )
 _WORDS: tuple[tuple[Kind, str], ...] = (
     ("greeting", r"xin chao|chao|hello|hi|hey|alo|good (?:morning|afternoon|evening)"),

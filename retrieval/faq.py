@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -60,11 +60,9 @@ class FaqCandidate:
     language: str
     similarity: float  # dense cosine of the nearest of its question and variants; 1 verbatim
     score: float = 0.0  # fused (dense and BM25), what candidates are ordered by
-    keyword: float = 0.0  # BM25 of the question against the entry's words
     coverage: float = 1.0  # IDF-weighted share of the question's terms the entry holds
     unsaid: tuple[str, ...] = ()  # the question's terms the entry does not hold
     verbatim: bool = False  # a stored question or variant asked word for word
-    variants: tuple[str, ...] = field(default=(), repr=False)
 
 
 @dataclass(frozen=True)
@@ -343,7 +341,6 @@ async def faq_candidates(
             row = lexicon.entries.get(i)
             if row is None or i in verbatim:  # unpublished since, or gone
                 continue
-        entry = lexicon.entries.get(i)
         similarity = float(row.similarity) if i in dense_top else 0.0
         matched = row.matched if i in dense_top else row.question
         if i in verbatim:
@@ -361,11 +358,9 @@ async def faq_candidates(
                 language=row.language,
                 similarity=similarity,
                 score=fused[i],
-                keyword=float(keyword_all.get(i, 0.0)),
                 coverage=coverage,
                 unsaid=unsaid,
                 verbatim=i in verbatim,
-                variants=entry.variants if entry is not None else (),
             )
         )
     return out

@@ -20,7 +20,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from bot.answerer import AnswererParts, clean_question, is_question
+from bot.answerer import Answerer, AnswererParts, clean_question, is_question
 from bot.evaluation.data import FaqItem, FaqQuery
 from bot.evaluation.metrics import Choice, FaqRates, choose_threshold, faq_rates, sweep
 from bot.evaluation.report import curve_plot, prepare_out, rounded, table
@@ -28,9 +28,7 @@ from bot.evaluation.workspace import Workspace, load_faq, prepare_all, throwaway
 from retrieval.faq import (
     FaqCandidate,
     FaqDecision,
-    coverage_terms,
     decide_faq,
-    faq_candidates,
 )
 from retrieval.guard import Facets, GuardVerdict, NearMissGuard
 from retrieval.index import get_index_state
@@ -39,7 +37,6 @@ from retrieval.text import fold
 from retrieval.thresholds import resolve_thresholds
 
 CURVES = ("guard", "no guard")
-CANDIDATES = 5  # as many as the answerer fetches
 
 # Why a paraphrase did not get its entry, in the order the report lists them.
 BELOW = "below t_faq, the expected entry ranked first"
@@ -155,20 +152,13 @@ async def query_candidates(
         i: question_vector(p, v) for i, p, v in zip(asked, prepared, vectors, strict=True)
     }
     read = dict(zip(asked, prepared, strict=True))
+    answerer = Answerer(parts, workspace.sessionmaker)
     async with workspace.sessionmaker() as session:
         for i in range(len(questions)):
             # Like the answerer, a message with nothing to search for never reaches tier 1.
             if i in by_index:
                 texts[i] = read[i].dense
-                candidates[i] = await faq_candidates(
-                    session,
-                    parts.processor,
-                    read[i].question,
-                    read[i].terms,
-                    by_index[i],
-                    limit=CANDIDATES,
-                    covering=coverage_terms(read[i].readable, parts.processor, parts.guard),
-                )
+                candidates[i] = await answerer.faq_candidates(session, read[i], by_index[i])
             if on_query is not None:
                 on_query(1)
     return QueryCandidates(texts, candidates)
