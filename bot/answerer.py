@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot import replies
 from bot.errors import LlmError
-from bot.extractive import render_quotes, select_quotes
+from bot.extractive import Reading, read_question, render_quotes, select_quotes
 from bot.generate import (
     Generated,
     check_citations,
@@ -231,7 +231,7 @@ class Answerer:
                 log.warning("tier 2 LLM stream failed, answering extractively: %s", exc)
                 if pieces:
                     yield StreamReplace("the LLM stream broke off")
-                result = self._extractive_answer(found.terms, found.passing, language)
+                result = self._extractive_answer(found)
             else:
                 raw = "".join(pieces)
                 generated = check_citations(raw, len(found.passing))
@@ -424,14 +424,12 @@ class Answerer:
         result = None
         if found.passing:
             with timer.stage("compose"):
-                result = await self._documents_answer(
-                    found.question, found.terms, found.passing, found.language
-                )
+                result = await self._documents_answer(found)
         return result or await self._timed_fallback(found, timer)
 
     async def _timed_fallback(self, found: _Retrieval, timer: Timer) -> Answer:
         with timer.stage("fallback"):
-            return await self._fallback(
+            answer = await self._fallback(
                 found.question,
                 found.language,
                 found.decision,
@@ -439,6 +437,13 @@ class Answerer:
                 found.thresholds,
                 found.out_of_scope,
             )
+        if found.trace.get("abstained"):
+            # Passages about the question, none holding what it asks: offered as links that
+            # may help, with no fact stated from them.
+            answer.related = _related(found.passing)
+            answer.reason += "; documents: no quoted unit holds what is asked (abstained)"
+            answer.answer = replies.with_related(answer.answer, answer.related, found.language)
+        return answer
 
     def _faq_answer(self, decision: FaqDecision, language: Language) -> Answer:
         entry = decision.accepted
@@ -465,9 +470,8 @@ class Answerer:
             reason=decision.reason,
         )
 
-    async def _documents_answer(
-        self, question: str, terms: list[str], hits: list[Hit], language: Language
-    ) -> Answer | None:
+    async def _documents_answer(self, found: _Retrieval) -> Answer | None:
+        question, hits, language = found.question, found.passing, found.language
         llm = self.parts.llm
         if llm is not None:
             try:
@@ -479,7 +483,7 @@ class Answerer:
                     log.info("tier 2 LLM reply rejected (no or unknown citation): %.200s", raw)
                     return None
                 return self._generated_answer(generated, hits, language)
-        return self._extractive_answer(terms, hits, language)
+        return self._extractive_answer(found)
 
     def _generated_answer(
         self, generated: Generated, hits: list[Hit], language: Language
@@ -487,13 +491,23 @@ class Answerer:
         citations = [_citation(n, hits[n - 1]) for n in generated.cited]
         return self._cited(generated.text, citations, hits, language, "llm")
 
-    def _extractive_answer(
-        self, terms: list[str], hits: list[Hit], language: Language
-    ) -> Answer | None:
+    def _reading(self, found: _Retrieval) -> Reading:
+        """What the question asks (the guard's vocabulary, on shorthand written out)."""
+        guard = self.parts.guard if self.settings.answer.near_miss_guard else None
+        return read_question(found.trace.get("expanded") or found.question, guard)
+
+    def _extractive_answer(self, found: _Retrieval) -> Answer | None:
+        hits, language = found.passing, found.language
         quotes = select_quotes(
-            terms, hits, self.parts.processor, limit=self.settings.answer.extractive_sentences
+            found.terms,
+            hits,
+            self.parts.processor,
+            limit=self.settings.answer.extractive_sentences,
+            reading=self._reading(found),
+            guard=self.parts.guard if self.settings.answer.near_miss_guard else None,
         )
         if not quotes:
+            found.trace["abstained"] = True
             return None
         # One number per cited source (document and page), in order of first quote: two chunks
         # of the same page are one source to the reader.
@@ -594,6 +608,23 @@ def _citation(n: int, hit: Hit) -> Citation:
         page=hit.page,
         chunk_id=hit.chunk_id if hit.faq_id is None else None,
     )
+
+
+RELATED_SOURCES = 3  # links a fallback offers as "có thể liên quan"
+
+
+def _related(hits: list[Hit]) -> list[Citation]:
+    """The first distinct sources of ``hits`` (a document or an FAQ entry), numbered."""
+    seen: set[int] = set()
+    out: list[Citation] = []
+    for hit in hits:
+        if hit.document_id in seen:
+            continue
+        seen.add(hit.document_id)
+        out.append(_citation(len(out) + 1, hit))
+        if len(out) == RELATED_SOURCES:
+            break
+    return out
 
 
 def faq_passage(decision: FaqDecision, t_doc: float, min_coverage: float) -> Hit | None:

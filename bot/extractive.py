@@ -25,15 +25,17 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
+from retrieval.guard import Facets, NearMissGuard
 from retrieval.search import Hit
-from retrieval.text import TextProcessor, ends_with_abbreviation, fold
+from retrieval.text import TextProcessor, ends_with_abbreviation, fold, tokens
 
-# A sentence ends at . ! ? … followed by a space and a capital/digit, but not inside numbers
-# such as 28.5, 40.000.000 or dates; lines (table rows, list items) are units of their own.
-_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+(?=[\"“(\[]?[A-ZÀ-Ỹ0-9Đ])")
+# A sentence ends at . ! ? … followed by a space and a capital or a digit (``_starts_sentence``),
+# never inside numbers such as 28.5, 40.000.000 or dates; lines (table rows, list items) are
+# units of their own.
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+(?=\S)")
 # "VI." or "2.1." before a heading's words is its number, not a sentence of its own.
 _ENUMERATOR = re.compile(r"^(?:[IVXLC]+|\d{1,2}(?:\.\d{1,2})*|[a-zđ])[.)]$")
 _MAX_SENTENCE_CHARS = 600
@@ -64,6 +66,29 @@ _ROW_NUMBER_HEADERS = frozenset({"stt", "tt", "#", "no", "no.", "so tt", "so thu
 
 
 FAQ_FIRST = 1000.0  # added to the score of an FAQ passage's units
+FACTOID_QUOTES = 3  # at most this many units answer a question that asks no list
+CLOSE = 0.6  # a factoid's later units score at least this share of the first one's
+KIND_BONUS = 0.3  # times the question's weight: the unit holds the kind of value asked
+PHRASE_BONUS = 0.5  # times the share of the question's word pairs the unit holds
+ENTITY_BONUS = 0.15  # per entity category the unit names as the question does (two at most)
+FILLER_FACTOR = 0.5  # a testimonial or a slogan
+# "những ngành nào", "gồm những gì", "các phương thức": the question asks for a list.
+_LISTING = re.compile(
+    r"\b(?:nhung \w+(?: \w+)? nao|nhung gi|gom (?:nhung|co)|bao gom|cac \w+(?: \w+)? (?:nao|gi)|"
+    r"liet ke|danh sach|may (?:nganh|phuong thuc|loai|buoc)|which|what are|list)\b"
+)
+# A testimonial ("“Em đã chọn…” – Nguyễn Văn A, K2024") or a slogan: words without facts.
+_FILLER = re.compile(
+    r"^[\"“]|[”\"]\s*[-–—]\s*\w|\b(?:em|mình|tôi|chúng em) (?:đã|rất|thấy|cảm thấy|yêu|chọn)\b|"
+    r"\b(?:tầm nhìn|sứ mạng|sứ mệnh|giá trị cốt lõi|hàng đầu|năng động|sáng tạo và|chào mừng|"
+    r"vision|mission)\b",
+    re.IGNORECASE,
+)
+_NAME_HEADER = re.compile(
+    r"\b(?:nganh|ten|chuong trinh|bo phan|kenh|doi tuong|phuong thuc|hang muc|khoan|loai|"
+    r"programme|program|major|name|item)\b"
+)
+_CODE_HEADER = re.compile(r"^(?:ma|code)\b")
 
 
 @dataclass(frozen=True)
@@ -76,11 +101,44 @@ class Quote:
 
 
 @dataclass(frozen=True)
+class Reading:
+    """What a question asks, as tier 2 reads it (3/6, with the near-miss guard's vocabulary):
+    the kinds of value asked (a phone number, an amount, a date...), whom or what it is about
+    (a major, a year, a method...), and whether it asks for a list."""
+
+    kinds: frozenset[str] = frozenset()  # asked in so many words: none held, no answer
+    hints: frozenset[str] = frozenset()  # those of the attributes it names: favoured
+    entities: Facets = field(default_factory=dict)
+    listing: bool = False
+    pairs: frozenset[tuple[str, str]] = frozenset()  # its adjacent folded words
+
+
+def read_question(question: str, guard: NearMissGuard | None) -> Reading:
+    listing = bool(_LISTING.search(fold(question)))
+    pairs = _pairs(question)
+    if guard is None:
+        return Reading(listing=listing, pairs=pairs)
+    kinds = guard.asked_kinds(question)
+    return Reading(
+        kinds, kinds | guard.hinted_kinds(question), guard.entities(question), listing, pairs
+    )
+
+
+def _pairs(text: str) -> frozenset[tuple[str, str]]:
+    words = tokens(text)
+    return frozenset(zip(words, words[1:], strict=False))
+
+
+@dataclass(frozen=True)
 class _Unit:
     text: str
     label: int | None = None  # position of the short line that labels this one
     item: bool = False  # a list item or a table row
-    row: bool = False  # a table row
+    cells: tuple[tuple[str, str], ...] = ()  # a table row: (column header, cell), in order
+
+    @property
+    def row(self) -> bool:
+        return bool(self.cells)
 
     @property
     def introduces(self) -> bool:
@@ -119,10 +177,21 @@ def _cut(text: str) -> str:
     return text[:_MAX_SENTENCE_CHARS].rsplit(" ", 1)[0] + " …"
 
 
+def _starts_sentence(part: str) -> bool:
+    first = part.lstrip("\"“([")[:1]
+    return first.isupper() or first.isdigit()
+
+
 def _split(line: str) -> list[str]:
+    pieces: list[str] = []
+    for piece in _SENTENCE_END.split(line):
+        if pieces and not _starts_sentence(piece):
+            pieces[-1] = f"{pieces[-1]} {piece}"  # "… 28.5 điểm. và" is one sentence
+        else:
+            pieces.append(piece)
     out = []
     pending = ""
-    for part in _SENTENCE_END.split(line):
+    for part in pieces:
         part = part.strip()
         # "VI." before a heading is its number; "… Quốc gia TP." before "Hồ Chí Minh" is an
         # abbreviation: neither ends a sentence.
@@ -137,9 +206,9 @@ def _split(line: str) -> list[str]:
     return out
 
 
-def _table_rows(rows: list[list[str]]) -> list[str]:
-    """Data rows as "header: cell; …". The header is the row above the separator, or the first
-    row under it when the row above is empty (HTML tables without a <thead>)."""
+def _table_rows(rows: list[list[str]]) -> list[tuple[tuple[str, str], ...]]:
+    """Data rows as (header, cell) pairs. The header is the row above the separator, or the
+    first row under it when the row above is empty (HTML tables without a <thead>)."""
     sep = next((i for i, r in enumerate(rows) if _is_separator(r)), None)
     header: list[str] = []
     body = rows
@@ -159,10 +228,52 @@ def _table_rows(rows: list[list[str]]) -> list[str]:
             name = header[i] if i < len(header) else ""
             if not cell or fold(name) in _ROW_NUMBER_HEADERS:
                 continue
-            pairs.append(f"{name}: {cell}" if name and name != cell else cell)
+            pairs.append((name if name != cell else "", cell))
         if pairs:
-            out.append(_cut("; ".join(pairs)))
+            out.append(tuple(pairs))
     return out
+
+
+def _row_text(cells: Sequence[tuple[str, str]]) -> str:
+    """A row as read for scoring, and quoted when nothing is asked of it: "header: cell; …"."""
+    return _cut("; ".join(f"{h}: {c}" if h else c for h, c in cells))
+
+
+def _render_row(
+    cells: Sequence[tuple[str, str]], asked: Callable[[str, str], bool]
+) -> str:
+    """A row as a short line, what it is about first, then the columns asked, then the rest:
+    "Kỹ thuật Phần mềm (7480103): chỉ tiêu 2026 là 200; tổ hợp xét tuyển: A00, A01"."""
+    if not any(h for h, _ in cells):
+        return _row_text(cells)
+    name = next((i for i, (h, c) in enumerate(cells) if _NAME_HEADER.search(fold(h))), 0)
+    code = next(
+        (
+            i
+            for i, (h, c) in enumerate(cells)
+            if i != name and _CODE_HEADER.match(fold(h)) and len(c) <= 20
+        ),
+        None,
+    )
+    head = cells[name][1] + (f" ({cells[code][1]})" if code is not None else "")
+    rest = [(h, c) for i, (h, c) in enumerate(cells) if i not in (name, code)]
+    if not rest:
+        return _cut(f"{cells[name][0]}: {head}" if cells[name][0] else head)
+    first = [(h, c) for h, c in rest if asked(h, c)]
+    said = [f"{_lower(h)} {'là' if _vietnamese(h) else ':'} {c}".replace(" :", ":") for h, c in first]
+    said += [f"{_lower(h)}: {c}" if h else c for h, c in rest if (h, c) not in first]
+    return _cut(f"{head}: {'; '.join(said)}")
+
+
+def _lower(header: str) -> str:
+    """"Chỉ tiêu 2026" → "chỉ tiêu 2026"; an acronym ("ĐGNL", "IELTS") stays."""
+    if len(header) > 1 and header[1].islower():
+        return header[0].lower() + header[1:]
+    return header
+
+
+def _vietnamese(text: str) -> bool:
+    return fold(text) != text.lower()
 
 
 def _units(text: str) -> list[_Unit]:
@@ -177,7 +288,9 @@ def _units(text: str) -> list[_Unit]:
 
     def flush_table() -> None:
         nonlocal label
-        units.extend(_Unit(row, label, item=True, row=True) for row in _table_rows(table))
+        units.extend(
+            _Unit(_row_text(row), label, item=True, cells=row) for row in _table_rows(table)
+        )
         table.clear()
         label = None
 
@@ -212,60 +325,46 @@ def select_quotes(
     processor: TextProcessor,
     *,
     limit: int,
+    reading: Reading | None = None,
+    guard: NearMissGuard | None = None,
 ) -> list[Quote]:
-    """The ``limit`` best units of ``hits`` for the question, in reading order."""
+    """The best units of ``hits`` for the question, in reading order; [] to abstain.
+
+    With a ``reading`` (3/6), a unit that names another value than the question in one of the
+    entity categories (another major, year, method) is never quoted; a unit holding the kind of
+    value asked leads, and when none does the answer abstains; a factoid gets at most
+    ``FACTOID_QUOTES`` units, each close to the best one's score; a list question up to
+    ``limit``."""
     terms = set(question_terms)
+    reading = reading or Reading()
     per_hit = [_units(hit.text) for hit in hits]
-    # (hit index, position, own terms, context-only terms)
-    candidates: list[tuple[int, int, set[str], set[str]]] = []
-    for hi, (hit, units) in enumerate(zip(hits, per_hit, strict=True)):
-        heading = set(processor.query_terms(hit.heading_path)) & terms
-        for pos, unit in enumerate(units):
-            own = set(processor.query_terms(unit.text)) & terms
-            context = set(heading)
-            if unit.label is not None:
-                context |= set(processor.query_terms(units[unit.label].text)) & terms
-            candidates.append((hi, pos, own, context - own))
-    if not candidates:
-        return []
-    df: dict[str, int] = {}
-    for *_, own, context in candidates:
-        for t in own | context:
-            df[t] = df.get(t, 0) + 1
-    n = len(candidates)
-
-    def weight(found: set[str]) -> float:
-        return sum(math.log(1 + n / df[t]) for t in found)
-
-    if _evidence(terms, hits, processor, candidates, df, n) < MIN_EVIDENCE:
-        return []
-    # A published FAQ answer among the passages (tier 1 turned it down, the guard did not) is
-    # staff-approved and about what is asked: it is quoted before any document.
-    scored = sorted(
-        (
-            (
-                weight(own)
-                + 0.5 * weight(context)
-                + 0.5 / (1 + hi)
-                + (FAQ_FIRST if hits[hi].faq_id is not None else 0.0),
-                hi,
-                pos,
-            )
-            for hi, pos, own, context in candidates
-        ),
-        key=lambda s: (-s[0], s[1], s[2]),
-    )
+    scored = _ranked(terms, hits, per_hit, processor, reading, guard)
+    if not scored:
+        return []  # too little of the question, or every unit about another major, year...
+    if reading.kinds and guard is not None:
+        # Asked for a phone number, an amount, a date...: only units holding one answer, and
+        # when none does, no answer beats a wrong one.
+        scored = [s for s in scored if s[1].answers]
+        if not scored:
+            return []
+    lead = scored[0][0]
+    most = limit if reading.listing else min(limit, FACTOID_QUOTES)
 
     chosen: list[Quote] = []
     seen: set[str] = set()
     covered: set[tuple[int, int]] = set()
-    for score, hi, pos in scored:
-        if len(chosen) >= limit:
+    for score, c in scored:
+        if len(chosen) >= most or (not reading.listing and chosen and score < CLOSE * lead):
             break
+        hi, pos = c.hit_index, c.position
         if (hi, pos) in covered:
             continue
         text, used = _quote_text(
-            per_hit[hi], pos, hits[hi], covered={p for h, p in covered if h == hi}
+            per_hit[hi],
+            pos,
+            hits[hi],
+            covered={p for h, p in covered if h == hi},
+            asked=_asked_column(terms, processor, reading, guard),
         )
         key = fold(text)
         if key in seen:
@@ -276,11 +375,150 @@ def select_quotes(
     return sorted(chosen, key=lambda q: (q.hit_index, q.position))
 
 
+def _ranked(
+    terms: set[str],
+    hits: Sequence[Hit],
+    per_hit: Sequence[list[_Unit]],
+    processor: TextProcessor,
+    reading: Reading,
+    guard: NearMissGuard | None,
+) -> list[tuple[float, _Candidate]]:
+    """Every unit that may be quoted, best first with its score; [] when the chunks hold too
+    little of the question (``MIN_EVIDENCE``)."""
+    candidates: list[_Candidate] = []
+    for hi, (hit, units) in enumerate(zip(hits, per_hit, strict=True)):
+        heading = set(processor.query_terms(hit.heading_path)) & terms
+        about = _About(guard, reading, f"{hit.title}\n{hit.heading_path}")
+        for pos, unit in enumerate(units):
+            own = set(processor.query_terms(unit.text)) & terms
+            context = set(heading)
+            label = units[unit.label].text if unit.label is not None else ""
+            if label:
+                context |= set(processor.query_terms(label)) & terms
+            candidates.append(
+                _Candidate(
+                    hi,
+                    pos,
+                    own,
+                    context - own,
+                    agrees=about.agrees(unit.text, label),
+                    holds=_holds(guard, reading.hints, _with_items(units, pos)),
+                    answers=_holds(guard, reading.kinds, _with_items(units, pos)),
+                    filler=bool(_FILLER.search(unit.text)),
+                    phrase=len(reading.pairs & _pairs(unit.text)) / len(reading.pairs)
+                    if reading.pairs
+                    else 0.0,
+                )
+            )
+    if not candidates:
+        return []
+    df: dict[str, int] = {}
+    for c in candidates:
+        for t in c.own | c.context:
+            df[t] = df.get(t, 0) + 1
+    n = len(candidates)
+
+    def weight(found: set[str]) -> float:
+        return sum(math.log(1 + n / df[t]) for t in found)
+
+    if _evidence(terms, hits, processor, candidates, df, n) < MIN_EVIDENCE:
+        return []
+    whole = weight(set(df))  # every question term some unit holds
+    return sorted(
+        (
+            (_score(c, weight, whole, hits[c.hit_index].faq_id is not None), c)
+            for c in candidates
+            if c.agrees is not None
+        ),
+        key=lambda s: (-s[0], s[1].hit_index, s[1].position),
+    )
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    hit_index: int
+    position: int
+    own: set[str]  # the question's terms the unit holds
+    context: set[str]  # those only its heading path or label holds
+    agrees: int | None  # entity categories it names as the question does; None: it conflicts
+    holds: bool  # it holds a value of a kind asked or hinted
+    answers: bool  # it holds a value of a kind asked
+    filler: bool  # a testimonial, a slogan: words without facts
+    phrase: float  # the share of the question's word pairs it holds
+
+
+def _score(c: _Candidate, weight: Callable[[set[str]], float], whole: float, faq: bool) -> float:
+    score = weight(c.own) + 0.5 * weight(c.context) + 0.5 / (1 + c.hit_index)
+    score += whole * (
+        KIND_BONUS * c.holds + ENTITY_BONUS * min(c.agrees or 0, 2) + PHRASE_BONUS * c.phrase
+    )
+    if c.filler:
+        score *= FILLER_FACTOR
+    # A published FAQ answer among the passages (tier 1 turned it down, the guard did not) is
+    # staff-approved and about what is asked: it is quoted before any document.
+    return score + (FAQ_FIRST if faq else 0.0)
+
+
+class _About:
+    """Whether a unit is about what the question names: the values it names in the entity
+    categories (or, when it names none of a category, those of its label, heading path and
+    title) against the question's. None when some category names only other values."""
+
+    def __init__(self, guard: NearMissGuard | None, reading: Reading, context: str) -> None:
+        self.guard = guard if reading.entities else None
+        self.asked = reading.entities
+        self.context = guard.entities(context) if self.guard is not None and guard else {}
+
+    def agrees(self, text: str, label: str) -> int | None:
+        if self.guard is None:
+            return 0
+        named = self.guard.entities(text)
+        labelled = self.guard.entities(label) if label else {}
+        agree = 0
+        for category, asked in self.asked.items():
+            values = named.get(category) or labelled.get(category) or self.context.get(category)
+            if not values:
+                continue
+            if asked.isdisjoint(values):
+                return None
+            agree += 1
+        return agree
+
+
+def _holds(guard: NearMissGuard | None, kinds: frozenset[str], text: str) -> bool:
+    return bool(kinds) and guard is not None and guard.holds(kinds, text)
+
+
+def _with_items(units: Sequence[_Unit], pos: int) -> str:
+    """A unit's text and, when it ends with ":", the items it introduces."""
+    texts = [units[pos].text]
+    if units[pos].introduces:
+        for following in units[pos + 1 : pos + 1 + _FOLLOW_ITEMS]:
+            if not (following.item or _FIELD.match(following.text)):
+                break
+            texts.append(following.text)
+    return "\n".join(texts)
+
+
+def _asked_column(
+    terms: set[str], processor: TextProcessor, reading: Reading, guard: NearMissGuard | None
+) -> Callable[[str, str], bool]:
+    """Whether a table column is what the question asks: its header holds a question term,
+    or its cell the kind of value asked."""
+
+    def asked(header: str, cell: str) -> bool:
+        if set(processor.query_terms(header)) & terms:
+            return True
+        return _holds(guard, reading.hints, cell)
+
+    return asked
+
+
 def _evidence(
     terms: set[str],
     hits: Sequence[Hit],
     processor: TextProcessor,
-    candidates: Sequence[tuple[int, int, set[str], set[str]]],
+    candidates: Sequence[_Candidate],
     df: dict[str, int],
     n: int,
 ) -> float:
@@ -294,13 +532,18 @@ def _evidence(
     if not total:
         return 0.0
     found: list[set[str]] = [set(processor.query_terms(hit.title)) & terms for hit in hits]
-    for hi, _, own, context in candidates:
-        found[hi] |= own | context
+    for c in candidates:
+        found[c.hit_index] |= c.own | c.context
     return max(sum(weight(t) for t in f) / total for f in found)
 
 
 def _quote_text(
-    units: list[_Unit], pos: int, hit: Hit, *, covered: set[int]
+    units: list[_Unit],
+    pos: int,
+    hit: Hit,
+    *,
+    covered: set[int],
+    asked: Callable[[str, str], bool] | None = None,
 ) -> tuple[str, list[int]]:
     """The unit as quoted: after its label (or a table row after its section's heading), and
     followed by the items it introduces. Returns the text and the positions it used."""
@@ -315,7 +558,7 @@ def _quote_text(
         heading = hit.heading_path.rsplit(" › ", 1)[-1].strip()
         if heading and len(heading) <= _LABEL_CHARS:
             parts.append(f"{heading} —")
-    parts.append(unit.text)
+    parts.append(_render_row(unit.cells, asked) if unit.row and asked else unit.text)
     if unit.introduces:
         size = sum(len(p) for p in parts)
         for nxt in range(pos + 1, min(pos + 1 + _FOLLOW_ITEMS, len(units))):

@@ -27,6 +27,8 @@ class Answer:
     answer: str
     language: Language
     citations: list[Citation] = field(default_factory=list)
+    # A fallback's sources that may be related (3/6): offered as links, no fact taken from them.
+    related: list[Citation] = field(default_factory=list)
     faq_id: int | None = None
     faq_external_id: str | None = None
     chunk_ids: list[int] = field(default_factory=list)
@@ -88,6 +90,16 @@ def no_information_reply(contact: ContactSettings, language: Language) -> str:
             "Please contact the admissions office for an accurate answer:"
         )
     return f"{text}\n{contact_line(contact, language)}"
+
+
+def related_block(related: list[Citation], language: Language) -> str:
+    heading = "Có thể liên quan:" if language == "vi" else "Possibly related:"
+    return "\n".join([heading, *(citation_line(c, language) for c in related)])
+
+
+def with_related(text: str, related: list[Citation], language: Language) -> str:
+    """A fallback reply followed by the sources that may be related, if any."""
+    return f"{text}\n\n{related_block(related, language)}" if related else text
 
 
 def llm_fallback_reply(

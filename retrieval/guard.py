@@ -203,6 +203,20 @@ class NearMissGuard:
                 raise ConfigError(
                     f"guard vocabulary, category {category.name!r}: unknown kinds {sorted(unknown)}"
                 )
+        try:
+            self._asks = {
+                str(kind): tuple(re.compile(str(p)) for p in patterns or [])
+                for kind, patterns in dict(vocabulary.get("asks") or {}).items()
+            }
+        except (TypeError, ValueError, re.error) as exc:
+            raise ConfigError(f"guard vocabulary, asks: {exc}") from exc
+        unknown_kinds = set(self._asks) - set(self._kinds)
+        if unknown_kinds:
+            raise ConfigError(f"guard vocabulary, asks: unknown kinds {sorted(unknown_kinds)}")
+        entities = vocabulary.get("entities") or []
+        if not isinstance(entities, list):
+            raise ConfigError("guard vocabulary: `entities` must be a list of category names")
+        self._entities = tuple(str(e) for e in entities if str(e) in self._by_name)
         self._facet_cache: dict[str, Facets] = {}
 
     def _add_category(self, name: str, spec: Mapping[str, Any]) -> _Category:
@@ -369,6 +383,33 @@ class NearMissGuard:
         missing = self._missing(mine, said, answer) if answer else ()
         return GuardVerdict(not conflicts and not missing, tuple(conflicts), missing)
 
+    def asked_kinds(self, question: str) -> frozenset[str]:
+        """The kinds of value ``question`` asks for in so many words (`asks`: a date for "khi
+        nào", a phone number for "sđt", an amount for "học phí bao nhiêu")."""
+        folded = " ".join(tokens(question))
+        return frozenset(
+            k for k, patterns in self._asks.items() if any(p.search(folded) for p in patterns)
+        )
+
+    def hinted_kinds(self, question: str) -> frozenset[str]:
+        """The kinds of value of the attributes ``question`` names (an amount for học phí, a
+        date for hạn nộp), asked or only mentioned ("nếu nộp sau thời hạn thì sao")."""
+        kinds: set[str] = set()
+        found = self.facets(question)
+        for category in self._categories:
+            for value in found.get(category.name, ()):
+                kinds.update(category.kinds.get(value, ()))
+        return frozenset(kinds)
+
+    def holds(self, kinds: Iterable[str], text: str) -> bool:
+        """Whether ``text`` holds a value of one of ``kinds`` (a phone number, a date...)."""
+        return any(self._kinds[k].search(text) for k in kinds if k in self._kinds)
+
+    def entities(self, text: str) -> Facets:
+        """The values ``text`` names in the `entities` categories: whom or what it is about."""
+        found = self.facets(text)
+        return {name: found[name] for name in self._entities if name in found}
+
     def _said(self, texts: Sequence[str]) -> dict[str, set[str]]:
         said: dict[str, set[str]] = {}
         for text in texts:
@@ -482,6 +523,9 @@ def merge_vocabulary(base: Mapping[str, Any], override: Mapping[str, Any]) -> di
                 target[key] = value
     merged["ignore"] = [*(merged.get("ignore") or []), *(override.get("ignore") or [])]
     merged["kinds"] = {**(merged.get("kinds") or {}), **(override.get("kinds") or {})}
+    merged["asks"] = {**(merged.get("asks") or {}), **(override.get("asks") or {})}
+    if override.get("entities") is not None:
+        merged["entities"] = override["entities"]
     return merged
 
 

@@ -191,8 +191,8 @@ async def test_documents_that_never_name_the_year_or_school_asked_about_do_not_a
     assert f"never mention {named}" in result.reason
     assert result.trace["out_of_scope"]
     assert "32.500.000" not in result.answer
-    # The check is what refused them: without it the same chunks would have answered.
-    unchecked = with_answer_settings(parts, t_faq=0.999, document_scope=())
+    # The guard is what refused them: without it the same chunks answer.
+    unchecked = with_answer_settings(parts, t_faq=0.999, document_scope=(), near_miss_guard=False)
     assert (await Answerer(unchecked, sessionmaker).answer(question)).tier == "documents"
 
 

@@ -1,0 +1,197 @@
+"""Tier 2's extractive answers on every set with key facts: key facts and length, fast.
+
+    .venv/bin/python bench/answer_shape.py retrieve [--sets UIT,ALQAC,demo,PTIT]
+    .venv/bin/python bench/answer_shape.py replay [--misses SET]
+
+``retrieve`` loads each set into a throwaway database, reads and searches every question as
+the answerer does (written and folded) and keeps what it found in ``bench/.cache/answers``.
+``replay`` composes the answers again from that cache with the code as it is now: a change to
+how units are chosen and rendered is measured in seconds, not in the minutes a search takes.
+The figures to report come from ``bench/devsets.py`` (the whole answerer, searched again);
+this is the loop that gets there.
+
+Printed per set and form: in-scope questions answered, the share of answered ones with every
+key fact, the mean share of key facts, and the median and p90 length of the answers' bodies
+(characters before the sources), over all answers and over factoid questions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import pickle
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from common import CACHE_DIR, DATASETS, bench_settings, markdown_table
+
+from bot.answerer import Answerer, Timer
+from bot.evaluation.data import Question, read_faq_items, read_passages, read_questions
+from bot.evaluation.metrics import facts_found
+from bot.evaluation.questions import answer_body
+from bot.evaluation.workspace import load_corpus, load_faq, load_passages, throwaway_database
+from bot.runtime import build_parts
+from retrieval.text import detect_language, fold
+
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = CACHE_DIR / "answers"
+PTIT_PAGES = DATASETS / "ptit-admissions" / "corpus"
+
+
+@dataclass(frozen=True)
+class AnswerSet:
+    name: str
+    questions: Path
+    corpus: Path | None = None
+    passages: Path | None = None
+    faq: Path | None = None
+    pages_only: bool = False  # the corpus folder's .md pages (its PDFs are scans: OCR takes long)
+
+
+def answer_sets() -> list[AnswerSet]:
+    uit, alqac = DATASETS / "uit-admissions", DATASETS / "alqac"
+    demo = ROOT / "bot" / "demo_kb"
+    sets = [
+        AnswerSet("UIT", uit / "questions.jsonl", corpus=uit / "corpus"),
+        AnswerSet("ALQAC", alqac / "questions.jsonl", passages=alqac / "corpus.jsonl"),
+        AnswerSet("demo", demo / "questions.jsonl", corpus=demo / "docs", faq=demo / "faq.jsonl"),
+        AnswerSet(
+            "demo-dialogues",
+            ROOT / "tests" / "data" / "demo_dialogues.jsonl",
+            corpus=demo / "docs",
+            faq=demo / "faq.jsonl",
+        ),
+        AnswerSet("PTIT", ROOT / "bench" / "ptit-questions.jsonl", corpus=PTIT_PAGES, pages_only=True),
+    ]
+    return [s for s in sets if s.questions.exists()]
+
+
+async def retrieve(answer_set: AnswerSet) -> None:
+    parts = build_parts(bench_settings())
+    questions = read_questions(answer_set.questions)
+    found: dict[tuple[str, str], Any] = {}
+    async with throwaway_database() as workspace:
+        if answer_set.passages is not None:
+            await load_passages(workspace, parts, read_passages(answer_set.passages))
+        else:
+            assert answer_set.corpus is not None
+            corpus = answer_set.corpus
+            if answer_set.pages_only:
+                corpus = Path(tempfile.mkdtemp(prefix="tuvan-pages-"))
+                for page in answer_set.corpus.glob("*.md"):
+                    shutil.copy(page, corpus)
+            await load_corpus(workspace, parts, corpus)
+        if answer_set.faq is not None:
+            await load_faq(workspace, parts, read_faq_items(answer_set.faq))
+        answerer = Answerer(parts, workspace.sessionmaker)
+        for q in questions:
+            for form, text in (("written", q.question), ("folded", fold(q.question))):
+                found[(q.id, form)] = await answerer._retrieve(text, detect_language(text), Timer())
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with (CACHE / f"{answer_set.name}.pickle").open("wb") as f:
+        pickle.dump({"questions": questions, "found": found}, f)
+
+
+def _percentile(values: list[int], share: float) -> int:
+    if not values:
+        return 0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+async def replay(names: list[str], misses: str | None, dump: Path | None = None) -> None:
+    parts = build_parts(bench_settings())
+    answerer = Answerer(parts, None)  # type: ignore[arg-type]  # no LLM: nothing reads the store
+    rows = []
+    outcomes: dict[str, Any] = {}
+    for name in names:
+        path = CACHE / f"{name}.pickle"
+        if not path.exists():
+            continue
+        data = pickle.loads(path.read_bytes())
+        questions: list[Question] = data["questions"]
+        for form in ("written", "folded"):
+            scored = []
+            for q in questions:
+                found = data["found"][(q.id, form)]
+                answer = await answerer._answer_found(replace(found), Timer())
+                body = answer_body(answer)
+                scored.append((q, answer, body, facts_found(body, q.key_facts)))
+                outcomes[f"{name}/{form}/{q.id}"] = {
+                    "question": found.question,
+                    "key_facts": q.key_facts,
+                    "tier": answer.tier,
+                    "found": scored[-1][3],
+                    "body": body,
+                }
+            scope = [s for s in scored if not s[0].out_of_scope and s[0].key_facts]
+            answered = [s for s in scope if s[1].tier != "fallback"]
+            docs = [s for s in answered if s[1].tier == "documents"]
+            complete = [s for s in answered if s[3] == len(s[0].key_facts)]
+            lengths = [len(s[2]) for s in docs]
+            factoid = [len(s[2]) for s in docs if s[0].type == "factoid"]
+            oos = [s for s in scored if s[0].out_of_scope]
+            rows.append(
+                [
+                    name,
+                    form,
+                    f"{len(answered)}/{len(scope)}",
+                    f"{len(complete) / len(answered):.3f}" if answered else "-",
+                    f"{sum(s[3] / len(s[0].key_facts) for s in scope) / len(scope):.3f}"
+                    if scope
+                    else "-",
+                    f"{statistics.median(lengths):.0f} / {_percentile(lengths, 0.9)}"
+                    if lengths
+                    else "-",
+                    f"{statistics.median(factoid):.0f}" if factoid else "-",
+                    f"{sum(s[1].tier == 'fallback' for s in oos)}/{len(oos)}",
+                ]
+            )
+            if misses == name and form == "written":
+                for q, answer, body, n in scored:
+                    if q.out_of_scope or n == len(q.key_facts):
+                        continue
+                    print(f"\n### {q.id} [{q.type}] {q.question}\nkey facts: {q.key_facts}")
+                    print(f"tier {answer.tier} ({len(body)} chars)\n{body}")
+    if dump is not None:
+        dump.write_text(json.dumps(outcomes, ensure_ascii=False, indent=1), encoding="utf-8")
+    header = [
+        "set",
+        "form",
+        "answered",
+        "all key facts (answered)",
+        "mean key facts",
+        "docs length median / p90",
+        "factoid median",
+        "out of scope → fallback",
+    ]
+    print(markdown_table(header, rows))
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("step", choices=("retrieve", "replay"))
+    parser.add_argument("--sets", default="")
+    parser.add_argument("--misses", default=None)
+    parser.add_argument("--dump", type=Path, default=None, help="per-question outcomes (JSON)")
+    args = parser.parse_args(argv)
+    sets = answer_sets()
+    wanted = [s for s in sets if not args.sets or s.name in args.sets.split(",")]
+    if args.step == "retrieve":
+        for s in wanted:
+            started = time.perf_counter()
+            asyncio.run(retrieve(s))
+            print(f"{s.name}: {time.perf_counter() - started:.0f} s", flush=True)
+    else:
+        asyncio.run(replay([s.name for s in wanted], args.misses, args.dump))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
