@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot import replies
 from bot.errors import LlmError
-from bot.extractive import Reading, read_question, render_quotes, select_quotes
+from bot.extractive import Quote, Reading, read_question, render_quotes, select_quotes
 from bot.generate import (
     Generated,
     check_citations,
@@ -279,6 +279,7 @@ class Answerer:
             "restored": prepared.restored,
             "expanded": prepared.dense,
             "parts": [p.text for p in prepared.parts],
+            "part_dense": [p.dense for p in prepared.parts],
             "terms": terms,
             "thresholds": thresholds,
             "faq": decision,
@@ -498,33 +499,62 @@ class Answerer:
 
     def _extractive_answer(self, found: _Retrieval) -> Answer | None:
         hits, language = found.passing, found.language
+        guard = self.parts.guard if self.settings.answer.near_miss_guard else None
+        parts = list(zip(found.trace.get("parts", []), found.trace.get("part_dense", []), strict=False))
+        if len(parts) > 1:
+            return self._multi_part_answer(found, parts, guard)
         quotes = select_quotes(
             found.terms,
             hits,
             self.parts.processor,
             limit=self.settings.answer.extractive_sentences,
             reading=self._reading(found),
-            guard=self.parts.guard if self.settings.answer.near_miss_guard else None,
+            guard=guard,
         )
         if not quotes:
             found.trace["abstained"] = True
             return None
-        # One number per cited source (document and page), in order of first quote: two chunks
-        # of the same page are one source to the reader.
-        source_of = {
-            q.hit_index: (hits[q.hit_index].document_id, hits[q.hit_index].page) for q in quotes
-        }
-        numbers: dict[tuple[int, int | None], int] = {}
-        first_hit: dict[int, int] = {}
-        for q in quotes:
-            key = source_of[q.hit_index]
-            if key not in numbers:
-                numbers[key] = len(numbers) + 1
-                first_hit[numbers[key]] = q.hit_index
-        quotes = [replace(q, source_n=numbers[source_of[q.hit_index]]) for q in quotes]
+        quotes, citations = _numbered(quotes, hits)
         body = f"{replies.extractive_intro(language)}\n{render_quotes(quotes)}"
-        citations = [_citation(n, hits[hi]) for n, hi in first_hit.items()]
         return self._cited(body, citations, hits, language, "extractive")
+
+    def _multi_part_answer(
+        self, found: _Retrieval, parts: list[tuple[str, str]], guard: NearMissGuard | None
+    ) -> Answer | None:
+        """A question that asks several things, answered part by part: each part's own units
+        (its reading, with the entities the other parts name: "điểm chuẩn TTNT 2025, chỉ tiêu
+        năm nay" asks the quota of TTNT too), or a line saying the documents do not say it."""
+        hits, language = found.passing, found.language
+        whole = found.trace.get("expanded") or found.question
+        per_part: list[list[Quote]] = []
+        taken: set[tuple[int, int]] = set()
+        for _, dense in parts:
+            text = _with_entities(dense, whole, guard)
+            quotes = select_quotes(
+                self.parts.processor.query_terms(text),
+                hits,
+                self.parts.processor,
+                limit=PART_QUOTES,
+                reading=read_question(text, guard),
+                guard=guard,
+            )
+            quotes = [q for q in quotes if (q.hit_index, q.position) not in taken]
+            taken.update((q.hit_index, q.position) for q in quotes)
+            per_part.append(quotes)
+        if not any(per_part):
+            found.trace["abstained"] = True
+            return None
+        numbered, citations = _numbered([q for quotes in per_part for q in quotes], hits)
+        lines = [replies.extractive_intro(language)]
+        at = 0
+        for (label, _), quotes in zip(parts, per_part, strict=True):
+            lines.append(f"{label.rstrip(' ?.!')}:")
+            if quotes:
+                lines.append(render_quotes(numbered[at : at + len(quotes)]))
+                at += len(quotes)
+            else:
+                lines.append(f"- {replies.part_not_found(language)}")
+        return self._cited("\n".join(lines), citations, hits, language, "extractive, by part")
 
     def _cited(
         self, body: str, citations: list[Citation], hits: list[Hit], language: Language, how: str
@@ -611,6 +641,38 @@ def _citation(n: int, hit: Hit) -> Citation:
 
 
 RELATED_SOURCES = 3  # links a fallback offers as "có thể liên quan"
+PART_QUOTES = 2  # units quoted for each part of a multi-part question
+
+
+def _numbered(quotes: list[Quote], hits: list[Hit]) -> tuple[list[Quote], list[Citation]]:
+    """One number per cited source (document and page), in order of first quote: two chunks
+    of the same page are one source to the reader."""
+    numbers: dict[tuple[int, int | None], int] = {}
+    first_hit: dict[int, int] = {}
+    for q in quotes:
+        key = (hits[q.hit_index].document_id, hits[q.hit_index].page)
+        if key not in numbers:
+            numbers[key] = len(numbers) + 1
+            first_hit[numbers[key]] = q.hit_index
+    renumbered = [
+        replace(q, source_n=numbers[(hits[q.hit_index].document_id, hits[q.hit_index].page)])
+        for q in quotes
+    ]
+    return renumbered, [_citation(n, hits[hi]) for n, hi in first_hit.items()]
+
+
+def _with_entities(part: str, whole: str, guard: NearMissGuard | None) -> str:
+    """``part`` with the names ``whole`` gives in the categories the part names none of."""
+    if guard is None:
+        return part
+    mine = guard.entities(part)
+    words = whole.split()
+    extra = [
+        " ".join(words[start:end])
+        for start, end, category in guard.entity_spans(whole)
+        if category not in mine and category in guard.entities(whole)
+    ]
+    return " ".join([part, *dict.fromkeys(extra)])
 
 
 def _related(hits: list[Hit]) -> list[Citation]:

@@ -74,7 +74,7 @@ ENTITY_BONUS = 0.15  # per entity category the unit names as the question does (
 FILLER_FACTOR = 0.5  # a testimonial or a slogan
 # "những ngành nào", "gồm những gì", "các phương thức": the question asks for a list.
 _LISTING = re.compile(
-    r"\b(?:nhung \w+(?: \w+)? nao|nhung gi|gom (?:nhung|co)|bao gom|cac \w+(?: \w+)? (?:nao|gi)|"
+    r"\b(?:nhung \w+(?: \w+)? (?:nao|gi|j)|nhung gi|gom (?:nhung|co)|bao gom|cac \w+(?: \w+)? (?:nao|gi)|"
     r"liet ke|danh sach|may (?:nganh|phuong thuc|loai|buoc)|which|what are|list)\b"
 )
 # A testimonial ("“Em đã chọn…” – Nguyễn Văn A, K2024") or a slogan: words without facts.

@@ -72,6 +72,12 @@ def extractive_intro(language: Language) -> str:
     return "According to the university's admission documents:"
 
 
+def part_not_found(language: Language) -> str:
+    if language == "vi":
+        return "Tài liệu của trường chưa có thông tin này."
+    return "The university's documents do not say."
+
+
 def contact_line(contact: ContactSettings, language: Language) -> str:
     name = contact.name_vi if language == "vi" else contact.name_en
     parts = [p for p in (contact.phone, contact.email, contact.url) if p]

@@ -327,6 +327,93 @@ async def test_the_faq_list_fits_a_phone_without_sideways_scrolling(
     assert width <= inner, f"the page is {width}px wide on a {inner}px screen"
 
 
+# -- 6. the chat page a student reads (3/6) -------------------------------------------------------
+
+DESKTOP = {"width": 1280, "height": 800}
+
+
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+async def test_a_documents_answer_lists_its_sources_once_as_links(
+    live: LiveApp, new_page: NewPage, size: str
+) -> None:
+    phone = size == "phone"
+    options: dict[str, Any] = (
+        {"viewport": PHONE, "is_mobile": True, "has_touch": True}
+        if phone
+        else {"viewport": DESKTOP}
+    )
+    chat = await new_page(**options)
+    await open_chat(chat, live.base)
+    body = await ask_in_chat(chat, "cach dang ky ktx ntn ad")
+    reply = chat.locator(".msg.bot").last
+    await expect(reply).to_have_class(re.compile(r"\btier-documents\b"))
+    assert "Nguồn:" not in body and "https://" not in body, body  # no plain-text source list
+    sources = reply.locator(".links")
+    await expect(sources.locator("summary")).to_have_text(re.compile(r"^Nguồn \(\d\)$"))
+    links = sources.locator("li a")
+    assert await links.count() >= 1
+    assert (await links.first.get_attribute("href") or "").startswith("https://")
+    # Collapsed on a phone (the answer first), open on a desktop.
+    assert await sources.evaluate("d => d.open") is (not phone)
+    # The reply's first line is in view, however long the reply is.
+    top, log_top = await reply.evaluate(
+        "b => [b.getBoundingClientRect().top, document.getElementById('log')"
+        ".getBoundingClientRect().top]"
+    )
+    assert top >= log_top - 1
+    # The placeholder fits its box.
+    needed, room = await chat.evaluate(
+        """() => {
+            const q = document.getElementById("q");
+            const style = getComputedStyle(q);
+            const ctx = document.createElement("canvas").getContext("2d");
+            ctx.font = `${style.fontSize} ${style.fontFamily}`;
+            const pad = parseFloat(style.paddingLeft) + parseFloat(style.paddingRight);
+            return [ctx.measureText(q.placeholder).width, q.clientWidth - pad];
+        }"""
+    )
+    assert needed <= room, f"the placeholder needs {needed:.0f}px and has {room:.0f}px"
+
+
+async def test_phone_numbers_and_emails_in_an_answer_are_tappable(
+    live: LiveApp, new_page: NewPage
+) -> None:
+    chat = await new_page(viewport=PHONE, is_mobile=True, has_touch=True)
+    await open_chat(chat, live.base)
+    body = await ask_in_chat(chat, "sdt hotline tuyen sinh la gi ad")
+    assert "028 3999 1234" in body
+    reply = chat.locator(".msg.bot").last
+    await expect(reply.locator('.body a[href="tel:02839991234"]').first).to_have_text(
+        "028 3999 1234"
+    )
+    mail = await ask_in_chat(chat, "email phòng tuyển sinh là gì ạ")
+    assert "tuyensinh@shut.example.vn" in mail
+    link = chat.locator(".msg.bot").last.locator('.body a[href^="mailto:"]').first
+    await expect(link).to_have_attribute("href", "mailto:tuyensinh@shut.example.vn")
+
+
+async def test_the_chat_interface_follows_the_language_of_the_conversation(
+    live: LiveApp, new_page: NewPage
+) -> None:
+    chat = await new_page()
+    await open_chat(chat, live.base)
+    await expect(chat.locator("#send")).to_have_text("Gửi")
+    await ask_in_chat(chat, "What is the tuition fee for international students?")
+    await expect(chat.locator("#send")).to_have_text("Send")
+    await expect(chat.locator("#q")).to_have_attribute("placeholder", "Type your question…")
+    await ask_in_chat(chat, "Học phí ngành Khoa học Máy tính là bao nhiêu?")
+    await expect(chat.locator("#send")).to_have_text("Gửi")
+
+
+async def test_text_in_an_answer_is_never_markup(live: LiveApp, new_page: NewPage) -> None:
+    chat = await new_page()
+    await open_chat(chat, live.base)
+    body = await ask_in_chat(chat, '<img src=x onerror="window.pwned=1"> hotline tuyển sinh')
+    assert await chat.evaluate("window.pwned === undefined")
+    assert await chat.locator(".msg img").count() == 0
+    assert body
+
+
 def test_screenshots_are_named_after_the_test_and_the_page(tmp_path: Path) -> None:
     folder = tmp_path / "test-artifacts" / "screenshots"
     assert screenshot_path(tmp_path, "tests/admin/test_browser.py::test_x[vi-1]") == (
