@@ -68,7 +68,9 @@ def answer_sets() -> list[AnswerSet]:
             corpus=demo / "docs",
             faq=demo / "faq.jsonl",
         ),
-        AnswerSet("PTIT", ROOT / "bench" / "ptit-questions.jsonl", corpus=PTIT_PAGES, pages_only=True),
+        AnswerSet(
+            "PTIT", ROOT / "bench" / "ptit-questions.jsonl", corpus=PTIT_PAGES, pages_only=True
+        ),
     ]
     return [s for s in sets if s.questions.exists()]
 
@@ -104,6 +106,10 @@ def _percentile(values: list[int], share: float) -> int:
         return 0
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def _write(path: Path, data: Any) -> None:
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
 
 
 async def replay(names: list[str], misses: str | None, dump: Path | None = None) -> None:
@@ -161,7 +167,7 @@ async def replay(names: list[str], misses: str | None, dump: Path | None = None)
                     print(f"\n### {q.id} [{q.type}] {q.question}\nkey facts: {q.key_facts}")
                     print(f"tier {answer.tier} ({len(body)} chars)\n{body}")
     if dump is not None:
-        dump.write_text(json.dumps(outcomes, ensure_ascii=False, indent=1), encoding="utf-8")
+        _write(dump, outcomes)
     header = [
         "set",
         "form",

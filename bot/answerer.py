@@ -500,7 +500,9 @@ class Answerer:
     def _extractive_answer(self, found: _Retrieval) -> Answer | None:
         hits, language = found.passing, found.language
         guard = self.parts.guard if self.settings.answer.near_miss_guard else None
-        parts = list(zip(found.trace.get("parts", []), found.trace.get("part_dense", []), strict=False))
+        parts = list(
+            zip(found.trace.get("parts", []), found.trace.get("part_dense", []), strict=False)
+        )
         if len(parts) > 1:
             return self._multi_part_answer(found, parts, guard)
         quotes = select_quotes(

@@ -23,6 +23,7 @@ Tier 2 abstains (the fallback answers) when no chunk holds enough of the questio
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -74,8 +75,9 @@ ENTITY_BONUS = 0.15  # per entity category the unit names as the question does (
 FILLER_FACTOR = 0.5  # a testimonial or a slogan
 # "những ngành nào", "gồm những gì", "các phương thức": the question asks for a list.
 _LISTING = re.compile(
-    r"\b(?:nhung \w+(?: \w+)? (?:nao|gi|j)|nhung gi|gom (?:nhung|co)|bao gom|cac \w+(?: \w+)? (?:nao|gi)|"
-    r"liet ke|danh sach|may (?:nganh|phuong thuc|loai|buoc)|which|what are|list)\b"
+    r"\b(?:nhung \w+(?: \w+)? (?:nao|gi|j)|nhung gi|gom (?:nhung|co)|bao gom|"
+    r"cac \w+(?: \w+)? (?:nao|gi)|liet ke|danh sach|may (?:nganh|phuong thuc|loai|buoc)|"
+    r"which|what are|list)\b"
 )
 # A testimonial ("“Em đã chọn…” – Nguyễn Văn A, K2024") or a slogan: words without facts.
 _FILLER = re.compile(
@@ -126,7 +128,7 @@ def read_question(question: str, guard: NearMissGuard | None) -> Reading:
 
 def _pairs(text: str) -> frozenset[tuple[str, str]]:
     words = tokens(text)
-    return frozenset(zip(words, words[1:], strict=False))
+    return frozenset(itertools.pairwise(words))
 
 
 @dataclass(frozen=True)
@@ -178,7 +180,7 @@ def _cut(text: str) -> str:
 
 
 def _starts_sentence(part: str) -> bool:
-    first = part.lstrip("\"“([")[:1]
+    first = part.lstrip('"“([')[:1]
     return first.isupper() or first.isdigit()
 
 
@@ -239,9 +241,7 @@ def _row_text(cells: Sequence[tuple[str, str]]) -> str:
     return _cut("; ".join(f"{h}: {c}" if h else c for h, c in cells))
 
 
-def _render_row(
-    cells: Sequence[tuple[str, str]], asked: Callable[[str, str], bool]
-) -> str:
+def _render_row(cells: Sequence[tuple[str, str]], asked: Callable[[str, str], bool]) -> str:
     """A row as a short line, what it is about first, then the columns asked, then the rest:
     "Kỹ thuật Phần mềm (7480103): chỉ tiêu 2026 là 200; tổ hợp xét tuyển: A00, A01"."""
     if not any(h for h, _ in cells):
@@ -260,13 +260,15 @@ def _render_row(
     if not rest:
         return _cut(f"{cells[name][0]}: {head}" if cells[name][0] else head)
     first = [(h, c) for h, c in rest if asked(h, c)]
-    said = [f"{_lower(h)} {'là' if _vietnamese(h) else ':'} {c}".replace(" :", ":") for h, c in first]
+    said = [
+        f"{_lower(h)} {'là' if _vietnamese(h) else ':'} {c}".replace(" :", ":") for h, c in first
+    ]
     said += [f"{_lower(h)}: {c}" if h else c for h, c in rest if (h, c) not in first]
     return _cut(f"{head}: {'; '.join(said)}")
 
 
 def _lower(header: str) -> str:
-    """"Chỉ tiêu 2026" → "chỉ tiêu 2026"; an acronym ("ĐGNL", "IELTS") stays."""
+    """ "Chỉ tiêu 2026" → "chỉ tiêu 2026"; an acronym ("ĐGNL", "IELTS") stays."""
     if len(header) > 1 and header[1].islower():
         return header[0].lower() + header[1:]
     return header

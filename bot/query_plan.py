@@ -105,10 +105,10 @@ async def plan_queries(
 def small_talk_answer(
     kind: str, language: Language, contact: ContactSettings, *, how: str = "query plan"
 ) -> Answer:
-    """A polite reply that states nothing about the university (the greeting names the office
-    to contact, as /start does)."""
+    """A short, polite reply that states nothing about the university and invites the question;
+    a request for a person gets the office's contact and when staff answer."""
     if kind == "greeting":
-        text = replies.greeting_reply(contact, language)
+        text = replies.not_a_question_reply(language)
     elif kind == "human":
         text = replies.person_reply(contact, language)
     elif language == "vi":

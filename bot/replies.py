@@ -134,12 +134,14 @@ def person_reply(contact: ContactSettings, language: Language) -> str:
         return (
             "Mình là trợ lý tự động. Bạn có thể gặp cán bộ tư vấn tuyển sinh qua:\n"
             + contact_line(contact, language)
-            + "\nTin nhắn của bạn được lưu lại để cán bộ đọc và trả lời khi có thể."
+            + "\nTin nhắn của bạn được lưu lại; cán bộ tư vấn thường trả lời tại đây "
+            + f"{contact.staff_hours_vi}."
         )
     return (
         "I'm an automated assistant. You can reach an admissions officer at:\n"
         + contact_line(contact, language)
-        + "\nYour message is kept so that staff can read it and reply when they can."
+        + "\nYour message is kept; admissions staff usually reply here "
+        + f"{contact.staff_hours_en}."
     )
 
 

@@ -121,6 +121,9 @@ class ContactSettings(BaseModel):
     phone: str = "028 3999 1234"
     email: str = "tuyensinh@shut.example.vn"
     url: str = "https://tuyensinh.shut.example.vn"
+    # When staff read the chat, said to a student who asks for a person.
+    staff_hours_vi: str = "trong giờ hành chính, thứ Hai đến thứ Sáu (7h30–17h00) và sáng thứ Bảy"
+    staff_hours_en: str = "during office hours, Monday to Friday (7:30–17:00) and Saturday morning"
 
 
 class TextSettings(BaseModel):

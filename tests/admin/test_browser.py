@@ -347,7 +347,9 @@ async def test_a_documents_answer_lists_its_sources_once_as_links(
     body = await ask_in_chat(chat, "cach dang ky ktx ntn ad")
     reply = chat.locator(".msg.bot").last
     await expect(reply).to_have_class(re.compile(r"\btier-documents\b"))
-    assert "Nguồn:" not in body and "https://" not in body, body  # no plain-text source list
+    # No plain-text source list in the bubble.
+    assert "Nguồn:" not in body
+    assert "https://" not in body
     sources = reply.locator(".links")
     await expect(sources.locator("summary")).to_have_text(re.compile(r"^Nguồn \(\d\)$"))
     links = sources.locator("li a")
