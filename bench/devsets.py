@@ -127,7 +127,15 @@ def retrieval_rows(results: dict[str, dict[str, Any]]) -> tuple[list[str], list[
 
 
 def answer_rows(results: dict[str, dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
-    header = ["set", "form", "faq", "documents", "fallback", "key facts (answered)"]
+    header = [
+        "set",
+        "form",
+        "faq",
+        "documents",
+        "fallback",
+        "key facts (answered)",
+        "documents answers, median / p90 chars",
+    ]
     rows = []
     for name, data in results.items():
         for form, d in (("written", data), ("unaccented", data["unaccented"])):
@@ -141,9 +149,14 @@ def answer_rows(results: dict[str, dict[str, Any]]) -> tuple[list[str], list[lis
                     tiers["documents"],
                     tiers["fallback"],
                     "–" if rate is None else f"{rate:.3f}",
+                    _lengths(d["answer_length"]["documents"]),
                 ]
             )
     return header, rows
+
+
+def _lengths(spread: dict[str, Any]) -> str:
+    return f"{spread['median']:.0f} / {spread['p90']}" if spread["answers"] else "–"
 
 
 # -- tier 1 -------------------------------------------------------------------------------------

@@ -15,6 +15,8 @@ answers every question once, for the tier distribution, the key facts and the ou
 
 from __future__ import annotations
 
+import math
+import statistics
 import time
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
@@ -402,6 +404,27 @@ def key_facts_summary(outcomes: Sequence[AnswerOutcome]) -> dict[str, Any]:
             for tier in ("faq", "documents", "fallback")
             if (rows := [o for o in scope if o.answer.tier == tier])
         },
+    }
+
+
+def answer_lengths(outcomes: Sequence[AnswerOutcome]) -> dict[str, Any]:
+    """How long the documents answers are, in characters before their sources: the median and
+    the 90th percentile, over all of them and over the factoid questions (3/6)."""
+
+    def spread(rows: Sequence[AnswerOutcome]) -> dict[str, Any]:
+        sizes = sorted(len(answer_body(o.answer).strip()) for o in rows)
+        if not sizes:
+            return {"answers": 0, "median": None, "p90": None}
+        return {
+            "answers": len(sizes),
+            "median": statistics.median(sizes),
+            "p90": sizes[min(len(sizes) - 1, math.ceil(0.9 * len(sizes)) - 1)],
+        }
+
+    documents = [o for o in outcomes if o.answer.tier == "documents"]
+    return {
+        "documents": spread(documents),
+        "factoid": spread([o for o in documents if o.question.type == "factoid"]),
     }
 
 

@@ -13,6 +13,7 @@ from bot.evaluation.questions import (
     DocPoint,
     QuestionsEvaluation,
     answer_body,
+    answer_lengths,
     judge_summary,
     key_facts_summary,
     out_of_scope_summary,
@@ -61,6 +62,7 @@ def questions_report(ev: QuestionsEvaluation) -> tuple[dict[str, Any], str]:
         "tiers": tier_counts(ev.outcomes),
         "key_facts": key_facts_summary(ev.outcomes),
         "key_facts_rate": key_facts_summary(ev.outcomes)["rate_answered"],
+        "answer_length": answer_lengths(ev.outcomes),
         "out_of_scope": out_of_scope_summary(ev.outcomes),
         "judge": ev.judge,
         "judged": judge_summary(ev.outcomes),
@@ -119,6 +121,11 @@ def _with_unaccented(
                     "all key facts, of the answered",
                     _fmt(written["key_facts"]["rate_answered"]),
                     _fmt(folded["key_facts"]["rate_answered"]),
+                ],
+                [
+                    "documents answers, median / p90 characters",
+                    _lengths(written["answer_length"]["documents"]),
+                    _lengths(folded["answer_length"]["documents"]),
                 ],
                 [
                     "out of scope in the fallback",
@@ -187,6 +194,12 @@ def _misses(ev: QuestionsEvaluation, mode: str) -> dict[str, list[dict[str, Any]
 def _found_facts(o: AnswerOutcome) -> set[str]:
     body = answer_body(o.answer)
     return {f for f in o.question.key_facts if facts_found(body, [f])}
+
+
+def _lengths(spread: dict[str, Any]) -> str:
+    if not spread["answers"]:
+        return "-"
+    return f"{spread['median']:.0f} / {spread['p90']} (n = {spread['answers']})"
 
 
 def _fmt(value: Any) -> str:
@@ -259,6 +272,14 @@ def _markdown(ev: QuestionsEvaluation, data: dict[str, Any], main: str, types: l
                 ["all key facts, of the answered", _fmt(facts["rate_answered"])],
                 ["all key facts, of all (fallback = miss)", _fmt(facts["rate"])],
                 ["mean share of key facts found", _fmt(facts["mean_fraction"])],
+                [
+                    "documents answers: median / p90 characters before the sources",
+                    _lengths(data["answer_length"]["documents"]),
+                ],
+                [
+                    "factoid documents answers: median / p90 characters",
+                    _lengths(data["answer_length"]["factoid"]),
+                ],
             ]
             + [
                 [f"all key facts, tier {t}", f"{_fmt(v['rate'])} (n = {v['questions']})"]
