@@ -18,7 +18,15 @@ from typing import Any, Literal
 
 import aiohttp
 
-from adapters.base import json_body, secrets_equal, send_parts, split_text
+from adapters.base import (
+    SourceBlock,
+    button_title,
+    json_body,
+    secrets_equal,
+    send_parts,
+    source_links,
+    split_text,
+)
 from bot.messages import (
     Channel,
     InboundKind,
@@ -38,6 +46,9 @@ log = logging.getLogger(__name__)
 # Text must be under 2000 characters; quick replies at most 13, titles 20, payloads 1000.
 TEXT_LIMIT = 1999
 QUICK_REPLY_MAX = 13
+# A button template: at most 3 buttons, each title at most 20 characters, text at most 640.
+TEMPLATE_BUTTONS = 3
+BUTTON_TITLE_MAX = 20
 QUICK_REPLY_TITLE_MAX = 20
 QUICK_REPLY_PAYLOAD_MAX = 1000
 
@@ -228,13 +239,22 @@ class MessengerAdapter:
         return f"{base}/{self.settings.api_version}/me/messages"
 
     async def send(self, http: aiohttp.ClientSession, reply: OutboundReply) -> SendResult:
-        parts = split_text(reply.text, TEXT_LIMIT)
+        # The sources become a last message of link buttons (a button template), not lines of
+        # URLs in the text.
+        text, sources = source_links(reply.text)
+        if sources is not None and len(sources.links) > TEMPLATE_BUTTONS:
+            text, sources = reply.text, None  # more sources than buttons: all of them as text
+        parts: list[str | SourceBlock] = list(split_text(text, TEXT_LIMIT))
         if not parts:
             raise SendError("messenger: empty reply", retryable=False)
+        if sources is not None:
+            parts.append(sources)
         quick_replies = self._quick_replies(reply.quick_replies)
 
-        async def send_one(index: int, part: str) -> str | None:
-            message: dict[str, Any] = {"text": part}
+        async def send_one(index: int, part: str | SourceBlock) -> str | None:
+            message: dict[str, Any] = (
+                {"text": part} if isinstance(part, str) else _button_template(part)
+            )
             if quick_replies and index == len(parts) - 1:
                 message["quick_replies"] = quick_replies
             body: dict[str, Any] = {
@@ -405,3 +425,25 @@ def _retry_after(value: str | None) -> float | None:
         return max(0.0, float(value)) if value else None
     except ValueError:
         return None
+
+
+def _button_template(sources: SourceBlock) -> dict[str, Any]:
+    """The sources as a button template: their heading, and a link button for each of the
+    first three."""
+    return {
+        "attachment": {
+            "type": "template",
+            "payload": {
+                "template_type": "button",
+                "text": f"{sources.heading}:",
+                "buttons": [
+                    {
+                        "type": "web_url",
+                        "url": link.url,
+                        "title": button_title(link, BUTTON_TITLE_MAX),
+                    }
+                    for link in sources.links[:TEMPLATE_BUTTONS]
+                ],
+            },
+        }
+    }

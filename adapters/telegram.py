@@ -28,6 +28,8 @@ from urllib.parse import quote
 import aiohttp
 from telegram import (
     Bot,
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
     KeyboardButton,
     LinkPreviewOptions,
     Message,
@@ -49,7 +51,14 @@ from telegram.error import (
 )
 from telegram.request import HTTPXRequest
 
-from adapters.base import json_body, secrets_equal, send_parts, split_text
+from adapters.base import (
+    button_title,
+    json_body,
+    secrets_equal,
+    send_parts,
+    source_links,
+    split_text,
+)
 from bot.errors import ConfigError
 from bot.messages import (
     Channel,
@@ -75,6 +84,8 @@ T = TypeVar("T")
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"  # noqa: S105 (a header name)
 # sendMessage: "1-4096 characters after entities parsing" (core.telegram.org/bots/api#sendmessage)
 MESSAGE_LIMIT = 4096
+SOURCE_BUTTONS = 5  # link buttons under a reply, one per source
+BUTTON_TITLE_MAX = 60
 # setWebhook: secret_token is "1-256 characters. Only characters A-Z, a-z, 0-9, _ and - are allowed"
 _SECRET_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,256}")
 # "/start", "/start@my_bot", "/start <deep-link payload>"
@@ -241,15 +252,26 @@ class TelegramAdapter:
     async def send(self, http: aiohttp.ClientSession, reply: OutboundReply) -> SendResult:
         """Send ``reply`` with the adapter's ``telegram.Bot``; ``http`` is not used (the
         signature is the one all adapters share)."""
+        # The sources become link buttons under the last part, not lines of URLs.
+        text, sources = source_links(reply.text)
+        if sources is not None and len(sources.links) > SOURCE_BUTTONS:
+            text, sources = reply.text, None  # more sources than buttons: all of them as text
         # The limit counts the text after entity parsing: split the plain text, then escape.
-        parts = split_text(reply.text, MESSAGE_LIMIT)
+        parts = split_text(text, MESSAGE_LIMIT)
         if not parts:
             raise SendError("telegram sendMessage: the reply is empty", retryable=False)
         client = self._bot()
 
         async def send_one(index: int, part: str) -> str | None:
-            markup = None
-            if reply.quick_replies and index == len(parts) - 1:
+            markup: ReplyKeyboardMarkup | InlineKeyboardMarkup | None = None
+            if sources is not None and index == len(parts) - 1:
+                markup = InlineKeyboardMarkup(
+                    [
+                        [InlineKeyboardButton(button_title(link, BUTTON_TITLE_MAX), url=link.url)]
+                        for link in sources.links[:SOURCE_BUTTONS]
+                    ]
+                )
+            elif reply.quick_replies and index == len(parts) - 1:
                 # Tapping a button sends its text as the user's next question.
                 markup = ReplyKeyboardMarkup(
                     [[KeyboardButton(q)] for q in reply.quick_replies],

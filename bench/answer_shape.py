@@ -37,6 +37,7 @@ from bot.evaluation.data import Question, read_faq_items, read_passages, read_qu
 from bot.evaluation.metrics import facts_found
 from bot.evaluation.questions import answer_body
 from bot.evaluation.workspace import load_corpus, load_faq, load_passages, throwaway_database
+from bot.followup import standalone_question
 from bot.runtime import build_parts
 from retrieval.text import detect_language, fold
 
@@ -93,12 +94,22 @@ async def retrieve(answer_set: AnswerSet) -> None:
         if answer_set.faq is not None:
             await load_faq(workspace, parts, read_faq_items(answer_set.faq))
         answerer = Answerer(parts, workspace.sessionmaker)
+        earlier = _previous(answer_set.questions)
         for q in questions:
             for form, text in (("written", q.question), ("folded", fold(q.question))):
+                # A follow-up in a dialogue is read as the answerer's callers read it.
+                before = [t if form == "written" else fold(t) for t in earlier.get(q.id, [])]
+                text = await standalone_question(text, before, parts.guard, None, parts.processor)
                 found[(q.id, form)] = await answerer._retrieve(text, detect_language(text), Timer())
     CACHE.mkdir(parents=True, exist_ok=True)
     with (CACHE / f"{answer_set.name}.pickle").open("wb") as f:
         pickle.dump({"questions": questions, "found": found}, f)
+
+
+def _previous(path: Path) -> dict[str, list[str]]:
+    """The earlier questions of each dialogue row ("previous", oldest first)."""
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    return {str(r["id"]): list(r["previous"]) for r in rows if r.get("previous")}
 
 
 def _percentile(values: list[int], share: float) -> int:

@@ -21,7 +21,14 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot import replies
 from bot.errors import LlmError
-from bot.extractive import Quote, Reading, read_question, render_quotes, select_quotes
+from bot.extractive import (
+    Quote,
+    Reading,
+    about_first,
+    read_question,
+    render_quotes,
+    select_quotes,
+)
 from bot.generate import (
     Generated,
     check_citations,
@@ -297,11 +304,15 @@ class Answerer:
             return found
         passing = [h for h in hits if h.similarity >= thresholds.t_doc]
         passing = diversify(passing, self.settings.search.max_chunks_per_doc)
+        # Passages about another year, major or method than the question go last, so that the
+        # page about the one asked is quoted even when it ranked sixth (3/6).
+        passing = about_first(passing, read_question(prepared.dense, self._guard), self._guard)
         entry = faq_passage(decision, thresholds.t_doc, self.settings.answer.faq_min_coverage)
         if entry is not None:  # the staff-approved fact first, quoted and cited like the rest
             passing = [entry, *passing]
             trace["faq_passage"] = entry.faq_id
-        passing = passing[: self.settings.answer.top_k]
+        # A question of several parts quotes from the passages of each.
+        passing = passing[: self.settings.answer.top_k * max(1, len(prepared.parts))]
         found.out_of_scope = self._outside_documents(question, passing)
         if found.out_of_scope:
             trace["out_of_scope"] = found.out_of_scope
@@ -492,14 +503,17 @@ class Answerer:
         citations = [_citation(n, hits[n - 1]) for n in generated.cited]
         return self._cited(generated.text, citations, hits, language, "llm")
 
+    @property
+    def _guard(self) -> NearMissGuard | None:
+        return self.parts.guard if self.settings.answer.near_miss_guard else None
+
     def _reading(self, found: _Retrieval) -> Reading:
         """What the question asks (the guard's vocabulary, on shorthand written out)."""
-        guard = self.parts.guard if self.settings.answer.near_miss_guard else None
-        return read_question(found.trace.get("expanded") or found.question, guard)
+        return read_question(found.trace.get("expanded") or found.question, self._guard)
 
     def _extractive_answer(self, found: _Retrieval) -> Answer | None:
         hits, language = found.passing, found.language
-        guard = self.parts.guard if self.settings.answer.near_miss_guard else None
+        guard = self._guard
         parts = list(
             zip(found.trace.get("parts", []), found.trace.get("part_dense", []), strict=False)
         )
@@ -664,7 +678,9 @@ def _numbered(quotes: list[Quote], hits: list[Hit]) -> tuple[list[Quote], list[C
 
 
 def _with_entities(part: str, whole: str, guard: NearMissGuard | None) -> str:
-    """``part`` with the names ``whole`` gives in the categories the part names none of."""
+    """``part`` with the names ``whole`` gives in the categories the part names none of (not
+    a year: in "điểm chuẩn 2025 bao nhiêu, năm nay tuyển mấy chỉ tiêu" the quota is this
+    year's)."""
     if guard is None:
         return part
     mine = guard.entities(part)
@@ -672,7 +688,7 @@ def _with_entities(part: str, whole: str, guard: NearMissGuard | None) -> str:
     extra = [
         " ".join(words[start:end])
         for start, end, category in guard.entity_spans(whole)
-        if category not in mine and category in guard.entities(whole)
+        if category not in mine and category != "year" and category in guard.entities(whole)
     ]
     return " ".join([part, *dict.fromkeys(extra)])
 

@@ -137,6 +137,8 @@ class _Unit:
     label: int | None = None  # position of the short line that labels this one
     item: bool = False  # a list item or a table row
     cells: tuple[tuple[str, str], ...] = ()  # a table row: (column header, cell), in order
+    table: int = 0  # which table of the chunk a row belongs to (1, 2, …)
+    quoted: bool = False  # a piece of a paragraph in quotation marks
 
     @property
     def row(self) -> bool:
@@ -283,15 +285,19 @@ def _units(text: str) -> list[_Unit]:
     table: list[list[str]] = []
     label: int | None = None
 
-    def add(piece: str, *, item: bool) -> None:
+    tables = 0
+
+    def add(piece: str, *, item: bool, quoted: bool) -> None:
         nonlocal label
-        units.append(_Unit(piece, label, item=item))
+        units.append(_Unit(piece, label, item=item, quoted=quoted))
         label = len(units) - 1 if _is_label(piece) else None
 
     def flush_table() -> None:
-        nonlocal label
+        nonlocal label, tables
+        tables += 1
         units.extend(
-            _Unit(_row_text(row), label, item=True, cells=row) for row in _table_rows(table)
+            _Unit(_row_text(row), label, item=True, cells=row, table=tables)
+            for row in _table_rows(table)
         )
         table.clear()
         label = None
@@ -309,8 +315,10 @@ def _units(text: str) -> list[_Unit]:
             continue
         # "1. Đối tượng tuyển sinh" numbers a section; "1. Nộp đơn trước ngày 10/7." is an item.
         item = bool(_BULLET.match(bare)) or bool(_NUMBERED.match(bare) and not _is_label(line))
+        # A paragraph in quotation marks is someone's words (a testimonial), not a fact.
+        quoted = line.startswith(('"', "“")) and len(line) > _LABEL_CHARS
         for n, piece in enumerate(_split(line)):
-            add(piece, item=item and n == 0)
+            add(piece, item=item and n == 0, quoted=quoted)
     if table:
         flush_table()
     return units
@@ -319,6 +327,22 @@ def _units(text: str) -> list[_Unit]:
 def sentences(text: str) -> list[str]:
     """The quotable units of a chunk's text, in reading order (table rows with their headers)."""
     return [u.text for u in _units(text)]
+
+
+def about_first(hits: Sequence[Hit], reading: Reading, guard: NearMissGuard | None) -> list[Hit]:
+    """``hits`` in their order, those that name another value than the question (another
+    year, major, method: in their title, heading path or text, and none of the question's)
+    after the others."""
+    if guard is None or not reading.entities:
+        return list(hits)
+
+    def other(hit: Hit) -> bool:
+        named = guard.entities(f"{hit.title}\n{hit.heading_path}\n{hit.text}")
+        return any(
+            named.get(c) and asked.isdisjoint(named[c]) for c, asked in reading.entities.items()
+        )
+
+    return sorted(hits, key=other)
 
 
 def select_quotes(
@@ -361,13 +385,16 @@ def select_quotes(
         hi, pos = c.hit_index, c.position
         if (hi, pos) in covered:
             continue
-        text, used = _quote_text(
-            per_hit[hi],
-            pos,
-            hits[hi],
-            covered={p for h, p in covered if h == hi},
-            asked=_asked_column(terms, processor, reading, guard),
-        )
+        if reading.listing and per_hit[hi][pos].row:
+            text, used = _table_names(per_hit[hi], pos, hits[hi])
+        else:
+            text, used = _quote_text(
+                per_hit[hi],
+                pos,
+                hits[hi],
+                covered={p for h, p in covered if h == hi},
+                asked=_asked_column(terms, processor, reading, guard),
+            )
         key = fold(text)
         if key in seen:
             continue  # the same passage in two documents (near-duplicate pages)
@@ -390,10 +417,13 @@ def _ranked(
     candidates: list[_Candidate] = []
     for hi, (hit, units) in enumerate(zip(hits, per_hit, strict=True)):
         heading = set(processor.query_terms(hit.heading_path)) & terms
+        # What the title already says every unit of the page is about: a unit restating it
+        # ("Trường thông báo tuyển sinh chương trình liên thông…") has no more of the question.
+        titled = set(processor.query_terms(hit.title)) & terms
         about = _About(guard, reading, f"{hit.title}\n{hit.heading_path}")
         for pos, unit in enumerate(units):
-            own = set(processor.query_terms(unit.text)) & terms
-            context = set(heading)
+            own = set(processor.query_terms(unit.text)) & terms - titled
+            context = set(heading) | titled
             label = units[unit.label].text if unit.label is not None else ""
             if label:
                 context |= set(processor.query_terms(label)) & terms
@@ -406,7 +436,7 @@ def _ranked(
                     agrees=about.agrees(unit.text, label),
                     holds=_holds(guard, reading.hints, _with_items(units, pos)),
                     answers=_holds(guard, reading.kinds, _with_items(units, pos)),
-                    filler=bool(_FILLER.search(unit.text)),
+                    filler=unit.quoted or bool(_FILLER.search(unit.text)),
                     phrase=len(reading.pairs & _pairs(unit.text)) / len(reading.pairs)
                     if reading.pairs
                     else 0.0,
@@ -576,6 +606,31 @@ def _quote_text(
         if parts[-1].endswith(";"):
             parts[-1] = parts[-1][:-1] + "."
     return " ".join(parts), used
+
+
+def _table_names(units: list[_Unit], pos: int, hit: Hit) -> tuple[str, list[int]]:
+    """A list question answered by a table: what each of its rows is about, on one line
+    ("Ngành đào tạo 2026: Khoa học Máy tính; Kỹ thuật Phần mềm; …")."""
+    table = units[pos].table
+    first = last = pos
+    while first > 0 and units[first - 1].table == table:
+        first -= 1
+    while last + 1 < len(units) and units[last + 1].table == table:
+        last += 1
+    rows = [u.cells for u in units[first : last + 1]]
+    headers = [h for h, _ in max(rows, key=len)]
+    name = next((h for h in headers if _NAME_HEADER.search(fold(h))), headers[0])
+    names = [next((c for h, c in row if h == name), row[0][1]) for row in rows]
+    unit = units[pos]
+    title = units[unit.label].text if unit.label is not None else ""
+    title = title or hit.heading_path.rsplit(" › ", 1)[-1].strip() or name
+    text = f"{title.rstrip(':')}: {'; '.join(dict.fromkeys(names))}."
+    if len(text) > _MAX_QUOTE_CHARS:
+        text = text[:_MAX_QUOTE_CHARS].rsplit(";", 1)[0] + "; …"
+    used = list(range(first, last + 1))
+    if unit.label is not None:
+        used.append(unit.label)
+    return text, used
 
 
 def render_quotes(quotes: Sequence[Quote]) -> str:

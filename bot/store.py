@@ -226,6 +226,27 @@ _INSERT_REPLY = text(
 )
 
 
+_PREVIOUS_QUESTIONS = text(
+    """
+    SELECT coalesce(question, text) FROM messages
+    WHERE conversation_id = :conversation AND direction = 'in' AND kind = 'text'
+      AND status = 'answered' AND id < :before
+    ORDER BY id DESC LIMIT :n
+    """
+)
+
+
+async def previous_questions(
+    session: AsyncSession, conversation_id: int, before: int, n: int
+) -> list[str]:
+    """The conversation's last ``n`` answered questions before message ``before``, oldest
+    first, each as it was answered (a follow-up in its standalone form)."""
+    rows = await session.execute(
+        _PREVIOUS_QUESTIONS, {"conversation": conversation_id, "before": before, "n": n}
+    )
+    return [q for (q,) in rows][::-1]
+
+
 async def store_reply(
     session: AsyncSession,
     *,

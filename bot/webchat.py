@@ -58,6 +58,7 @@ from bot import replies
 from bot.answerer import StreamDone, StreamMeta, StreamReplace, StreamToken, clean_question
 from bot.appkeys import RUNTIME
 from bot.errors import TuvanError
+from bot.followup import standalone_question
 from bot.messages import Channel, InboundMessage
 from bot.models import (
     Author,
@@ -73,6 +74,7 @@ from bot.store import (
     bot_may_answer,
     citations_json,
     history,
+    previous_questions,
     record_inbound,
     store_reply,
     utcnow,
@@ -213,8 +215,26 @@ async def _reply_to(session: AsyncSession, inbound_id: int) -> Message | None:
     )
 
 
+async def _standalone(runtime: Runtime, claimed: _Claimed, text: str) -> str:
+    """The visitor's question made standalone with their previous ones (bot.followup), as the
+    worker reads a follow-up on the other channels."""
+    async with runtime.sessionmaker() as session:
+        previous = await previous_questions(
+            session,
+            claimed.conversation_id,
+            claimed.inbound_id,
+            runtime.settings.worker.history_turns,
+        )
+    parts = runtime.answerer.parts
+    return await standalone_question(text, previous, parts.guard, parts.llm, parts.processor)
+
+
 async def _store_reply(
-    session: AsyncSession, claimed: _Claimed, answer: Answer, details: dict[str, Any]
+    session: AsyncSession,
+    claimed: _Claimed,
+    answer: Answer,
+    details: dict[str, Any],
+    question: str | None = None,
 ) -> int | None:
     """Store the reply and close the question, if this request still holds it; the reply id."""
     return await store_reply(
@@ -227,6 +247,7 @@ async def _store_reply(
         tier=answer.tier,
         citations=citations_json(answer.citations),
         details=details,
+        question=question,  # a follow-up's standalone form
         delivered=True,  # streamed to the browser by this request
         tag_question=False,  # the history shows the tier on the reply only
     )
@@ -584,8 +605,10 @@ class WebChat:
     ) -> tuple[Answer, int | None]:
         answer: Answer | None = None
         streamed = False
+        question = chat.text
         try:
-            async for event in runtime.answerer.answer_stream(chat.text):
+            question = await _standalone(runtime, claimed, chat.text)
+            async for event in runtime.answerer.answer_stream(question):
                 if isinstance(event, StreamMeta):
                     emit(("meta", {"tier": event.tier}))
                 elif isinstance(event, StreamToken):
@@ -604,7 +627,13 @@ class WebChat:
             answer = _error_answer(runtime.settings, chat.text, exc)
         try:
             async with runtime.sessionmaker.begin() as session:
-                reply_id = await _store_reply(session, claimed, answer, _details(answer, streamed))
+                reply_id = await _store_reply(
+                    session,
+                    claimed,
+                    answer,
+                    _details(answer, streamed),
+                    question if question != chat.text else None,
+                )
         except Exception:  # the visitor still gets the answer; a retry re-answers later
             log.exception("web chat: storing the reply to message %d failed", claimed.inbound_id)
             return answer, None

@@ -47,6 +47,7 @@ from bot.store import (
     OUTBOX_CHANNEL,
     bot_may_answer,
     citations_json,
+    previous_questions,
     store_reply,
     utcnow,
 )
@@ -101,15 +102,6 @@ _CONVERSATION = text(
     """
     SELECT c.mode, c.paused_until, c.last_inbound_at, k.external_id, k.locale
     FROM conversations c JOIN contacts k ON k.id = c.contact_id WHERE c.id = :id
-    """
-)
-
-_PREVIOUS_QUESTIONS = text(
-    """
-    SELECT coalesce(question, text) FROM messages
-    WHERE conversation_id = :conversation AND direction = 'in' AND kind = 'text'
-      AND status = 'answered' AND id < :before
-    ORDER BY id DESC LIMIT :n
     """
 )
 
@@ -249,19 +241,9 @@ class Worker:
         started = utcnow()
         async with self.sessionmaker() as session:
             conv = (await session.execute(_CONVERSATION, {"id": claimed.conversation_id})).one()
-            previous = [
-                q
-                for (q,) in (
-                    await session.execute(
-                        _PREVIOUS_QUESTIONS,
-                        {
-                            "conversation": claimed.conversation_id,
-                            "before": claimed.id,
-                            "n": self.settings.worker.history_turns,
-                        },
-                    )
-                ).all()
-            ][::-1]
+            previous = await previous_questions(
+                session, claimed.conversation_id, claimed.id, self.settings.worker.history_turns
+            )
         if not bot_may_answer(conv.mode, conv.paused_until, started):
             await self._finish_inbound(claimed, status="skipped", error="staff answering")
             METRICS.inc("tuvan_messages_skipped_total", channel=claimed.channel)
@@ -277,7 +259,9 @@ class Worker:
             reply_text = replies.text_only_reply(language)
         else:
             parts = self.answerer.parts
-            question = await standalone_question(claimed.text, previous, parts.guard, parts.llm)
+            question = await standalone_question(
+                claimed.text, previous, parts.guard, parts.llm, parts.processor
+            )
             typing = asyncio.create_task(self._keep_typing(claimed.channel, conv.external_id))
             try:
                 answer = await self.answerer.answer(question)

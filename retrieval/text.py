@@ -193,10 +193,12 @@ def _clauses(text: str) -> list[list[str]]:
 
 
 # A full stop after one of these is an abbreviation, not the end of a sentence: "TP. Hồ Chí
-# Minh", "ThS. Nguyễn", "PGS. TS.", "Tp.", "v.v.", an initial. Not a longer word or acronym:
-# "… Việt Nam." and "… của ĐHQG." end sentences.
+# Minh", "ThS. Nguyễn", "PGS. TS.", "Tp.", "v.v.", an initial; and the usual ones as a student
+# types them, lower-case ("ở tp. hcm", "ths. lê"). Not a longer word or acronym: "… Việt Nam."
+# and "… của ĐHQG." end sentences.
 _ABBREVIATED = re.compile(
-    r"(?:^|[\s(.])(?:[A-ZĐ]{1,2}|[A-ZĐ][a-zđ]|[A-ZĐ][a-zđ]?[A-ZĐ]{1,2}|[a-zđ])\.$"
+    r"(?:^|[\s(.])(?:[A-ZĐ]{1,2}|[A-ZĐ][a-zđ]|[A-ZĐ][a-zđ]?[A-ZĐ]{1,2}|[a-zđ]|"
+    r"(?i:tp|tx|ths|ts|pgs|gs|vd|nxb))\.$"
 )
 
 

@@ -440,6 +440,43 @@ async def test_long_answer_is_split_under_2000_on_borders_in_order(
     ]
 
 
+CITED = (
+    "Theo tài liệu tuyển sinh của trường:\n- Học phí năm 2026 là 32.500.000 đồng/năm. [1]\n"
+    "- Hạn nộp học phí là 28/8/2026. [2]\n\n"
+    "Nguồn:\n[1] Học phí năm học 2026–2027 — https://tuyensinh.shut.example.vn/hoc-phi\n"
+    "[2] Lịch tuyển sinh 2026 — https://tuyensinh.shut.example.vn/lich\n\n"
+    "Thông tin trích từ tài liệu; bạn nên kiểm tra lại với phòng tuyển sinh."
+)
+
+
+async def test_sources_become_a_last_message_of_link_buttons(
+    api: MessengerApiFake, http: aiohttp.ClientSession
+) -> None:
+    result = await sender(api).send(http, OutboundReply(PSID, CITED, quick_replies=("Học bổng?",)))
+    text, template = (m["message"] for m in api.messages)
+    assert result.parts == 2
+    assert "Nguồn:" not in text["text"]
+    assert "https://" not in text["text"]
+    assert "quick_replies" not in text  # they go under the last message
+    payload = template["attachment"]["payload"]
+    assert payload["template_type"] == "button"
+    assert payload["text"] == "Nguồn:"
+    assert payload["buttons"] == [
+        {
+            "type": "web_url",
+            "url": "https://tuyensinh.shut.example.vn/hoc-phi",
+            "title": "[1] Học phí năm học…",
+        },
+        {
+            "type": "web_url",
+            "url": "https://tuyensinh.shut.example.vn/lich",
+            "title": "[2] Lịch tuyển sinh…",
+        },
+    ]
+    assert all(len(b["title"]) <= 20 for b in payload["buttons"])
+    assert template["quick_replies"][0]["payload"] == "Học bổng?"
+
+
 async def test_quick_replies_are_capped_by_settings_and_by_messenger(
     api: MessengerApiFake, http: aiohttp.ClientSession
 ) -> None:

@@ -346,6 +346,46 @@ async def test_quick_replies_become_a_keyboard_under_the_last_part(
     assert markup["one_time_keyboard"] is True
 
 
+CITED = (
+    "Theo tài liệu tuyển sinh của trường:\n- Học phí năm 2026 là 32.500.000 đồng/năm. [1]\n"
+    "- Hạn nộp học phí là 28/8/2026. [2]\n\n"
+    "Nguồn:\n[1] Học phí năm học 2026–2027 — https://tuyensinh.shut.example.vn/hoc-phi\n"
+    "[2] Lịch tuyển sinh 2026 — https://tuyensinh.shut.example.vn/lich\n\n"
+    "Thông tin trích từ tài liệu; bạn nên kiểm tra lại với phòng tuyển sinh."
+)
+
+
+async def test_sources_become_link_buttons_under_the_reply(
+    api: FakeTelegramApi, http: aiohttp.ClientSession, make_adapter: MakeAdapter
+) -> None:
+    await make_adapter(api.settings()).send(http, OutboundReply("42", CITED))
+    [call] = api.calls_to("sendMessage")
+    text = html.unescape(call.body["text"])
+    assert "Nguồn:" not in text
+    assert "https://" not in text
+    assert "32.500.000 đồng/năm. [1]" in text
+    assert text.endswith("kiểm tra lại với phòng tuyển sinh.")  # the disclaimer stays
+    assert call.body["reply_markup"]["inline_keyboard"] == [
+        [
+            {
+                "text": "[1] Học phí năm học 2026–2027",
+                "url": "https://tuyensinh.shut.example.vn/hoc-phi",
+            }
+        ],
+        [{"text": "[2] Lịch tuyển sinh 2026", "url": "https://tuyensinh.shut.example.vn/lich"}],
+    ]
+
+
+async def test_sources_without_a_web_address_stay_in_the_text(
+    api: FakeTelegramApi, http: aiohttp.ClientSession, make_adapter: MakeAdapter
+) -> None:
+    text = "Học phí là 30 triệu. [1]\n\nNguồn:\n[1] Học phí — hoc-phi-2026.pdf, trang 2"
+    await make_adapter(api.settings()).send(http, OutboundReply("42", text))
+    [call] = api.calls_to("sendMessage")
+    assert html.unescape(call.body["text"]) == text
+    assert "reply_markup" not in call.body
+
+
 async def test_flood_limit_is_retryable_after_the_given_time(
     api: FakeTelegramApi, http: aiohttp.ClientSession, make_adapter: MakeAdapter
 ) -> None:

@@ -163,12 +163,20 @@ class MessengerApiFake:
 def _message_problem(message: Any) -> str | None:
     if not isinstance(message, dict):
         return "(#100) The parameter message is required"
+    if "attachment" in message:
+        problem = _template_problem(message["attachment"])
+        if problem is not None:
+            return problem
+        return _quick_replies_problem(message.get("quick_replies", []))
     text = message.get("text")
     if not isinstance(text, str) or not text:
         return "(#100) The parameter message[text] is required"
     if len(text) >= TEXT_LIMIT:
         return "(#100) Length of param message[text] must be less than or equal to 2000"
-    quick_replies = message.get("quick_replies", [])
+    return _quick_replies_problem(message.get("quick_replies", []))
+
+
+def _quick_replies_problem(quick_replies: Any) -> str | None:
     if not isinstance(quick_replies, list) or len(quick_replies) > 13:
         return "(#100) param message[quick_replies] must have at most 13 elements"
     for quick in quick_replies:
@@ -205,3 +213,28 @@ async def start_messenger_api(page_token: str | None = None) -> MessengerApiFake
     api._runner = runner
     api.base_url = f"http://127.0.0.1:{port}"
     return api
+
+
+def _template_problem(attachment: Any) -> str | None:
+    """The button template as Meta documents it: text up to 640 characters, 1 to 3 buttons,
+    a web_url button with an http(s) url and a title of at most 20 characters."""
+    payload = attachment.get("payload") if isinstance(attachment, dict) else None
+    if not isinstance(payload, dict) or attachment.get("type") != "template":
+        return "(#100) param message[attachment] is invalid"
+    if payload.get("template_type") != "button":
+        return "(#100) Unsupported template_type"
+    text = payload.get("text")
+    if not isinstance(text, str) or not text or len(text) > 640:
+        return "(#100) param message[attachment][payload][text] must be 1-640 characters"
+    buttons = payload.get("buttons")
+    if not isinstance(buttons, list) or not 1 <= len(buttons) <= 3:
+        return "(#100) param message[attachment][payload][buttons] must have 1-3 elements"
+    for button in buttons:
+        if not isinstance(button, dict) or button.get("type") != "web_url":
+            return "(#100) Unsupported button type"
+        url, title = button.get("url"), button.get("title")
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            return "(#100) param url must be a valid URL"
+        if not isinstance(title, str) or not title or len(title) > 20:
+            return "(#100) param title must be at most 20 characters"
+    return None
