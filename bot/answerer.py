@@ -317,6 +317,8 @@ class Answerer:
         if found.out_of_scope:
             trace["out_of_scope"] = found.out_of_scope
             passing = []
+        else:  # each passage on its own: none about another year, or silent on another school
+            passing = [h for h in passing if not self._outside_documents(question, [h])]
         trace["passing"] = passing
         scores["chunks"] = [
             {
@@ -509,7 +511,9 @@ class Answerer:
 
     def _reading(self, found: _Retrieval) -> Reading:
         """What the question asks (the guard's vocabulary, on shorthand written out)."""
-        return read_question(found.trace.get("expanded") or found.question, self._guard)
+        return read_question(
+            found.trace.get("expanded") or found.question, self._guard, self.parts.processor
+        )
 
     def _extractive_answer(self, found: _Retrieval) -> Answer | None:
         hits, language = found.passing, found.language
@@ -551,7 +555,7 @@ class Answerer:
                 hits,
                 self.parts.processor,
                 limit=PART_QUOTES,
-                reading=read_question(text, guard),
+                reading=read_question(text, guard, self.parts.processor),
                 guard=guard,
             )
             quotes = [q for q in quotes if (q.hit_index, q.position) not in taken]
@@ -680,15 +684,18 @@ def _numbered(quotes: list[Quote], hits: list[Hit]) -> tuple[list[Quote], list[C
 def _with_entities(part: str, whole: str, guard: NearMissGuard | None) -> str:
     """``part`` with the names ``whole`` gives in the categories the part names none of (not
     a year: in "điểm chuẩn 2025 bao nhiêu, năm nay tuyển mấy chỉ tiêu" the quota is this
-    year's)."""
+    year's), and the other parts' topic when it names none."""
     if guard is None:
         return part
     mine = guard.entities(part)
+    carried = set(guard.entities(whole)) - set(mine) - {"year"}
+    if "attribute" not in guard.facets(part):
+        carried.add("attribute")  # "khi nào mở đăng ký" after "ktx …": the dormitory's
     words = whole.split()
     extra = [
         " ".join(words[start:end])
         for start, end, category in guard.entity_spans(whole)
-        if category not in mine and category != "year" and category in guard.entities(whole)
+        if category in carried and " ".join(words[start:end]) not in part
     ]
     return " ".join([part, *dict.fromkeys(extra)])
 

@@ -66,13 +66,22 @@ MIN_EVIDENCE = 0.25
 _ROW_NUMBER_HEADERS = frozenset({"stt", "tt", "#", "no", "no.", "so tt", "so thu tu"})
 
 
-FAQ_FIRST = 1000.0  # added to the score of an FAQ passage's units
+FAQ_BONUS = 0.6  # times the question's weight: the unit is a published FAQ answer's
 FACTOID_QUOTES = 3  # at most this many units answer a question that asks no list
 CLOSE = 0.6  # a factoid's later units score at least this share of the first one's
 KIND_BONUS = 0.3  # times the question's weight: the unit holds the kind of value asked
+MIN_LISTED = 2  # values a unit must name to answer "những ngành nào"
+LIST_BONUS = 0.3  # times the question's weight: a list question, a unit that lists
 PHRASE_BONUS = 0.5  # times the share of the question's word pairs the unit holds
 ENTITY_BONUS = 0.15  # per entity category the unit names as the question does (two at most)
 FILLER_FACTOR = 0.5  # a testimonial or a slogan
+# "những ngành nào": a list of the values of a guard category, which the answer must name.
+_LISTED = {
+    "nganh": "major",
+    "phuong thuc": "method",
+    "to hop": "combination",
+    "co so": "campus",
+}
 # "những ngành nào", "gồm những gì", "các phương thức": the question asks for a list.
 _LISTING = re.compile(
     r"\b(?:nhung \w+(?: \w+)? (?:nao|gi|j)|nhung gi|gom (?:nhung|co)|bao gom|"
@@ -113,16 +122,37 @@ class Reading:
     entities: Facets = field(default_factory=dict)
     listing: bool = False
     pairs: frozenset[tuple[str, str]] = frozenset()  # its adjacent folded words
+    listed: str | None = None  # "những ngành nào" lists values of a category (major)
 
 
-def read_question(question: str, guard: NearMissGuard | None) -> Reading:
+def read_question(
+    question: str, guard: NearMissGuard | None, processor: TextProcessor | None = None
+) -> Reading:
     listing = bool(_LISTING.search(fold(question)))
     pairs = _pairs(question)
+    if processor is not None:
+        # Pairs of words that say something: not "ngành nào", "là bao", "có những".
+        pairs = frozenset(
+            p for p in pairs if processor.query_terms(p[0]) and processor.query_terms(p[1])
+        )
     if guard is None:
         return Reading(listing=listing, pairs=pairs)
     kinds = guard.asked_kinds(question)
+    listed = next(
+        (
+            c
+            for noun, c in _LISTED.items()
+            if re.search(rf"\b(?:nhung|cac|may) {noun}\b", fold(question))
+        ),
+        None,
+    )
     return Reading(
-        kinds, kinds | guard.hinted_kinds(question), guard.entities(question), listing, pairs
+        kinds,
+        kinds | guard.hinted_kinds(question),
+        guard.entities(question),
+        listing,
+        pairs,
+        listed if listing else None,
     )
 
 
@@ -373,6 +403,15 @@ def select_quotes(
         scored = [s for s in scored if s[1].answers]
         if not scored:
             return []
+    if reading.listed and guard is not None:
+        # "Những ngành nào": only a unit that names some (with the items or rows it heads).
+        scored = [
+            s
+            for s in scored
+            if _names(guard, reading.listed, per_hit[s[1].hit_index], s[1].position)
+        ]
+        if not scored:
+            return []
     lead = scored[0][0]
     most = limit if reading.listing else min(limit, FACTOID_QUOTES)
 
@@ -420,10 +459,11 @@ def _ranked(
         # What the title already says every unit of the page is about: a unit restating it
         # ("Trường thông báo tuyển sinh chương trình liên thông…") has no more of the question.
         titled = set(processor.query_terms(hit.title)) & terms
+        title_pairs = _pairs(hit.title)
         about = _About(guard, reading, f"{hit.title}\n{hit.heading_path}")
         for pos, unit in enumerate(units):
-            own = set(processor.query_terms(unit.text)) & terms - titled
-            context = set(heading) | titled
+            own = (set(processor.query_terms(unit.text)) | titled) & terms
+            context = set(heading)
             label = units[unit.label].text if unit.label is not None else ""
             if label:
                 context |= set(processor.query_terms(label)) & terms
@@ -437,9 +477,11 @@ def _ranked(
                     holds=_holds(guard, reading.hints, _with_items(units, pos)),
                     answers=_holds(guard, reading.kinds, _with_items(units, pos)),
                     filler=unit.quoted or bool(_FILLER.search(unit.text)),
-                    phrase=len(reading.pairs & _pairs(unit.text)) / len(reading.pairs)
+                    phrase=len(reading.pairs & (_pairs(unit.text) | title_pairs))
+                    / len(reading.pairs)
                     if reading.pairs
                     else 0.0,
+                    lists=reading.listing and (unit.row or unit.introduces),
                 )
             )
     if not candidates:
@@ -477,18 +519,23 @@ class _Candidate:
     answers: bool  # it holds a value of a kind asked
     filler: bool  # a testimonial, a slogan: words without facts
     phrase: float  # the share of the question's word pairs it holds
+    lists: bool  # a list question, and the unit is a table row or introduces a list
 
 
 def _score(c: _Candidate, weight: Callable[[set[str]], float], whole: float, faq: bool) -> float:
     score = weight(c.own) + 0.5 * weight(c.context) + 0.5 / (1 + c.hit_index)
     score += whole * (
-        KIND_BONUS * c.holds + ENTITY_BONUS * min(c.agrees or 0, 2) + PHRASE_BONUS * c.phrase
+        KIND_BONUS * c.holds
+        + ENTITY_BONUS * min(c.agrees or 0, 2)
+        + PHRASE_BONUS * c.phrase
+        + LIST_BONUS * c.lists
     )
     if c.filler:
         score *= FILLER_FACTOR
     # A published FAQ answer among the passages (tier 1 turned it down, the guard did not) is
-    # staff-approved and about what is asked: it is quoted before any document.
-    return score + (FAQ_FIRST if faq else 0.0)
+    # staff-approved and about what is asked: it is favoured, as much as holding the kind of
+    # value asked and a listing's items together.
+    return score + whole * FAQ_BONUS * faq
 
 
 class _About:
@@ -510,11 +557,25 @@ class _About:
         for category, asked in self.asked.items():
             values = named.get(category) or labelled.get(category) or self.context.get(category)
             if not values:
+                if category in self.guard.named_by_answers:
+                    return None  # another school asked: a unit must name it
                 continue
             if asked.isdisjoint(values):
                 return None
             agree += 1
         return agree
+
+
+def _names(guard: NearMissGuard, category: str, units: list[_Unit], pos: int) -> bool:
+    """Whether the unit, with the items it introduces or the rest of its table, names two
+    values of ``category`` or more."""
+    unit = units[pos]
+    text = (
+        "\n".join(u.text for u in units if u.table == unit.table)
+        if unit.row
+        else _with_items(units, pos)
+    )
+    return len(guard.facets(text).get(category, ())) >= MIN_LISTED
 
 
 def _holds(guard: NearMissGuard | None, kinds: frozenset[str], text: str) -> bool:

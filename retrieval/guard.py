@@ -217,6 +217,12 @@ class NearMissGuard:
         if not isinstance(entities, list):
             raise ConfigError("guard vocabulary: `entities` must be a list of category names")
         self._entities = tuple(str(e) for e in entities if str(e) in self._by_name)
+        # The entity categories a passage unit must name itself (or in its context) to answer
+        # a question naming one: another school's figures are never this school's.
+        must_name = vocabulary.get("must_name") or []
+        if not isinstance(must_name, list):
+            raise ConfigError("guard vocabulary: `must_name` must be a list of category names")
+        self.named_by_answers = frozenset(str(c) for c in must_name if str(c) in self._by_name)
         self._facet_cache: dict[str, Facets] = {}
 
     def _add_category(self, name: str, spec: Mapping[str, Any]) -> _Category:
@@ -524,8 +530,9 @@ def merge_vocabulary(base: Mapping[str, Any], override: Mapping[str, Any]) -> di
     merged["ignore"] = [*(merged.get("ignore") or []), *(override.get("ignore") or [])]
     merged["kinds"] = {**(merged.get("kinds") or {}), **(override.get("kinds") or {})}
     merged["asks"] = {**(merged.get("asks") or {}), **(override.get("asks") or {})}
-    if override.get("entities") is not None:
-        merged["entities"] = override["entities"]
+    for key in ("entities", "must_name"):
+        if override.get(key) is not None:
+            merged[key] = override[key]
     return merged
 
 
