@@ -40,6 +40,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+(?=\S)")
 # "VI." or "2.1." before a heading's words is its number, not a sentence of its own.
 _ENUMERATOR = re.compile(r"^(?:[IVXLC]+|\d{1,2}(?:\.\d{1,2})*|[a-zđ])[.)]$")
 _MAX_SENTENCE_CHARS = 600
+_SAME_CHARS = 60  # a quote this long inside one already chosen says nothing more
 _MAX_QUOTE_CHARS = 900  # a unit with the items it introduces
 _FOLLOW_ITEMS = 8  # at most this many items after a unit that ends with ":"
 _LABEL_CHARS = 80  # a line this short without a full stop may label the next one
@@ -68,7 +69,9 @@ _ROW_NUMBER_HEADERS = frozenset({"stt", "tt", "#", "no", "no.", "so tt", "so thu
 
 FAQ_BONUS = 0.6  # times the question's weight: the unit is a published FAQ answer's
 FACTOID_QUOTES = 3  # at most this many units answer a question that asks no list
-CLOSE = 0.6  # a factoid's later units score at least this share of the first one's
+CLOSE = 0.7
+NEW_TERMS = False
+ASKED_COLUMNS_ONLY = False  # a factoid's later units score at least this share of the first one's
 KIND_BONUS = 0.3  # times the question's weight: the unit holds the kind of value asked
 MIN_LISTED = 2  # values a unit must name to answer "những ngành nào"
 LIST_BONUS = 0.3  # times the question's weight: a list question, a unit that lists
@@ -168,6 +171,9 @@ class _Unit:
     item: bool = False  # a list item or a table row
     cells: tuple[tuple[str, str], ...] = ()  # a table row: (column header, cell), in order
     table: int = 0  # which table of the chunk a row belongs to (1, 2, …)
+    # The sentence that introduces this list item ("… thì bị phạt tù từ 06 tháng đến 03 năm:"
+    # over "a) Với số lượng từ 500 cây đến dưới 3.000 cây."): the item is read and quoted with it.
+    parent: int | None = None
     quoted: bool = False  # a piece of a paragraph in quotation marks
 
     @property
@@ -189,8 +195,11 @@ def _clean(line: str) -> str:
 
 
 def _is_label(text: str) -> bool:
-    """A short line without a full stop: a heading or the name of what follows."""
-    return len(text) <= _LABEL_CHARS and not text.endswith((".", "!", "?", "…", ";"))
+    """A short line without a full stop: a heading or the name of what follows. Not a lone
+    lower-case word (a page's author, "admintuyensinh", scraped above its text)."""
+    if len(text) > _LABEL_CHARS or text.endswith((".", "!", "?", "…", ";")):
+        return False
+    return not re.fullmatch(r"[a-z0-9_]+:?", text)
 
 
 def _cells(line: str) -> list[str] | None:
@@ -295,7 +304,8 @@ def _render_row(cells: Sequence[tuple[str, str]], asked: Callable[[str, str], bo
     said = [
         f"{_lower(h)} {'là' if _vietnamese(h) else ':'} {c}".replace(" :", ":") for h, c in first
     ]
-    said += [f"{_lower(h)}: {c}" if h else c for h, c in rest if (h, c) not in first]
+    if not first or not ASKED_COLUMNS_ONLY:  # nothing asked of it: every column
+        said += [f"{_lower(h)}: {c}" if h else c for h, c in rest if (h, c) not in first]
     return _cut(f"{head}: {'; '.join(said)}")
 
 
@@ -316,11 +326,16 @@ def _units(text: str) -> list[_Unit]:
     label: int | None = None
 
     tables = 0
+    head: int | None = None  # the last unit ending with ":", while items follow it
 
     def add(piece: str, *, item: bool, quoted: bool) -> None:
-        nonlocal label
-        units.append(_Unit(piece, label, item=item, quoted=quoted))
+        nonlocal label, head
+        if not item:
+            head = None
+        units.append(_Unit(piece, label, item=item, quoted=quoted, parent=head if item else None))
         label = len(units) - 1 if _is_label(piece) else None
+        if piece.endswith(":"):
+            head = len(units) - 1
 
     def flush_table() -> None:
         nonlocal label, tables
@@ -418,12 +433,16 @@ def select_quotes(
     chosen: list[Quote] = []
     seen: set[str] = set()
     covered: set[tuple[int, int]] = set()
+    said: set[str] = set()  # the question's terms the chosen units hold
     for score, c in scored:
         if len(chosen) >= most or (not reading.listing and chosen and score < CLOSE * lead):
             break
         hi, pos = c.hit_index, c.position
         if (hi, pos) in covered:
             continue
+        if chosen and not reading.listing and NEW_TERMS and c.own <= said:
+            continue  # a factoid's later unit must say more of the question than those before
+        said |= c.own
         if reading.listing and per_hit[hi][pos].row:
             text, used = _table_names(per_hit[hi], pos, hits[hi])
         else:
@@ -434,8 +453,8 @@ def select_quotes(
                 covered={p for h, p in covered if h == hi},
                 asked=_asked_column(terms, processor, reading, guard),
             )
-        key = fold(text)
-        if key in seen:
+        key = " ".join(tokens(text))
+        if any(key == s or (len(key) > _SAME_CHARS and key in s) for s in seen):
             continue  # the same passage in two documents (near-duplicate pages)
         seen.add(key)
         covered.update((hi, p) for p in used)
@@ -467,17 +486,21 @@ def _ranked(
             label = units[unit.label].text if unit.label is not None else ""
             if label:
                 context |= set(processor.query_terms(label)) & terms
+            parent = units[unit.parent].text if unit.parent is not None else ""
+            if parent:
+                context |= set(processor.query_terms(parent)) & terms
+            whole_text = f"{parent}\n{_with_items(units, pos)}"
             candidates.append(
                 _Candidate(
                     hi,
                     pos,
                     own,
                     context - own,
-                    agrees=about.agrees(unit.text, label),
-                    holds=_holds(guard, reading.hints, _with_items(units, pos)),
-                    answers=_holds(guard, reading.kinds, _with_items(units, pos)),
+                    agrees=about.agrees(unit.text, f"{label}\n{parent}"),
+                    holds=_holds(guard, reading.hints, whole_text),
+                    answers=_holds(guard, reading.kinds, whole_text),
                     filler=unit.quoted or bool(_FILLER.search(unit.text)),
-                    phrase=len(reading.pairs & (_pairs(unit.text) | title_pairs))
+                    phrase=len(reading.pairs & (_pairs(unit.text) | _pairs(parent) | title_pairs))
                     / len(reading.pairs)
                     if reading.pairs
                     else 0.0,
@@ -643,6 +666,9 @@ def _quote_text(
     unit = units[pos]
     parts = []
     used = [pos]
+    if unit.parent is not None and unit.parent not in covered and unit.parent != unit.label:
+        parts.append(units[unit.parent].text)  # the sentence the item completes
+        used.append(unit.parent)
     if unit.label is not None and unit.label not in covered:
         label = units[unit.label].text
         parts.append(label if label.endswith(":") else f"{label}:")

@@ -227,5 +227,27 @@ async def test_a_two_part_question_brings_the_passages_of_both_parts(answerer: A
         "ký túc xá đăng ký ở đâu?",
     ]
     assert result.tier == "documents", result.reason
-    sources = {Path(c.source).name for c in result.citations}
-    assert {"hoc-phi-2026.md", "ky-tuc-xa.md"} <= sources
+    passages = {Path(h.source).name for h in result.trace["passing"]}
+    assert {"hoc-phi-2026.md", "ky-tuc-xa.md"} <= passages
+    # Answered part by part, each with its own cited line (3/6).
+    body = result.answer.split("\n\nNguồn:")[0]
+    assert "\nHọc phí chương trình chuẩn năm 2026 bao nhiêu:\n- " in body
+    assert "\nký túc xá đăng ký ở đâu:\n- " in body
+    assert "ky-tuc-xa.md" in {Path(c.source).name for c in result.citations}
+
+
+async def test_no_passage_holding_what_is_asked_falls_back_with_related_links(
+    answerer: Answerer,
+) -> None:
+    # The documents speak of the library, never of its phone number: no number is made up,
+    # and the closest pages are offered as links that may help (3/6).
+    result = await answerer.answer("Hotline của thư viện là số nào?")
+    assert result.tier == "fallback"
+    assert "abstained" in result.reason
+    assert result.related
+    assert result.citations == []
+    assert "\n\nCó thể liên quan:\n[1] " in result.answer
+    assert all(c.url and c.url in result.answer for c in result.related)
+    assert "028 3999 1234" in result.answer  # only the office's contact, as in every fallback
+    body = result.answer.split("\n\nCó thể liên quan:")[0]
+    assert "Xin lỗi" in body

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from bot.evaluation.metrics import facts_found, first_ranks, norm, ranking_metri
 from bot.evaluation.questions import (
     Knowledge,
     QuestionsEvaluation,
+    answer_body,
     calibrate_t_doc,
     evaluate_questions,
 )
@@ -214,6 +216,14 @@ async def test_every_question_is_answered_once_and_out_of_scope_falls_back(
     assert by_id["q1"].answer.tier == "documents"
     assert by_id["q1"].complete
     assert data["key_facts"]["questions"] == 3
+    # How long the documents answers are, before their sources (3/6).
+    documents = [o for o in evaluation.outcomes if o.answer.tier == "documents"]
+    sizes = sorted(len(answer_body(o.answer).strip()) for o in documents)
+    lengths = data["answer_length"]["documents"]
+    assert lengths["answers"] == len(documents) >= 1
+    assert lengths["median"] == statistics.median(sizes)
+    assert lengths["p90"] == sizes[math.ceil(0.9 * len(sizes)) - 1]
+    assert "median / p90 characters before the sources" in markdown
     assert data["metrics"] == data["modes"]["hybrid"]  # the configured mode on top
     assert set(data["metrics"]) == {"chunk", "document", "page"}
     assert {"hit@5", "mrr@5", "ndcg@5", "recall@5"} <= set(data["metrics"]["chunk"])
