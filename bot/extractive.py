@@ -69,9 +69,7 @@ _ROW_NUMBER_HEADERS = frozenset({"stt", "tt", "#", "no", "no.", "so tt", "so thu
 
 FAQ_BONUS = 0.6  # times the question's weight: the unit is a published FAQ answer's
 FACTOID_QUOTES = 3  # at most this many units answer a question that asks no list
-CLOSE = 0.7
-NEW_TERMS = False
-ASKED_COLUMNS_ONLY = False  # a factoid's later units score at least this share of the first one's
+CLOSE = 0.7  # a factoid's later units score at least this share of the first one's
 KIND_BONUS = 0.3  # times the question's weight: the unit holds the kind of value asked
 MIN_LISTED = 2  # values a unit must name to answer "những ngành nào"
 LIST_BONUS = 0.3  # times the question's weight: a list question, a unit that lists
@@ -304,8 +302,7 @@ def _render_row(cells: Sequence[tuple[str, str]], asked: Callable[[str, str], bo
     said = [
         f"{_lower(h)} {'là' if _vietnamese(h) else ':'} {c}".replace(" :", ":") for h, c in first
     ]
-    if not first or not ASKED_COLUMNS_ONLY:  # nothing asked of it: every column
-        said += [f"{_lower(h)}: {c}" if h else c for h, c in rest if (h, c) not in first]
+    said += [f"{_lower(h)}: {c}" if h else c for h, c in rest if (h, c) not in first]
     return _cut(f"{head}: {'; '.join(said)}")
 
 
@@ -433,16 +430,12 @@ def select_quotes(
     chosen: list[Quote] = []
     seen: set[str] = set()
     covered: set[tuple[int, int]] = set()
-    said: set[str] = set()  # the question's terms the chosen units hold
     for score, c in scored:
         if len(chosen) >= most or (not reading.listing and chosen and score < CLOSE * lead):
             break
         hi, pos = c.hit_index, c.position
         if (hi, pos) in covered:
             continue
-        if chosen and not reading.listing and NEW_TERMS and c.own <= said:
-            continue  # a factoid's later unit must say more of the question than those before
-        said |= c.own
         if reading.listing and per_hit[hi][pos].row:
             text, used = _table_names(per_hit[hi], pos, hits[hi])
         else:
