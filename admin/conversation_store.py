@@ -83,6 +83,7 @@ class ConversationRow:
     last_text: str | None
     last_author: str | None
     activity: datetime
+    waiting_since: datetime | None = None  # the student asked for a person, no staff reply yet
 
 
 def _listing(filters: ConversationFilters) -> Select[Any]:
@@ -103,6 +104,7 @@ def _listing(filters: ConversationFilters) -> Select[Any]:
             Conversation.id,
             Conversation.channel,
             Conversation.mode,
+            Conversation.waiting_since,
             Contact.name,
             Contact.external_id,
             last.c.text.label("last_text"),
@@ -141,7 +143,12 @@ async def _one_page(
     the search's per-message folding runs once, not once for the count and again for the page)."""
     ordered = (
         query.add_columns(func.count().over().label("total"))
-        .order_by(query.selected_columns.activity.desc(), Conversation.id.desc())
+        .order_by(
+            # Students waiting for a person first, the longest waiting at the top.
+            Conversation.waiting_since.asc().nulls_last(),
+            query.selected_columns.activity.desc(),
+            Conversation.id.desc(),
+        )
         .limit(page_size)
         .offset((page - 1) * page_size)
     )
@@ -152,7 +159,8 @@ async def _one_page(
 async def list_conversations(
     session: AsyncSession, filters: ConversationFilters, page_size: int
 ) -> tuple[list[ConversationRow], int]:
-    """One page of conversations matching ``filters``, newest activity first, and the total.
+    """One page of conversations matching ``filters`` (those waiting for staff first, then the
+    newest activity first), and the total.
     A page past the end shows the last one."""
     query = _listing(filters)
     rows, total = await _one_page(session, query, filters.page, page_size)
@@ -171,6 +179,7 @@ async def list_conversations(
             last_text=r.last_text,
             last_author=r.last_author.value if r.last_author is not None else None,
             activity=r.activity,
+            waiting_since=r.waiting_since,
         )
         for r in rows
     ], total

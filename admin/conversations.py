@@ -41,6 +41,11 @@ add_strings(
         "conv.mode": ("Trạng thái", "Status"),
         "conv.mode.bot": ("trợ lý trả lời", "bot answers"),
         "conv.mode.human": ("nhân viên tiếp quản", "staff took over"),
+        "conv.waiting": ("cần xử lý", "needs a person"),
+        "conv.waiting_help": (
+            "Người hỏi muốn gặp cán bộ tư vấn; hết đánh dấu khi nhân viên trả lời.",
+            "The student asked for a person; cleared when staff reply.",
+        ),
         "conv.from": ("Từ ngày", "From"),
         "conv.to": ("Đến ngày", "To"),
         "conv.search": ("Tìm trong tin nhắn", "Search the messages"),

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 from bot.errors import TuvanError
 from bot.llm import LlmClient
+from bot.small_talk import small_talk
 from retrieval.guard import NearMissGuard
 from retrieval.text import TextProcessor, fold
 
@@ -211,8 +212,8 @@ async def standalone_question(
 ) -> str:
     """The question to answer: ``question`` itself, or its rewrite when it follows up on
     ``previous`` (the user's earlier questions, oldest first)."""
-    if not previous:
-        return question
+    if not previous or small_talk(question):
+        return question  # "cảm ơn ạ" after a question is a thank-you, not a follow-up
     if llm is not None and len(question.split()) <= 2 * MAX_FOLLOW_UP_WORDS:
         turns = "\n".join(f"- {q}" for q in previous[-3:])
         try:

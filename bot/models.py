@@ -330,6 +330,9 @@ class Conversation(Base):
     )
     paused_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     last_inbound_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # Since when the student has been waiting for a person (they asked for one); cleared by a
+    # staff reply. The admin lists these conversations first.
+    waiting_since: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[datetime] = _now_column()
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now(), onupdate=func.now()

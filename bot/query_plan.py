@@ -126,6 +126,7 @@ def small_talk_answer(
         answer=text,
         language=language,
         reason=f"no search needed: {kind} ({how})",
+        wants_staff=kind == "human",
     )
 
 

@@ -247,6 +247,13 @@ async def previous_questions(
     return [q for (q,) in rows][::-1]
 
 
+_WAITING = text(
+    "UPDATE conversations SET waiting_since = coalesce(waiting_since, clock_timestamp()) "
+    "WHERE id = :id"
+)
+_ANSWERED_BY_STAFF = text("UPDATE conversations SET waiting_since = NULL WHERE id = :id")
+
+
 async def store_reply(
     session: AsyncSession,
     *,
@@ -261,13 +268,15 @@ async def store_reply(
     question: str | None = None,
     delivered: bool = False,
     tag_question: bool = True,
+    wants_staff: bool = False,
 ) -> int | None:
     """Close the question and store its reply, if this attempt still holds the claim (the
     same attempt number, still answering); None when the claim was lost and the result is late.
 
     A reply to deliver is queued for the worker (and the workers notified); ``delivered`` marks
     one the caller hands over itself (the web chat streams it to the browser). With
-    ``tag_question`` the question row records the tier that answered it too."""
+    ``tag_question`` the question row records the tier that answered it too. ``wants_staff``
+    (the student asked for a person) marks the conversation as waiting for staff."""
     closed = await session.scalar(
         _CLOSE_QUESTION,
         {
@@ -293,6 +302,8 @@ async def store_reply(
             "reply_to": inbound_id,
         },
     )
+    if wants_staff:
+        await session.execute(_WAITING, {"id": conversation_id})
     if not delivered:
         await session.execute(text(f"NOTIFY {OUTBOX_CHANNEL}"))
     return None if reply_id is None else int(reply_id)
@@ -323,6 +334,7 @@ async def queue_staff_reply(
             "details": json.dumps({"staff": staff}, ensure_ascii=False),
         },
     )
+    await session.execute(_ANSWERED_BY_STAFF, {"id": conversation_id})
     await session.execute(text(f"NOTIFY {OUTBOX_CHANNEL}"))
     return int(reply_id)
 

@@ -249,6 +249,7 @@ async def _store_reply(
         details=details,
         question=question,  # a follow-up's standalone form
         delivered=True,  # streamed to the browser by this request
+        wants_staff=answer.wants_staff,
         tag_question=False,  # the history shows the tier on the reply only
     )
 

@@ -252,6 +252,7 @@ class Worker:
         question = None
         details: dict[str, Any] = {}
         tier = None
+        wants_staff = False
         citations: list[dict[str, Any]] = []
         if claimed.kind in ("command", "follow"):
             reply_text = replies.greeting_reply(self.settings.contact, language)
@@ -271,6 +272,7 @@ class Worker:
                     await typing
             reply_text = answer.answer
             tier = answer.tier
+            wants_staff = answer.wants_staff
             citations = citations_json(answer.citations)
             details = {
                 "scores": answer.scores,
@@ -280,7 +282,9 @@ class Worker:
                 "quick_replies": _related_questions(answer.trace),
             }
             METRICS.inc("tuvan_answers_total", channel=claimed.channel, tier=answer.tier)
-        stored = await self._store_reply(claimed, reply_text, tier, citations, details, question)
+        stored = await self._store_reply(
+            claimed, reply_text, tier, citations, details, question, wants_staff=wants_staff
+        )
         if stored:
             METRICS.observe(
                 "tuvan_answer_seconds",
@@ -307,6 +311,8 @@ class Worker:
         citations: list[dict[str, Any]],
         details: dict[str, Any],
         question: str | None,
+        *,
+        wants_staff: bool = False,
     ) -> bool:
         """Mark the question answered and queue the reply, in one transaction, if the claim
         is still ours; else drop the late result."""
@@ -322,6 +328,7 @@ class Worker:
                 citations=citations,
                 details=details,
                 question=question if question != claimed.text else None,
+                wants_staff=wants_staff,
             )
         if reply_id is None:
             log.warning("message %d was claimed again meanwhile; dropping this answer", claimed.id)

@@ -378,3 +378,48 @@ async def test_a_long_transcript_pages_back_to_older_messages(
     assert "tin nhắn số 5<" not in page
     assert 'data-testid="conv-newest"' in page
     assert 'data-testid="conv-older"' not in page
+
+
+async def test_a_student_asking_for_a_person_waits_at_the_top_until_staff_reply(
+    editor: AdminBrowser,
+    worker: Worker,
+    telegram: FakeTelegramApi,
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    quiet = await ask(sessionmaker, chat_id(), FAQ_QUESTION)
+    chat = chat_id()
+    waiting = await ask(sessionmaker, chat, "e muốn nói chuyện với người thật được ko ạ")
+    await worker.drain()
+    later = await ask(sessionmaker, chat_id(), FAQ_QUESTION)  # newer activity than both
+    await worker.drain()
+
+    reply = sent_texts(telegram, chat)[-1]
+    assert "giờ hành chính" in reply  # the bot says when staff usually answer
+    async with sessionmaker() as session:
+        marks = dict(
+            (
+                await session.execute(
+                    select(Conversation.id, Conversation.waiting_since).where(
+                        Conversation.id.in_([quiet, waiting, later])
+                    )
+                )
+            ).all()
+        )
+    assert marks[waiting] is not None
+    assert marks[quiet] is None
+    assert marks[later] is None
+
+    page = await editor.page("/admin/conversations")
+    order = [int(n) for n in re.findall(r'data-testid="conv-row-(\d+)"', page)]
+    assert order[0] == waiting  # waiting for a person: first, before newer activity
+    assert order.index(later) < order.index(quiet)
+    assert page.count('data-testid="conv-waiting"') == 1
+
+    response = await editor.post(f"/admin/conversations/{waiting}/reply", {"text": STAFF_TEXT})
+    assert response.status == 303
+    async with sessionmaker() as session:
+        conversation = await session.get(Conversation, waiting)
+        assert conversation is not None
+        assert conversation.waiting_since is None  # a person answered
+    page = await editor.page("/admin/conversations")
+    assert 'data-testid="conv-waiting"' not in page

@@ -30,7 +30,15 @@ from bot.database import make_sessionmaker
 from bot.demo import demo_kb_dir
 from bot.llm import LlmClient
 from bot.messages import InboundMessage
-from bot.models import Author, Contact, ConversationMode, Direction, Message, MessageStatus
+from bot.models import (
+    Author,
+    Contact,
+    Conversation,
+    ConversationMode,
+    Direction,
+    Message,
+    MessageStatus,
+)
 from bot.runtime import Runtime
 from bot.settings import Settings
 from bot.store import record_inbound, set_mode, upsert_conversation, utcnow
@@ -413,6 +421,32 @@ async def test_history_keeps_the_last_messages_only(
     messages = (await response.json())["messages"]
     assert [m["author"] for m in messages] == ["bot", "user", "bot"]
     assert messages[1]["text"] == DOCS_QUESTION
+
+
+async def test_a_follow_up_in_the_web_chat_is_read_with_the_earlier_question(
+    client: Client, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    visitor = f"follow-{uuid.uuid4().hex[:8]}"
+    await post_chat(client, chat_body("ngành kỹ thuật phần mềm xét tổ hợp nào", visitor=visitor))
+    body = chat_body("ngành đó học phí bao nhiêu", visitor=visitor)
+    _, events = await post_chat(client, body)
+    inbound, [reply] = await stored(sessionmaker, body["message_id"])
+    assert inbound.question == "ngành kỹ thuật phần mềm học phí bao nhiêu"
+    assert reply.tier in {"faq", "documents"}
+    assert "32.500.000" in events[-1].data["answer"]
+
+
+async def test_asking_for_a_person_in_the_web_chat_marks_the_conversation_waiting(
+    client: Client, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    body = chat_body("cho em gặp tư vấn viên với ạ", visitor=f"person-{uuid.uuid4().hex[:8]}")
+    _, events = await post_chat(client, body)
+    assert "giờ hành chính" in events[-1].data["answer"]
+    inbound, _ = await stored(sessionmaker, body["message_id"])
+    async with sessionmaker() as session:
+        conversation = await session.get(Conversation, inbound.conversation_id)
+    assert conversation is not None
+    assert conversation.waiting_since is not None
 
 
 async def test_history_of_a_new_visitor_is_empty(client: Client) -> None:
