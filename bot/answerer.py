@@ -49,7 +49,7 @@ from retrieval.query import PreparedQuery, prepare_query, question_vector, searc
 from retrieval.rerank import Reranker
 from retrieval.restorer_store import current_restorer
 from retrieval.search import Hit, diversify
-from retrieval.text import TextProcessor, detect_language
+from retrieval.text import TextProcessor, detect_language, fold
 from retrieval.thresholds import Thresholds, resolve_thresholds
 
 log = logging.getLogger(__name__)
@@ -546,21 +546,32 @@ class Answerer:
         năm nay" asks the quota of TTNT too), or a line saying the documents do not say it."""
         hits, language = found.passing, found.language
         whole = found.trace.get("expanded") or found.question
+        parts = asking_parts(parts)
+        processor = self.parts.processor
         per_part: list[list[Quote]] = []
-        taken: set[tuple[int, int]] = set()
         for _, dense in parts:
             text = _with_entities(dense, whole, guard)
-            quotes = select_quotes(
-                self.parts.processor.query_terms(text),
-                hits,
-                self.parts.processor,
-                limit=PART_QUOTES,
-                reading=read_question(text, guard, self.parts.processor),
-                guard=guard,
+            per_part.append(
+                select_quotes(
+                    processor.query_terms(text),
+                    hits,
+                    processor,
+                    limit=PART_QUOTES,
+                    reading=read_question(text, guard, processor),
+                    guard=guard,
+                )
             )
-            quotes = [q for q in quotes if (q.hit_index, q.position) not in taken]
+        taken: set[tuple[int, int]] = set()
+        for i, quotes in enumerate(per_part):  # a unit answers the first part that chose it
+            per_part[i] = [q for q in quotes if (q.hit_index, q.position) not in taken]
             taken.update((q.hit_index, q.position) for q in quotes)
-            per_part.append(quotes)
+        if len(parts) == 1:
+            quotes, citations = _numbered(per_part[0], hits)
+            if not quotes:
+                found.trace["abstained"] = True
+                return None
+            body = f"{replies.extractive_intro(language)}\n{render_quotes(quotes)}"
+            return self._cited(body, citations, hits, language, "extractive")
         if not any(per_part):
             found.trace["abstained"] = True
             return None
@@ -679,6 +690,33 @@ def _numbered(quotes: list[Quote], hits: list[Hit]) -> tuple[list[Quote], list[C
         for q in quotes
     ]
     return renumbered, [_citation(n, hits[hi]) for n, hi in first_hit.items()]
+
+
+# A part that asks something: a question mark or a question word. "Mình đã tốt nghiệp cao
+# đẳng và muốn học liên thông" only says who asks; it is read with the next part.
+_ASKS = re.compile(
+    r"\?|\b(?:gi|j|nao|dau|bao nhieu|bao lau|bao xa|bn|may|sao|khong|ko|k|hong|chua|"
+    r"khi nao|bao gio|ai|the nao|ntn|what|which|where|when|how|who|why|can|do|does|is|are)\b"
+)
+
+
+def asking_parts(parts: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """``parts`` with each one that asks nothing read with the part after it (or, at the end,
+    the part before it); all of them when none asks."""
+    out: list[tuple[str, str]] = []
+    context = ""
+    for label, dense in parts:
+        dense = f"{context} {dense}" if context else dense
+        if _ASKS.search(fold(label)):
+            out.append((label, dense))
+            context = ""
+        else:
+            context = dense
+    if not out:
+        return parts
+    if context:
+        out[-1] = (out[-1][0], f"{out[-1][1]} {context}")
+    return out
 
 
 def _with_entities(part: str, whole: str, guard: NearMissGuard | None) -> str:

@@ -10,7 +10,13 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.answerer import MAX_QUESTION_CHARS, Answerer, AnswererParts, clean_question
+from bot.answerer import (
+    MAX_QUESTION_CHARS,
+    Answerer,
+    AnswererParts,
+    asking_parts,
+    clean_question,
+)
 from bot.demo import demo_kb_dir
 from bot.models import FaqEntry, FaqStatus
 
@@ -251,3 +257,20 @@ async def test_no_passage_holding_what_is_asked_falls_back_with_related_links(
     assert "028 3999 1234" in result.answer  # only the office's contact, as in every fallback
     body = result.answer.split("\n\nCó thể liên quan:")[0]
     assert "Xin lỗi" in body
+
+
+def test_a_part_that_asks_nothing_is_read_with_the_next_one() -> None:
+    parts = [
+        ("Mình đã tốt nghiệp cao đẳng ngành CNTT", "mình đã tốt nghiệp cao đẳng ngành CNTT"),
+        ("hồ sơ dự tuyển gồm những gì", "hồ sơ dự tuyển gồm những gì"),
+        ("gửi về đâu ạ?", "gửi về đâu ạ?"),
+    ]
+    assert asking_parts(parts) == [
+        (
+            "hồ sơ dự tuyển gồm những gì",
+            "mình đã tốt nghiệp cao đẳng ngành CNTT hồ sơ dự tuyển gồm những gì",
+        ),
+        ("gửi về đâu ạ?", "gửi về đâu ạ?"),
+    ]
+    statements = [("Em ở Đồng Nai", "em ở Đồng Nai"), ("em thích lập trình", "em thích lập trình")]
+    assert asking_parts(statements) == statements
