@@ -62,6 +62,11 @@ def answer_sets() -> list[AnswerSet]:
     sets = [
         AnswerSet("UIT", uit / "questions.jsonl", corpus=uit / "corpus"),
         AnswerSet("ALQAC", alqac / "questions.jsonl", passages=alqac / "corpus.jsonl"),
+        AnswerSet(
+            "ViRHE4QA",
+            DATASETS / "virhe4qa" / "questions.jsonl",
+            passages=DATASETS / "virhe4qa" / "corpus.jsonl",
+        ),
         AnswerSet("demo", demo / "questions.jsonl", corpus=demo / "docs", faq=demo / "faq.jsonl"),
         AnswerSet(
             "demo-dialogues",
