@@ -1,18 +1,25 @@
-"""Tier 2's extractive answers on every set with key facts: key facts and length, fast.
+"""Tier 2's answers on every set with key facts: key facts, length and compose time, fast.
 
-    .venv/bin/python bench/answer_shape.py retrieve [--sets UIT,ALQAC,demo,PTIT]
-    .venv/bin/python bench/answer_shape.py replay [--misses SET]
+    .venv/bin/python bench/answer_shape.py retrieve [--sets UIT,ALQAC,...]   (all sets by default)
+    .venv/bin/python bench/answer_shape.py replay [--sets …] [--misses SET] [--dump FILE]
 
 ``retrieve`` loads each set into a throwaway database, reads and searches every question as
-the answerer does (written and folded) and keeps what it found in ``bench/.cache/answers``.
-``replay`` composes the answers again from that cache with the code as it is now: a change to
-how units are chosen and rendered is measured in seconds, not in the minutes a search takes.
-The figures to report come from ``bench/devsets.py`` (the whole answerer, searched again);
-this is the loop that gets there.
+the answerer does (written and folded; a dialogue's follow-up made standalone first, as the
+channels do) and keeps what it found in ``bench/.cache/answers``. ``replay`` composes the
+answers again from that cache with the code as it is now: a change to how units are chosen and
+rendered is measured in seconds, not in the minutes a search takes. Together they are the
+answerer without its small-talk check; ``bench/devsets.py`` runs the whole of it on the three
+dataset sets and gives the same figures for them.
+
+Sets: UIT (corpus folder), ALQAC and ViRHE4QA (pre-cut passages), the demo knowledge base with
+its FAQ and both its question files (``bot/demo_kb/questions.jsonl`` and the 40 dialogues in
+``tests/data/demo_dialogues.jsonl``), and the PTIT questions written for this project
+(``bench/ptit-questions.jsonl``) over the PTIT corpus's .md pages.
 
 Printed per set and form: in-scope questions answered, the share of answered ones with every
-key fact, the mean share of key facts, and the median and p90 length of the answers' bodies
-(characters before the sources), over all answers and over factoid questions.
+key fact, the mean share of key facts, the median and p90 length of the documents answers'
+bodies (characters before the sources) and the factoid median, out-of-scope questions that
+fell back, and the time to compose an answer from what was found (p50 / p95 ms).
 """
 
 from __future__ import annotations
@@ -117,7 +124,7 @@ def _previous(path: Path) -> dict[str, list[str]]:
     return {str(r["id"]): list(r["previous"]) for r in rows if r.get("previous")}
 
 
-def _percentile(values: list[int], share: float) -> int:
+def _percentile(values: list[Any], share: float) -> Any:
     if not values:
         return 0
     ordered = sorted(values)
@@ -141,9 +148,12 @@ async def replay(names: list[str], misses: str | None, dump: Path | None = None)
         questions: list[Question] = data["questions"]
         for form in ("written", "folded"):
             scored = []
+            compose_ms: list[float] = []
             for q in questions:
                 found = data["found"][(q.id, form)]
+                started = time.perf_counter()
                 answer = await answerer._answer_found(replace(found), Timer())
+                compose_ms.append((time.perf_counter() - started) * 1000)
                 body = answer_body(answer)
                 scored.append((q, answer, body, facts_found(body, q.key_facts)))
                 outcomes[f"{name}/{form}/{q.id}"] = {
@@ -174,6 +184,7 @@ async def replay(names: list[str], misses: str | None, dump: Path | None = None)
                     else "-",
                     f"{statistics.median(factoid):.0f}" if factoid else "-",
                     f"{sum(s[1].tier == 'fallback' for s in oos)}/{len(oos)}",
+                    f"{statistics.median(compose_ms):.1f} / {_percentile(compose_ms, 0.95):.1f}",
                 ]
             )
             if misses == name and form == "written":
@@ -193,6 +204,7 @@ async def replay(names: list[str], misses: str | None, dump: Path | None = None)
         "docs length median / p90",
         "factoid median",
         "out of scope → fallback",
+        "compose ms p50 / p95",
     ]
     print(markdown_table(header, rows))
 
