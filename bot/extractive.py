@@ -473,15 +473,18 @@ def _ranked(
         titled = set(processor.query_terms(hit.title)) & terms
         title_pairs = _pairs(hit.title)
         about = _About(guard, reading, f"{hit.title}\n{hit.heading_path}")
+        # Each unit read once: labels and list heads are read again for the units under them.
+        held = [set(processor.query_terms(u.text)) & terms for u in units]
+        pairs = [_pairs(u.text) if reading.pairs else frozenset() for u in units]
         for pos, unit in enumerate(units):
-            own = (set(processor.query_terms(unit.text)) | titled) & terms
+            own = held[pos] | titled
             context = set(heading)
             label = units[unit.label].text if unit.label is not None else ""
-            if label:
-                context |= set(processor.query_terms(label)) & terms
+            if unit.label is not None:
+                context |= held[unit.label]
             parent = units[unit.parent].text if unit.parent is not None else ""
-            if parent:
-                context |= set(processor.query_terms(parent)) & terms
+            if unit.parent is not None:
+                context |= held[unit.parent]
             whole_text = f"{parent}\n{_with_items(units, pos)}"
             candidates.append(
                 _Candidate(
@@ -493,7 +496,11 @@ def _ranked(
                     holds=_holds(guard, reading.hints, whole_text),
                     answers=_holds(guard, reading.kinds, whole_text),
                     filler=unit.quoted or bool(_FILLER.search(unit.text)),
-                    phrase=len(reading.pairs & (_pairs(unit.text) | _pairs(parent) | title_pairs))
+                    phrase=len(
+                        reading.pairs
+                        & (pairs[pos] | (pairs[unit.parent] if unit.parent is not None else set()))
+                        | (reading.pairs & title_pairs)
+                    )
                     / len(reading.pairs)
                     if reading.pairs
                     else 0.0,
