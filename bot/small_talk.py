@@ -63,7 +63,7 @@ _ASKING = re.compile(
     r"\b(?:muon|can (?:gap|nguoi|noi|tu van)|cho (?:em|minh|toi|to) (?:gap|noi|duoc|ket)|"
     r"xin (?:gap|noi|ket)|gap|noi chuyen|"
     r"ket noi|chuyen (?:sang|qua|cho)|online|truc tiep|want|like|can i|could i|let me|please|"
-    r"talk|speak|chat)\b"
+    r"(?:talk|speak|chat) (?:to|with))\b"
 )
 # Words that make a mention of staff a question about them, not a request ("số điện thoại của
 # nhân viên phòng KTX", "nhân viên trường có hỗ trợ tìm nhà trọ không", "tư vấn trực tiếp ở

@@ -58,6 +58,8 @@ async def test_small_talk_is_answered_in_the_language_it_is_written_in(answerer:
         ("số điện thoại cán bộ tuyển sinh là gì", None),
         ("cho em xin số điện thoại của cán bộ tuyển sinh", None),
         ("ok", None),
+        # staff named in a question about them ("chất lượng" folds to "chat luong")
+        ("Cán bộ coi thi có phải kiểm tra chất lượng đề không?", None),
     ],
 )
 def test_small_talk_is_read_and_questions_are_not(text: str, kind: str | None) -> None:
