@@ -110,14 +110,35 @@ async def generate(args: argparse.Namespace, questions: list[str]) -> None:
 
 
 async def run_phase(
-    label: str, url: str, questions: Path, tmp: Path, *, first_id: int, count: int,
-    rate: float | None, in_flight: int,
+    label: str,
+    url: str,
+    questions: Path,
+    tmp: Path,
+    *,
+    first_id: int,
+    count: int,
+    rate: float | None,
+    in_flight: int,
 ) -> dict[str, Any]:
     out = tmp / f"{label}.json"
     cmd = [
-        sys.executable, __file__, "--generate", "--url", url, "--questions", str(questions),
-        "--first-id", str(first_id), "--count", str(count), "--out", str(out),
-        "--in-flight", str(in_flight), "--rate", str(rate or 0),
+        sys.executable,
+        __file__,
+        "--generate",
+        "--url",
+        url,
+        "--questions",
+        str(questions),
+        "--first-id",
+        str(first_id),
+        "--count",
+        str(count),
+        "--out",
+        str(out),
+        "--in-flight",
+        str(in_flight),
+        "--rate",
+        str(rate or 0),
     ]
     process = await asyncio.create_subprocess_exec(*cmd, cwd=ROOT)
     await process.wait()
@@ -176,7 +197,12 @@ async def main(args: argparse.Namespace) -> None:
         questions.write_text(json.dumps([f["question"] for f in faq], ensure_ascii=False), "utf-8")
         processes.append(
             await asyncio.create_subprocess_exec(
-                *TUVAN, "serve", "--port", str(port), env=env, cwd=ROOT,
+                *TUVAN,
+                "serve",
+                "--port",
+                str(port),
+                env=env,
+                cwd=ROOT,
                 stdout=asyncio.subprocess.DEVNULL,
             )
         )
@@ -187,7 +213,11 @@ async def main(args: argparse.Namespace) -> None:
         for _ in range(args.workers):
             processes.append(
                 await asyncio.create_subprocess_exec(
-                    *nice, *TUVAN, "worker", env=worker_env, cwd=ROOT,
+                    *nice,
+                    *TUVAN,
+                    "worker",
+                    env=worker_env,
+                    cwd=ROOT,
                     stdout=asyncio.subprocess.DEVNULL,
                 )
             )
@@ -196,31 +226,70 @@ async def main(args: argparse.Namespace) -> None:
         # statements. Its updates are stored and answered like the others (counted below).
         warm = int(args.warmup)
         if warm:
-            await run_phase("warm-up", url, questions, tmp, first_id=10_000_000, count=warm,
-                            rate=50, in_flight=args.in_flight)
+            await run_phase(
+                "warm-up",
+                url,
+                questions,
+                tmp,
+                first_id=10_000_000,
+                count=warm,
+                rate=50,
+                in_flight=args.in_flight,
+            )
         fixed = int(args.rate * args.seconds)
         phases = [
-            await run_phase("fixed rate", url, questions, tmp, first_id=1, count=fixed,
-                            rate=args.rate, in_flight=args.in_flight),
-            await run_phase("as fast as it goes", url, questions, tmp, first_id=fixed + 1,
-                            count=args.burst, rate=None, in_flight=args.in_flight),
-            await run_phase("retries of phase 1", url, questions, tmp, first_id=1, count=fixed,
-                            rate=None, in_flight=args.in_flight),
+            await run_phase(
+                "fixed rate",
+                url,
+                questions,
+                tmp,
+                first_id=1,
+                count=fixed,
+                rate=args.rate,
+                in_flight=args.in_flight,
+            ),
+            await run_phase(
+                "as fast as it goes",
+                url,
+                questions,
+                tmp,
+                first_id=fixed + 1,
+                count=args.burst,
+                rate=None,
+                in_flight=args.in_flight,
+            ),
+            await run_phase(
+                "retries of phase 1",
+                url,
+                questions,
+                tmp,
+                first_id=1,
+                count=fixed,
+                rate=None,
+                in_flight=args.in_flight,
+            ),
         ]
         total = fixed + args.burst + warm
         started = time.monotonic()
         async with engine.connect() as conn:
             while True:
-                pending = (await conn.execute(text(
-                    "SELECT count(*) FROM messages WHERE status IN "
-                    "('received', 'answering', 'queued', 'sending')"
-                ))).scalar_one()
+                pending = (
+                    await conn.execute(
+                        text(
+                            "SELECT count(*) FROM messages WHERE status IN "
+                            "('received', 'answering', 'queued', 'sending')"
+                        )
+                    )
+                ).scalar_one()
                 if pending == 0 or time.monotonic() - started > args.drain_timeout:
                     break
                 await asyncio.sleep(1)
             drain_s = time.monotonic() - started
-            counts = (await conn.execute(text(
-                """
+            counts = (
+                (
+                    await conn.execute(
+                        text(
+                            """
                 SELECT
                   count(*) FILTER (WHERE direction = 'in') AS inbound,
                   count(DISTINCT event_id) FILTER (WHERE direction = 'in') AS distinct_events,
@@ -230,18 +299,32 @@ async def main(args: argparse.Namespace) -> None:
                   count(DISTINCT reply_to_id) FILTER (WHERE direction = 'out') AS replied_to
                 FROM messages
                 """
-            ))).one()._asdict()
+                        )
+                    )
+                )
+                .one()
+                ._asdict()
+            )
             answer_ms = [
-                float(ms) for (ms,) in await conn.execute(text(
-                    "SELECT extract(epoch FROM o.done_at - i.created_at) * 1000 "
-                    "FROM messages o JOIN messages i ON i.id = o.reply_to_id "
-                    "WHERE o.status = 'sent'"
-                ))
+                float(ms)
+                for (ms,) in await conn.execute(
+                    text(
+                        "SELECT extract(epoch FROM o.done_at - i.created_at) * 1000 "
+                        "FROM messages o JOIN messages i ON i.id = o.reply_to_id "
+                        "WHERE o.status = 'sent'"
+                    )
+                )
             ]
-            tiers = dict((await conn.execute(text(
-                "SELECT coalesce(tier, '-'), count(*) FROM messages WHERE direction = 'out' "
-                "GROUP BY 1"
-            ))).all())
+            tiers = dict(
+                (
+                    await conn.execute(
+                        text(
+                            "SELECT coalesce(tier, '-'), count(*) FROM messages "
+                            "WHERE direction = 'out' GROUP BY 1"
+                        )
+                    )
+                ).all()
+            )
         api_sends = len(telegram.calls_to("sendMessage"))
     finally:
         for p in processes:
@@ -254,34 +337,63 @@ async def main(args: argparse.Namespace) -> None:
         server.release()
 
     lost = total - counts["inbound"]
-    duplicated = (counts["inbound"] - counts["distinct_events"]) + (
-        counts["replies"] - counts["replied_to"]
-    ) + (api_sends - counts["sent"])
-    report.data.update({
-        "phases": phases, "updates": total, "counts": counts, "fake_api_sends": api_sends,
-        "answer_ms": percentiles(answer_ms), "drain_s": drain_s, "tiers": tiers,
-        "lost": lost, "duplicated": duplicated, "workers": args.workers,
-        "worker_nice": args.worker_nice, "worker_threads": args.worker_threads,
-    })
-    report.print_header([
-        f"tuvan serve (1 process) + tuvan worker ({args.workers} process, nice "
-        f"{args.worker_nice}, embedder threads {args.worker_threads or 'default'}) + embedded "
-        "PostgreSQL + fake Telegram API + load generator, all on this machine, loopback",
-        f"{total:,} distinct updates from 500 chats ({warm} at 50/s to warm up, {fixed:,} at "
-        f"{args.rate:g}/s, "
-        f"{args.burst:,} as fast as {args.in_flight} in flight allow), then phase 1 again",
-    ])
-    print(markdown_table(
-        ["phase", "updates", "acks/s", "ack p50 ms", "ack p99 ms", "statuses"],
-        [[p["phase"], p["count"], f"{p['acks_per_s']:.0f}", p["ack_ms"]["p50"],
-          p["ack_ms"]["p99"], p["statuses"]] for p in phases],
-    ))
+    duplicated = (
+        (counts["inbound"] - counts["distinct_events"])
+        + (counts["replies"] - counts["replied_to"])
+        + (api_sends - counts["sent"])
+    )
+    report.data.update(
+        {
+            "phases": phases,
+            "updates": total,
+            "counts": counts,
+            "fake_api_sends": api_sends,
+            "answer_ms": percentiles(answer_ms),
+            "drain_s": drain_s,
+            "tiers": tiers,
+            "lost": lost,
+            "duplicated": duplicated,
+            "workers": args.workers,
+            "worker_nice": args.worker_nice,
+            "worker_threads": args.worker_threads,
+        }
+    )
+    report.print_header(
+        [
+            f"tuvan serve (1 process) + tuvan worker ({args.workers} process, nice "
+            f"{args.worker_nice}, embedder threads {args.worker_threads or 'default'}) + embedded "
+            "PostgreSQL + fake Telegram API + load generator, all on this machine, loopback",
+            f"{total:,} distinct updates from 500 chats ({warm} at 50/s to warm up, {fixed:,} at "
+            f"{args.rate:g}/s, "
+            f"{args.burst:,} as fast as {args.in_flight} in flight allow), then phase 1 again",
+        ]
+    )
+    print(
+        markdown_table(
+            ["phase", "updates", "acks/s", "ack p50 ms", "ack p99 ms", "statuses"],
+            [
+                [
+                    p["phase"],
+                    p["count"],
+                    f"{p['acks_per_s']:.0f}",
+                    p["ack_ms"]["p50"],
+                    p["ack_ms"]["p99"],
+                    p["statuses"],
+                ]
+                for p in phases
+            ],
+        )
+    )
     a = report.data["answer_ms"]
-    print(f"\nAnswer latency (stored → reply accepted by the API), {a['n']:,} replies: "
-          f"p50 {a['p50']:.0f} ms, p99 {a['p99']:.0f} ms; queue drained {drain_s:.0f} s after "
-          f"the last request. Tiers: {tiers}.")
-    print(f"\nRows: {counts}; sendMessage calls at the fake API: {api_sends}. "
-          f"**Lost: {lost}. Duplicated: {duplicated}.**")
+    print(
+        f"\nAnswer latency (stored → reply accepted by the API), {a['n']:,} replies: "
+        f"p50 {a['p50']:.0f} ms, p99 {a['p99']:.0f} ms; queue drained {drain_s:.0f} s after "
+        f"the last request. Tiers: {tiers}."
+    )
+    print(
+        f"\nRows: {counts}; sendMessage calls at the fake API: {api_sends}. "
+        f"**Lost: {lost}. Duplicated: {duplicated}.**"
+    )
     report.finish()
 
 

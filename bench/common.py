@@ -257,7 +257,9 @@ EMBED_THREADS = ("answerer", "to_thread")
 
 def add_embed_thread_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--embed-thread", choices=EMBED_THREADS, default="answerer",
+        "--embed-thread",
+        choices=EMBED_THREADS,
+        default="answerer",
         help="run embed_queries on the answerer's one embedding thread (default; "
         "retrieval.embedders.embed_off_loop), or via asyncio.to_thread, which alternates "
         "between worker threads and so between OpenMP thread teams (the earlier code, slower)",

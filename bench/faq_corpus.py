@@ -197,8 +197,19 @@ ATTRIBUTES: dict[str, tuple[str, tuple[str, ...], str]] = {
 }
 
 OPENINGS = (
-    "", "", "", "Cho em hỏi ", "Dạ cho em hỏi ", "ad ơi ", "Em chào thầy cô, ", "Trường ơi ",
-    "mn cho mình hỏi ", "Xin hỏi ", "cho e hỏi ", "Anh chị ơi, ", "Chào ad, ",
+    "",
+    "",
+    "",
+    "Cho em hỏi ",
+    "Dạ cho em hỏi ",
+    "ad ơi ",
+    "Em chào thầy cô, ",
+    "Trường ơi ",
+    "mn cho mình hỏi ",
+    "Xin hỏi ",
+    "cho e hỏi ",
+    "Anh chị ơi, ",
+    "Chào ad, ",
 )
 ENDINGS = ("", "", "?", " ạ", " ạ?", " vậy ạ", " v ad", " ạ, em cảm ơn", " nhỉ", " ad ơi")
 COMBINATIONS = ("A00, A01, D01, D07", "A00, A01, D01", "A00, A01, D07, X06", "A01, D01, D07")
@@ -221,10 +232,20 @@ def _fill(template: str, major: str, year: int) -> str:
 
 def _answer(template: str, major: str, code: str, year: int, rnd: random.Random) -> str:
     return template.format(
-        m=major, y=year, y1=year + 1, c=code, n=rnd.randrange(60, 400, 10),
-        s=f"{rnd.uniform(22, 28.5):.2f}".replace(".", ","), f=rnd.randrange(30, 60),
-        t=rnd.choice(COMBINATIONS), k=rnd.randint(3, 6), p=rnd.randint(85, 98),
-        d="4", k2="8", h=rnd.choice((10, 15, 20, 30)), tc=rnd.randrange(125, 160),
+        m=major,
+        y=year,
+        y1=year + 1,
+        c=code,
+        n=rnd.randrange(60, 400, 10),
+        s=f"{rnd.uniform(22, 28.5):.2f}".replace(".", ","),
+        f=rnd.randrange(30, 60),
+        t=rnd.choice(COMBINATIONS),
+        k=rnd.randint(3, 6),
+        p=rnd.randint(85, 98),
+        d="4",
+        k2="8",
+        h=rnd.choice((10, 15, 20, 30)),
+        tc=rnd.randrange(125, 160),
     )
 
 

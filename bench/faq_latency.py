@@ -110,12 +110,20 @@ async def main() -> None:
         started = time.perf_counter()
         defs = await drop_indexes(engine, HNSW)
         entry_rows = [
-            (n, item.external_id, item.question, item.answer, detect_language(item.question),
-             processor.keyword_text(item.question), vectors[n - 1])
+            (
+                n,
+                item.external_id,
+                item.question,
+                item.answer,
+                detect_language(item.question),
+                processor.keyword_text(item.question),
+                vectors[n - 1],
+            )
             for n, item in enumerate(items, start=1)
         ]
         await copy_rows(
-            engine, "faq_entries",
+            engine,
+            "faq_entries",
             ("id", "external_id", "question", "answer", "language", "keyword_text", "embedding"),
             ("int4", "varchar", "text", "text", "varchar", "text", "vector"),
             entry_rows,
@@ -127,8 +135,11 @@ async def main() -> None:
                 variant_rows.append((n, variant, processor.keyword_text(variant), vectors[row]))
                 row += 1
         await copy_rows(
-            engine, "faq_variants", ("faq_id", "text", "keyword_text", "embedding"),
-            ("int4", "text", "text", "vector"), variant_rows,
+            engine,
+            "faq_variants",
+            ("faq_id", "text", "keyword_text", "embedding"),
+            ("int4", "text", "text", "vector"),
+            variant_rows,
         )
         async with sessionmaker.begin() as session:
             await session.execute(text("UPDATE faq_entries SET status = 'published'"))
@@ -166,20 +177,31 @@ async def main() -> None:
             t1 = time.perf_counter()
             async with sessionmaker() as session:
                 candidates = await faq_candidates(
-                    session, processor, prepared.question, prepared.terms, vector, limit=5,
+                    session,
+                    processor,
+                    prepared.question,
+                    prepared.terms,
+                    vector,
+                    limit=5,
                     covering=coverage_terms(prepared.readable, processor, guard),
                 )
                 t2 = time.perf_counter()
                 decision = decide_faq(
-                    prepared.dense, candidates, threshold=thresholds.t_faq,
-                    margin=settings.answer.faq_margin, guard=guard,
+                    prepared.dense,
+                    candidates,
+                    threshold=thresholds.t_faq,
+                    margin=settings.answer.faq_margin,
+                    guard=guard,
                     min_coverage=settings.answer.faq_min_coverage,
                 )
                 t3 = time.perf_counter()
             t4 = time.perf_counter()
             ms = {
-                "embed": (t1 - t0) * 1000, "cand": (t2 - t1) * 1000,
-                "decide": (t3 - t2) * 1000, "db": (t4 - t1) * 1000, "total": (t4 - t0) * 1000,
+                "embed": (t1 - t0) * 1000,
+                "cand": (t2 - t1) * 1000,
+                "decide": (t3 - t2) * 1000,
+                "db": (t4 - t1) * 1000,
+                "total": (t4 - t0) * 1000,
             }
             return ms, decision
 
@@ -222,16 +244,27 @@ async def main() -> None:
     used = {name: any(name in line for line in plan) for name in HNSW}
     report.data.update(
         {
-            "server": version, "embedder": embedder.name, "rows": counts,
-            "questions": len(questions), "warmup": args.warmup,
+            "server": version,
+            "embedder": embedder.name,
+            "rows": counts,
+            "questions": len(questions),
+            "warmup": args.warmup,
             "question_kinds": {k: sum(1 for _, kk in questions if kk == k) for _, k in questions},
-            "t_faq": thresholds.t_faq, "margin": settings.answer.faq_margin,
+            "t_faq": thresholds.t_faq,
+            "margin": settings.answer.faq_margin,
             "embed_thread": args.embed_thread,
-            "model_load_s": round(model_load_s, 2), "passage_embedding_s": round(embed_s, 1),
-            "load_s": round(load_s, 2), "index_builds": builds, "latency_ms": stats,
-            "restorer_learned_s": round(restorer_s, 2), "lexicon_built_s": round(lexicon_s, 2),
-            "synthetic_outcomes": outcome, "real_questions_accepted": real_accepted,
-            "target_p95_ms": TARGET_P95_MS, "plan": plan, "hnsw_used": used,
+            "model_load_s": round(model_load_s, 2),
+            "passage_embedding_s": round(embed_s, 1),
+            "load_s": round(load_s, 2),
+            "index_builds": builds,
+            "latency_ms": stats,
+            "restorer_learned_s": round(restorer_s, 2),
+            "lexicon_built_s": round(lexicon_s, 2),
+            "synthetic_outcomes": outcome,
+            "real_questions_accepted": real_accepted,
+            "target_p95_ms": TARGET_P95_MS,
+            "plan": plan,
+            "hnsw_used": used,
         }
     )
     report.print_header(
@@ -253,26 +286,30 @@ async def main() -> None:
         "db": "DB part (session + candidates + decide)",
         "total": "**total**",
     }
-    rows = [
-        [names[k], s["p50"], s["p95"], s["p99"], s["mean"], s["max"]] for k, s in stats.items()
-    ]
+    rows = [[names[k], s["p50"], s["p95"], s["p99"], s["mean"], s["max"]] for k, s in stats.items()]
     print(markdown_table(["stage (ms)", "p50", "p95", "p99", "mean", "max"], rows))
     verdict = "meets" if stats["total"]["p95"] <= TARGET_P95_MS else "MISSES"
     p95 = stats["total"]["p95"]
-    print(f"\nTotal p95 {p95:.1f} ms {verdict} the {TARGET_P95_MS:.0f} ms target. By kind of "
-          "question (total, ms):\n")
+    print(
+        f"\nTotal p95 {p95:.1f} ms {verdict} the {TARGET_P95_MS:.0f} ms target. By kind of "
+        "question (total, ms):\n"
+    )
     kinds = {k: percentiles(v) for k, v in by_kind.items()}
     report.data["total_ms_by_kind"] = kinds
-    print(markdown_table(
-        ["questions", "n", "p50", "p95", "p99"],
-        [[k, s["n"], s["p50"], s["p95"], s["p99"]] for k, s in kinds.items()],
-    ))
+    print(
+        markdown_table(
+            ["questions", "n", "p50", "p95", "p99"],
+            [[k, s["n"], s["p50"], s["p95"], s["p99"]] for k, s in kinds.items()],
+        )
+    )
     print(
         f"\nSanity: held-out synthetic questions {outcome}; real UIT questions answered from "
         f"the synthetic FAQ: {real_accepted}."
     )
-    print("\nEXPLAIN (ANALYZE) of the candidates query - HNSW index used: "
-          + ", ".join(f"{n} {'yes' if u else 'NO'}" for n, u in used.items()))
+    print(
+        "\nEXPLAIN (ANALYZE) of the candidates query - HNSW index used: "
+        + ", ".join(f"{n} {'yes' if u else 'NO'}" for n, u in used.items())
+    )
     print("```\n" + "\n".join(plan_summary(plan)) + "\n```")
     report.finish()
 

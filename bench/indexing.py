@@ -96,8 +96,12 @@ async def main() -> None:
     load_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     drafts = [
-        (d, chunk_document(d, count_tokens=parts.embedder.count_tokens, target_tokens=280,
-                           max_tokens=400))
+        (
+            d,
+            chunk_document(
+                d, count_tokens=parts.embedder.count_tokens, target_tokens=280, max_tokens=400
+            ),
+        )
         for d in docs
     ]
     chunk_s = time.perf_counter() - t0
@@ -111,41 +115,66 @@ async def main() -> None:
     tokens_s = timed.seconds["count_tokens"]
     rest_s = total_s - embed_s - load_s - chunk_s - keyword_s
     n_files, n_chunks = len(result.indexed), result.chunks
-    report.data.update({
-        "server": version, "embedder": timed.name, "corpus": str(args.corpus),
-        "files": n_files, "skipped": result.skipped, "bytes": corpus_bytes,
-        "chunks": n_chunks, "passages_embedded": timed.passages,
-        "batch_size": settings.embed_batch_size, "model_load_s": round(model_load_s, 2),
-        "total_s": round(total_s, 2), "embed_s": round(embed_s, 2),
-        "count_tokens_in_pipeline_s": round(tokens_s, 2), "load_s": round(load_s, 2),
-        "chunk_s": round(chunk_s, 2), "keyword_s": round(keyword_s, 2),
-        "store_and_rest_s": round(rest_s, 2),
-        "chunks_per_s": n_chunks / total_s, "files_per_s": n_files / total_s,
-        "embedding_share": embed_s / total_s,
-    })
-    report.print_header([
-        f"{version}; embedder {timed.name}, batch {settings.embed_batch_size} (model load "
-        f"{model_load_s:.1f} s, not counted)",
-        f"corpus {args.corpus}: {n_files} files indexed ({len(result.skipped)} skipped), "
-        f"{corpus_bytes / 1024:,.0f} KiB, {n_chunks} chunks",
-    ])
-    print(markdown_table(
-        ["", "value"],
+    report.data.update(
+        {
+            "server": version,
+            "embedder": timed.name,
+            "corpus": str(args.corpus),
+            "files": n_files,
+            "skipped": result.skipped,
+            "bytes": corpus_bytes,
+            "chunks": n_chunks,
+            "passages_embedded": timed.passages,
+            "batch_size": settings.embed_batch_size,
+            "model_load_s": round(model_load_s, 2),
+            "total_s": round(total_s, 2),
+            "embed_s": round(embed_s, 2),
+            "count_tokens_in_pipeline_s": round(tokens_s, 2),
+            "load_s": round(load_s, 2),
+            "chunk_s": round(chunk_s, 2),
+            "keyword_s": round(keyword_s, 2),
+            "store_and_rest_s": round(rest_s, 2),
+            "chunks_per_s": n_chunks / total_s,
+            "files_per_s": n_files / total_s,
+            "embedding_share": embed_s / total_s,
+        }
+    )
+    report.print_header(
         [
-            ["total (ingest_paths)", f"{total_s:.1f} s"],
-            ["throughput", f"{n_chunks / total_s:.2f} chunks/s, {n_files / total_s:.2f} files/s"],
-            ["embedding (embed_passages, in pipeline)",
-             f"{embed_s:.1f} s = {embed_s / total_s:.0%} ({timed.passages / embed_s:.1f} "
-             "passages/s)"],
-            ["loading (separate pass)", f"{load_s:.2f} s = {load_s / total_s:.0%}"],
-            ["chunking, token counts included (separate pass)",
-             f"{chunk_s:.2f} s = {chunk_s / total_s:.0%}"],
-            ["  token counting for chunking (in pipeline)",
-             f"{tokens_s:.2f} s = {tokens_s / total_s:.0%}"],
-            ["keyword text (separate pass)", f"{keyword_s:.2f} s = {keyword_s / total_s:.0%}"],
-            ["database and the rest (remainder)", f"{rest_s:.2f} s = {rest_s / total_s:.0%}"],
-        ],
-    ))
+            f"{version}; embedder {timed.name}, batch {settings.embed_batch_size} (model load "
+            f"{model_load_s:.1f} s, not counted)",
+            f"corpus {args.corpus}: {n_files} files indexed ({len(result.skipped)} skipped), "
+            f"{corpus_bytes / 1024:,.0f} KiB, {n_chunks} chunks",
+        ]
+    )
+    print(
+        markdown_table(
+            ["", "value"],
+            [
+                ["total (ingest_paths)", f"{total_s:.1f} s"],
+                [
+                    "throughput",
+                    f"{n_chunks / total_s:.2f} chunks/s, {n_files / total_s:.2f} files/s",
+                ],
+                [
+                    "embedding (embed_passages, in pipeline)",
+                    f"{embed_s:.1f} s = {embed_s / total_s:.0%} ({timed.passages / embed_s:.1f} "
+                    "passages/s)",
+                ],
+                ["loading (separate pass)", f"{load_s:.2f} s = {load_s / total_s:.0%}"],
+                [
+                    "chunking, token counts included (separate pass)",
+                    f"{chunk_s:.2f} s = {chunk_s / total_s:.0%}",
+                ],
+                [
+                    "  token counting for chunking (in pipeline)",
+                    f"{tokens_s:.2f} s = {tokens_s / total_s:.0%}",
+                ],
+                ["keyword text (separate pass)", f"{keyword_s:.2f} s = {keyword_s / total_s:.0%}"],
+                ["database and the rest (remainder)", f"{rest_s:.2f} s = {rest_s / total_s:.0%}"],
+            ],
+        )
+    )
     report.finish()
 
 

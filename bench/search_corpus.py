@@ -85,9 +85,13 @@ def real_chunks(
             search_text = chunk_search_text(doc.title, d)
             out.append(
                 RealChunk(
-                    doc=n, ordinal=d.ordinal, page=d.page,
-                    heading_path=" › ".join(d.heading_path), text=d.text,
-                    search_text=search_text, keyword_text=processor.keyword_text(search_text),
+                    doc=n,
+                    ordinal=d.ordinal,
+                    page=d.page,
+                    heading_path=" › ".join(d.heading_path),
+                    text=d.text,
+                    search_text=search_text,
+                    keyword_text=processor.keyword_text(search_text),
                     token_count=d.token_count,
                 )
             )
@@ -114,8 +118,17 @@ def synthetic_rows(
         (i + 1, d.source, d.title, d.url, d.language, d.content_hash) for i, d in enumerate(docs)
     ]
     rows: list[tuple[Any, ...]] = [
-        (j + 1, c.doc + 1, c.ordinal, c.page, c.heading_path, c.text, c.keyword_text,
-         vectors[j], c.token_count)
+        (
+            j + 1,
+            c.doc + 1,
+            c.ordinal,
+            c.page,
+            c.heading_path,
+            c.text,
+            c.keyword_text,
+            vectors[j],
+            c.token_count,
+        )
         for j, c in enumerate(chunks)
     ]
     extra = max(0, total - n_real)
@@ -140,16 +153,29 @@ def synthetic_rows(
             line = " ".join(wb[at : at + length])
             src = chunks[ia]
             rows.append(
-                (j + 1, doc_no + 1, (j - n_real) % CHUNKS_PER_SYNTHETIC_DOC, src.page,
-                 src.heading_path, f"{src.text}\n{line}",
-                 f"{src.keyword_text} {processor.keyword_text(line)}".strip(),
-                 mixed[k], src.token_count)
+                (
+                    j + 1,
+                    doc_no + 1,
+                    (j - n_real) % CHUNKS_PER_SYNTHETIC_DOC,
+                    src.page,
+                    src.heading_path,
+                    f"{src.text}\n{line}",
+                    f"{src.keyword_text} {processor.keyword_text(line)}".strip(),
+                    mixed[k],
+                    src.token_count,
+                )
             )
     for doc_no in range(len(docs), len(docs) + -(-extra // CHUNKS_PER_SYNTHETIC_DOC)):
         source = f"synthetic/{doc_no:06d}"
         documents.append(
-            (doc_no + 1, source, f"Tài liệu tổng hợp {doc_no}", None, "vi",
-             hashlib.sha256(source.encode()).hexdigest())
+            (
+                doc_no + 1,
+                source,
+                f"Tài liệu tổng hợp {doc_no}",
+                None,
+                "vi",
+                hashlib.sha256(source.encode()).hexdigest(),
+            )
         )
     facts = {
         "real_chunks": n_real,

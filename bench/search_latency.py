@@ -126,8 +126,13 @@ def doc_key(source: str) -> str:
 
 
 async def build_store(
-    engine: AsyncEngine, settings: Settings, parts: Any, corpora: tuple[str, ...], rows: int,
-    max_real: int | None, maintenance_work_mem: str,
+    engine: AsyncEngine,
+    settings: Settings,
+    parts: Any,
+    corpora: tuple[str, ...],
+    rows: int,
+    max_real: int | None,
+    maintenance_work_mem: str,
 ) -> tuple[dict[str, Any], list[str]]:
     """Load the store; return facts about it and, per chunk id - 1, its real document's key."""
     embedder, processor = parts.embedder, parts.processor
@@ -136,22 +141,38 @@ async def build_store(
     chunks = real_chunks(docs, embedder, processor)[:max_real]
     t1 = time.perf_counter()
     vectors = cached_embeddings(
-        embedder.embed_passages, [c.search_text for c in chunks],
-        key=embedder.name.replace(":", "-") + "-passage", batch=64,
+        embedder.embed_passages,
+        [c.search_text for c in chunks],
+        key=embedder.name.replace(":", "-") + "-passage",
+        batch=64,
     )
     t2 = time.perf_counter()
     documents, chunk_rows, facts = synthetic_rows(docs, chunks, vectors, processor, rows)
     t3 = time.perf_counter()
     defs = await drop_indexes(engine, INDEXES)
     await copy_rows(
-        engine, "documents", ("id", "source", "title", "url", "language", "content_hash"),
-        ("int4", "text", "text", "text", "varchar", "varchar"), documents,
+        engine,
+        "documents",
+        ("id", "source", "title", "url", "language", "content_hash"),
+        ("int4", "text", "text", "text", "varchar", "varchar"),
+        documents,
     )
     await copy_rows(
-        engine, "chunks",
-        ("id", "document_id", "ordinal", "page", "heading_path", "text", "keyword_text",
-         "embedding", "token_count"),
-        ("int4", "int4", "int4", "int4", "text", "text", "text", "vector", "int4"), chunk_rows,
+        engine,
+        "chunks",
+        (
+            "id",
+            "document_id",
+            "ordinal",
+            "page",
+            "heading_path",
+            "text",
+            "keyword_text",
+            "embedding",
+            "token_count",
+        ),
+        ("int4", "int4", "int4", "int4", "text", "text", "text", "vector", "int4"),
+        chunk_rows,
     )
     t4 = time.perf_counter()
     progress(f"{len(chunk_rows):,} chunks loaded with COPY; building indexes")
@@ -159,23 +180,37 @@ async def build_store(
     builds = await create_indexes(engine, defs, maintenance_work_mem=maintenance_work_mem)
     async with engine.begin() as conn:
         for table in ("documents", "chunks"):
-            await conn.execute(text(
-                f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))"  # noqa: E501
-            ))
+            await conn.execute(
+                text(
+                    f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))"  # noqa: E501
+                )
+            )
         count = (await conn.execute(text("SELECT count(*) FROM chunks"))).scalar_one()
-        sizes = (await conn.execute(text(
-            "SELECT pg_size_pretty(pg_total_relation_size('chunks')), "
-            "pg_size_pretty(pg_relation_size('ix_chunks_embedding_hnsw')), "
-            "pg_size_pretty(pg_relation_size('ix_chunks_tsv'))"
-        ))).one()
+        sizes = (
+            await conn.execute(
+                text(
+                    "SELECT pg_size_pretty(pg_total_relation_size('chunks')), "
+                    "pg_size_pretty(pg_relation_size('ix_chunks_embedding_hnsw')), "
+                    "pg_size_pretty(pg_relation_size('ix_chunks_tsv'))"
+                )
+            )
+        ).one()
     keys = [doc_key(docs[chunks[i].doc].source) for i in facts.pop("source_of")]
-    facts.update({
-        "rows": count, "documents": len(documents), "corpora": corpora, "skipped_files": skipped,
-        "sizes": {"table": sizes[0], "hnsw": sizes[1], "gin": sizes[2]},
-        "chunking_s": round(t1 - t0, 1), "passage_embedding_s": round(t2 - t1, 1),
-        "synthesis_s": round(t3 - t2, 1), "copy_s": round(t4 - t3, 1), "index_builds": builds,
-        "maintenance_work_mem": maintenance_work_mem,
-    })
+    facts.update(
+        {
+            "rows": count,
+            "documents": len(documents),
+            "corpora": corpora,
+            "skipped_files": skipped,
+            "sizes": {"table": sizes[0], "hnsw": sizes[1], "gin": sizes[2]},
+            "chunking_s": round(t1 - t0, 1),
+            "passage_embedding_s": round(t2 - t1, 1),
+            "synthesis_s": round(t3 - t2, 1),
+            "copy_s": round(t4 - t3, 1),
+            "index_builds": builds,
+            "maintenance_work_mem": maintenance_work_mem,
+        }
+    )
     return facts, keys
 
 
@@ -198,14 +233,21 @@ def modes(settings: Settings, inverted: Any, df: dict[str, int], prune_limit: fl
     def current(mode: str, s: SearchSettings) -> Searcher:
         async def run(session: AsyncSession, q: Question) -> list[Hit]:
             return await search_chunks(
-                session, q.vector, q.terms or [], s, limit=10, mode=mode,  # type: ignore[arg-type]
+                session,
+                q.vector,
+                q.terms or [],
+                s,
+                limit=10,
+                mode=mode,  # type: ignore[arg-type]
                 query_text=q.text,
             )
+
         return run
 
     def answering(s: SearchSettings) -> Searcher:
         async def run(session: AsyncSession, q: Question) -> list[Hit]:
             return await search_query(session, q.prepared, q.vectors, s, limit=10)
+
         return run
 
     def inverted_bm25(hybrid: bool) -> Searcher:
@@ -214,6 +256,7 @@ def modes(settings: Settings, inverted: Any, df: dict[str, int], prune_limit: fl
             return await search_with(
                 session, q.vector, ranked, fts, hybrid=hybrid, query_text=q.text
             )
+
         return run
 
     def pruned_fts(hybrid: bool) -> Searcher:
@@ -223,6 +266,7 @@ def modes(settings: Settings, inverted: Any, df: dict[str, int], prune_limit: fl
             return await search_with(
                 session, q.vector, ranked, fts, hybrid=hybrid, query_text=q.text
             )
+
         return run
 
     specs: list[tuple[str, Searcher, bool]] = [
@@ -241,8 +285,12 @@ def modes(settings: Settings, inverted: Any, df: dict[str, int], prune_limit: fl
 
 
 async def time_modes(
-    sessionmaker: async_sessionmaker[AsyncSession], questions: list[Question],
-    sample: set[int], all_modes: list[Mode], keys: list[str], warmup: int,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    questions: list[Question],
+    sample: set[int],
+    all_modes: list[Mode],
+    keys: list[str],
+    warmup: int,
 ) -> None:
     for i, q in enumerate(questions[:warmup]):
         for mode in all_modes:
@@ -271,8 +319,12 @@ async def main() -> None:
     parser.add_argument("--slow-sample", type=int, default=40, help="questions for slow modes")
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--maintenance-work-mem", default="1GB", help="for the index builds")
-    parser.add_argument("--prune-df", type=float, default=0.05,
-                        help="proposed fix: leave out terms matching more than this share")
+    parser.add_argument(
+        "--prune-df",
+        type=float,
+        default=0.05,
+        help="proposed fix: leave out terms matching more than this share",
+    )
     add_embed_thread_option(parser)
     args = parser.parse_args()
     executor = embed_executor(args.embed_thread)
@@ -367,11 +419,16 @@ async def main() -> None:
         async with sessionmaker() as session:
             for i in sorted(sample):
                 terms = questions[i].terms or []
-                for target, ts in ((matched, terms), (matched_pruned,
-                                                      prune_terms(terms, df, limit_df))):
+                for target, ts in (
+                    (matched, terms),
+                    (matched_pruned, prune_terms(terms, df, limit_df)),
+                ):
                     tsq = or_tsquery(ts)
-                    target[i] = int((await session.execute(COUNT_SQL, {"tsq": tsq})).scalar_one()
-                                    ) if tsq else 0
+                    target[i] = (
+                        int((await session.execute(COUNT_SQL, {"tsq": tsq})).scalar_one())
+                        if tsq
+                        else 0
+                    )
 
         fts_mode = next(m for m in all_modes if m.name == "keyword (fts)")
         sample_order = sorted(sample)
@@ -389,9 +446,10 @@ async def main() -> None:
             )
         fewest = min(matched, key=lambda i: matched[i])
         async with sessionmaker() as session:
-            plans[f"full-text, most selective sampled question ({matched[fewest]:,} rows)"] = (
-                await explain(session, _FTS_SQL.text,
-                              {"tsq": or_tsquery(questions[fewest].terms or []), "n": 40})
+            plans[
+                f"full-text, most selective sampled question ({matched[fewest]:,} rows)"
+            ] = await explain(
+                session, _FTS_SQL.text, {"tsq": or_tsquery(questions[fewest].terms or []), "n": 40}
             )
         async with sessionmaker() as session:
             pruned = prune_terms(q_slow.terms or [], df, limit_df)
@@ -402,8 +460,19 @@ async def main() -> None:
     # -- report ------------------------------------------------------------------------------
     embed_ms = [q.embed_ms for q in questions]
     embed = percentiles(embed_ms)
-    table = [[f"embedding only ({args.embed_thread})", len(embed_ms), embed["p50"],
-              embed["p95"], embed["p99"], "", "", "", ""]]
+    table = [
+        [
+            f"embedding only ({args.embed_thread})",
+            len(embed_ms),
+            embed["p50"],
+            embed["p95"],
+            embed["p99"],
+            "",
+            "",
+            "",
+            "",
+        ]
+    ]
     results: dict[str, Any] = {}
     for mode in all_modes:
         idx = sample_order if mode.sampled else range(len(questions))
@@ -412,10 +481,25 @@ async def main() -> None:
         by_question = dict(zip(idx, mode.hits, strict=True))
         hit_all = hit_rate(mode.hits)
         hit_sample = hit_rate([by_question[i] for i in sample_order])
-        results[mode.name] = {"search_ms": s, "total_ms": t, "hit_at_10": hit_all,
-                              "hit_at_10_sample": hit_sample}
-        table.append([mode.name, s["n"], s["p50"], s["p95"], s["p99"], t["p50"], t["p95"],
-                      f"{hit_sample:.2f}", "" if mode.sampled else f"{hit_all:.2f}"])
+        results[mode.name] = {
+            "search_ms": s,
+            "total_ms": t,
+            "hit_at_10": hit_all,
+            "hit_at_10_sample": hit_sample,
+        }
+        table.append(
+            [
+                mode.name,
+                s["n"],
+                s["p50"],
+                s["p95"],
+                s["p99"],
+                t["p50"],
+                t["p95"],
+                f"{hit_sample:.2f}",
+                "" if mode.sampled else f"{hit_all:.2f}",
+            ]
+        )
     m_all = percentiles(list(matched.values()))
     m_pruned = percentiles(list(matched_pruned.values()))
     buckets = [(0, 1000), (1000, 10_000), (10_000, 30_000), (30_000, 60_000), (60_000, 10**9)]
@@ -430,64 +514,118 @@ async def main() -> None:
     sample_terms = {t for i in sample for t in questions[i].terms or [] if "_" not in t}
     common = sorted(((t, df.get(t, 0)) for t in sample_terms), key=lambda kv: -kv[1])[:15]
     bm25_mem = rss1 - rss0
-    report.data.update({
-        "server": version, "embedder": embedder.name, "store": store,
-        "search_settings": settings.search.model_dump(mode="json"),
-        "questions": len(questions), "slow_sample": len(sample), "warmup": args.warmup,
-        "embedding_ms": embed, "embed_thread": args.embed_thread, "modes": results,
-        "bm25": {"build_s": round(bm25_build_s, 2), "rss_growth_bytes": bm25_mem,
-                 "signature_query_ms": percentiles(sig_ms), "scoring_ms": percentiles(score_ms)},
-        "inverted_bm25": {"build_s": round(inverted_build_s, 2), "matrix_bytes": inverted.nbytes},
-        "ts_stat_s": round(ts_stat_s, 2), "prune_df": args.prune_df,
-        "fts_matched_rows": m_all, "fts_matched_rows_pruned": m_pruned,
-        "fts_by_matched_rows": by_bucket, "most_frequent_sample_words": common,
-        "slowest_fts_question": {"question": q_slow.text, "terms": q_slow.terms,
-                                 "ms": fts_by_q[slowest], "matched_rows": matched[slowest]},
-        "plans": plans, "target_hybrid_p95_ms": TARGET_HYBRID_P95_MS,
-    })
+    report.data.update(
+        {
+            "server": version,
+            "embedder": embedder.name,
+            "store": store,
+            "search_settings": settings.search.model_dump(mode="json"),
+            "questions": len(questions),
+            "slow_sample": len(sample),
+            "warmup": args.warmup,
+            "embedding_ms": embed,
+            "embed_thread": args.embed_thread,
+            "modes": results,
+            "bm25": {
+                "build_s": round(bm25_build_s, 2),
+                "rss_growth_bytes": bm25_mem,
+                "signature_query_ms": percentiles(sig_ms),
+                "scoring_ms": percentiles(score_ms),
+            },
+            "inverted_bm25": {
+                "build_s": round(inverted_build_s, 2),
+                "matrix_bytes": inverted.nbytes,
+            },
+            "ts_stat_s": round(ts_stat_s, 2),
+            "prune_df": args.prune_df,
+            "fts_matched_rows": m_all,
+            "fts_matched_rows_pruned": m_pruned,
+            "fts_by_matched_rows": by_bucket,
+            "most_frequent_sample_words": common,
+            "slowest_fts_question": {
+                "question": q_slow.text,
+                "terms": q_slow.terms,
+                "ms": fts_by_q[slowest],
+                "matched_rows": matched[slowest],
+            },
+            "plans": plans,
+            "target_hybrid_p95_ms": TARGET_HYBRID_P95_MS,
+        }
+    )
     builds = store["index_builds"]
-    report.print_header([
-        f"{version}; embedder {embedder.name}; candidates {settings.search.candidates} per "
-        f"retriever, rrf_k {settings.search.rrf_k}, ef_search {settings.search.hnsw_ef_search}",
-        f"store: {n_rows:,} chunks in {store['documents']:,} documents ({store['sizes']['table']};"
-        f" HNSW {store['sizes']['hnsw']}, GIN {store['sizes']['gin']}) = {store['real_chunks']:,}"
-        f" real chunks of {', '.join(corpora)}, embedded for real + "
-        f"{store['synthetic_chunks']:,} synthetic: real chunk a + a line of 5-12 words of real "
-        f"chunk b, keyword text a's + the line's, vector normalise(v_a + 0.25 v_b + noise of "
-        f"norm 0.25): mean cosine to v_a {store['mean_cosine_synthetic_to_source']:.3f}",
-        f"load: chunking {store['chunking_s']} s, passage embedding {store['passage_embedding_s']}"
-        f" s (bench/.cache), COPY {store['copy_s']} s; index builds after the load "
-        f"(maintenance_work_mem {args.maintenance_work_mem}): "
-        + ", ".join(f"{n} {b['seconds']} s" for n, b in builds.items())
-        + f"; in-memory BM25 (retrieval.bm25) build {bm25_build_s:.1f} s, +{mib(bm25_mem)} RSS",
-        f"{len(questions)} questions (UIT + ALQAC; n = {len(sample)} evenly spaced for the slow "
-        f"modes), {args.warmup} warm-up; limit 10",
-    ])
-    print(markdown_table(["mode (ms)", "n", "search p50", "search p95", "search p99",
-                          "total p50", "total p95", f"Hit@10 (the {len(sample)})",
-                          "Hit@10 (all)"], table))
-    for name in ("hybrid (fts)", "hybrid (bm25)", "proposed: hybrid (bm25, inverted index)",
-                 "proposed: hybrid (fts, pruned)"):
+    report.print_header(
+        [
+            f"{version}; embedder {embedder.name}; candidates {settings.search.candidates} per "
+            f"retriever, rrf_k {settings.search.rrf_k}, ef_search {settings.search.hnsw_ef_search}",
+            f"store: {n_rows:,} chunks in {store['documents']:,} documents "
+            f"({store['sizes']['table']}; HNSW {store['sizes']['hnsw']}, GIN "
+            f"{store['sizes']['gin']}) = {store['real_chunks']:,} real chunks of "
+            f"{', '.join(corpora)}, embedded for real + "
+            f"{store['synthetic_chunks']:,} synthetic: real chunk a + a line of 5-12 words of real "
+            f"chunk b, keyword text a's + the line's, vector normalise(v_a + 0.25 v_b + noise of "
+            f"norm 0.25): mean cosine to v_a {store['mean_cosine_synthetic_to_source']:.3f}",
+            f"load: chunking {store['chunking_s']} s, passage embedding "
+            f"{store['passage_embedding_s']} s (bench/.cache), COPY {store['copy_s']} s; "
+            "index builds after the load "
+            f"(maintenance_work_mem {args.maintenance_work_mem}): "
+            + ", ".join(f"{n} {b['seconds']} s" for n, b in builds.items())
+            + f"; in-memory BM25 (retrieval.bm25) build {bm25_build_s:.1f} s, +{mib(bm25_mem)} RSS",
+            f"{len(questions)} questions (UIT + ALQAC; n = {len(sample)} evenly spaced for the "
+            f"slow modes), {args.warmup} warm-up; limit 10",
+        ]
+    )
+    print(
+        markdown_table(
+            [
+                "mode (ms)",
+                "n",
+                "search p50",
+                "search p95",
+                "search p99",
+                "total p50",
+                "total p95",
+                f"Hit@10 (the {len(sample)})",
+                "Hit@10 (all)",
+            ],
+            table,
+        )
+    )
+    for name in (
+        "hybrid (fts)",
+        "hybrid (bm25)",
+        "proposed: hybrid (bm25, inverted index)",
+        "proposed: hybrid (fts, pruned)",
+    ):
         p95 = results[name]["search_ms"]["p95"]
         verdict = "meets" if p95 <= TARGET_HYBRID_P95_MS else "MISSES"
-        print(f"- {name}: search p95 {p95:.1f} ms {verdict} the {TARGET_HYBRID_P95_MS:.0f} ms "
-              "target")
-    print(f"\nFull-text OR-query, rows matched per question (sample): p50 {m_all['p50']:,.0f}, "
-          f"p95 {m_all['p95']:,.0f} of {n_rows:,}. Keyword (fts) latency by rows matched:\n")
-    print(markdown_table(["rows matched", "questions", "fts p50 (ms)", "fts p95 (ms)"],
-                         by_bucket))
-    print("\nCommonest words of the sampled questions (chunks containing them): "
-          + ", ".join(f"`{t}` {c:,}" for t, c in common))
-    print(f"\nSlowest keyword question ({fts_by_q[slowest]:,.0f} ms, {matched[slowest]:,} rows "
-          f"matched, {len(q_slow.terms or [])} terms): {q_slow.text!r}\nterms: "
-          + " ".join(q_slow.terms or []))
-    print(f"\nCurrent BM25 per query: signature query p50 {percentiles(sig_ms)['p50']:.1f} ms, "
-          f"scoring (retrieval.bm25) p50 {percentiles(score_ms)['p50']:.1f} ms / p95 "
-          f"{percentiles(score_ms)['p95']:.1f} ms.")
-    print(f"Proposed inverted-index BM25: build {inverted_build_s:.1f} s, matrix "
-          f"{mib(inverted.nbytes)}. Proposed pruning (terms in > {args.prune_df:.0%} of chunks "
-          f"left out; ts_stat refresh {ts_stat_s:.1f} s) leaves p50 {m_pruned['p50']:,.0f} / "
-          f"p95 {m_pruned['p95']:,.0f} rows matched.")
+        print(
+            f"- {name}: search p95 {p95:.1f} ms {verdict} the {TARGET_HYBRID_P95_MS:.0f} ms target"
+        )
+    print(
+        f"\nFull-text OR-query, rows matched per question (sample): p50 {m_all['p50']:,.0f}, "
+        f"p95 {m_all['p95']:,.0f} of {n_rows:,}. Keyword (fts) latency by rows matched:\n"
+    )
+    print(markdown_table(["rows matched", "questions", "fts p50 (ms)", "fts p95 (ms)"], by_bucket))
+    print(
+        "\nCommonest words of the sampled questions (chunks containing them): "
+        + ", ".join(f"`{t}` {c:,}" for t, c in common)
+    )
+    print(
+        f"\nSlowest keyword question ({fts_by_q[slowest]:,.0f} ms, {matched[slowest]:,} rows "
+        f"matched, {len(q_slow.terms or [])} terms): {q_slow.text!r}\nterms: "
+        + " ".join(q_slow.terms or [])
+    )
+    print(
+        f"\nCurrent BM25 per query: signature query p50 {percentiles(sig_ms)['p50']:.1f} ms, "
+        f"scoring (retrieval.bm25) p50 {percentiles(score_ms)['p50']:.1f} ms / p95 "
+        f"{percentiles(score_ms)['p95']:.1f} ms."
+    )
+    print(
+        f"Proposed inverted-index BM25: build {inverted_build_s:.1f} s, matrix "
+        f"{mib(inverted.nbytes)}. Proposed pruning (terms in > {args.prune_df:.0%} of chunks "
+        f"left out; ts_stat refresh {ts_stat_s:.1f} s) leaves p50 {m_pruned['p50']:,.0f} / "
+        f"p95 {m_pruned['p95']:,.0f} rows matched."
+    )
     for title, plan in plans.items():
         print(f"\nEXPLAIN (ANALYZE) {title}:\n```\n" + "\n".join(plan_summary(plan)) + "\n```")
     report.finish()
