@@ -140,6 +140,7 @@ class _Retrieval:
     passing: list[Hit] = field(default_factory=list)
     out_of_scope: dict[str, frozenset[str]] = field(default_factory=dict)
     small_talk: Answer | None = None  # the query plan found nothing to search (a greeting)
+    reading: Reading | None = None  # what tier 2 reads the question to ask (bot.extractive)
 
 
 @dataclass
@@ -306,7 +307,8 @@ class Answerer:
         passing = diversify(passing, self.settings.search.max_chunks_per_doc)
         # Passages about another year, major or method than the question go last, so that the
         # page about the one asked is quoted even when it ranked sixth (3/6).
-        passing = about_first(passing, read_question(prepared.dense, self._guard), self._guard)
+        found.reading = self._reading(found)
+        passing = about_first(passing, found.reading, self._guard)
         entry = faq_passage(decision, thresholds.t_doc, self.settings.answer.faq_min_coverage)
         if entry is not None:  # the staff-approved fact first, quoted and cited like the rest
             passing = [entry, *passing]
@@ -510,13 +512,16 @@ class Answerer:
         return self.parts.guard if self.settings.answer.near_miss_guard else None
 
     def _reading(self, found: _Retrieval) -> Reading:
-        """What the question asks (the guard's vocabulary, on shorthand written out)."""
-        return read_question(
-            found.trace.get("expanded") or found.question, self._guard, self.parts.processor
-        )
+        """What the question asks (the guard's vocabulary, on shorthand written out), read
+        once per question."""
+        if found.reading is None:
+            found.reading = read_question(
+                found.trace.get("expanded") or found.question, self._guard, self.parts.processor
+            )
+        return found.reading
 
     def _extractive_answer(self, found: _Retrieval) -> Answer | None:
-        hits, language = found.passing, found.language
+        hits = found.passing
         guard = self._guard
         parts = list(
             zip(found.trace.get("parts", []), found.trace.get("part_dense", []), strict=False)
@@ -531,12 +536,16 @@ class Answerer:
             reading=self._reading(found),
             guard=guard,
         )
+        return self._quoted(found, quotes)
+
+    def _quoted(self, found: _Retrieval, quotes: list[Quote]) -> Answer | None:
+        """The quotes as a cited answer; None (the fallback, with related links) if none."""
         if not quotes:
             found.trace["abstained"] = True
             return None
-        quotes, citations = _numbered(quotes, hits)
-        body = f"{replies.extractive_intro(language)}\n{render_quotes(quotes)}"
-        return self._cited(body, citations, hits, language, "extractive")
+        quotes, citations = _numbered(quotes, found.passing)
+        body = f"{replies.extractive_intro(found.language)}\n{render_quotes(quotes)}"
+        return self._cited(body, citations, found.passing, found.language, "extractive")
 
     def _multi_part_answer(
         self, found: _Retrieval, parts: list[tuple[str, str]], guard: NearMissGuard | None
@@ -566,12 +575,7 @@ class Answerer:
             per_part[i] = [q for q in quotes if (q.hit_index, q.position) not in taken]
             taken.update((q.hit_index, q.position) for q in quotes)
         if len(parts) == 1:
-            quotes, citations = _numbered(per_part[0], hits)
-            if not quotes:
-                found.trace["abstained"] = True
-                return None
-            body = f"{replies.extractive_intro(language)}\n{render_quotes(quotes)}"
-            return self._cited(body, citations, hits, language, "extractive")
+            return self._quoted(found, per_part[0])
         if not any(per_part):
             found.trace["abstained"] = True
             return None

@@ -427,6 +427,7 @@ def select_quotes(
     lead = scored[0][0]
     most = limit if reading.listing else min(limit, FACTOID_QUOTES)
 
+    asked = _asked_column(terms, processor, reading, guard)
     chosen: list[Quote] = []
     seen: set[str] = set()
     covered: set[tuple[int, int]] = set()
@@ -444,7 +445,7 @@ def select_quotes(
                 pos,
                 hits[hi],
                 covered={p for h, p in covered if h == hi},
-                asked=_asked_column(terms, processor, reading, guard),
+                asked=asked,
             )
         key = " ".join(tokens(text))
         if any(key == s or (len(key) > _SAME_CHARS and key in s) for s in seen):
@@ -516,7 +517,9 @@ def _ranked(
     n = len(candidates)
 
     def weight(found: set[str]) -> float:
-        return sum(math.log(1 + n / df[t]) for t in found)
+        # Exactly rounded: a set's order changes with each process's string hashing, and a
+        # plain float sum with it, enough to flip a unit at the CLOSE cut between two runs.
+        return math.fsum(math.log(1 + n / df[t]) for t in found)
 
     if _evidence(terms, hits, processor, candidates, df, n) < MIN_EVIDENCE:
         return []
@@ -569,7 +572,7 @@ class _About:
     def __init__(self, guard: NearMissGuard | None, reading: Reading, context: str) -> None:
         self.guard = guard if reading.entities else None
         self.asked = reading.entities
-        self.context = guard.entities(context) if self.guard is not None and guard else {}
+        self.context = self.guard.entities(context) if self.guard is not None else {}
 
     def agrees(self, text: str, label: str) -> int | None:
         if self.guard is None:
@@ -644,13 +647,13 @@ def _evidence(
     def weight(t: str) -> float:
         return math.log(1 + n / df[t]) if t in df else math.log(1 + n)
 
-    total = sum(weight(t) for t in terms)
+    total = math.fsum(weight(t) for t in terms)
     if not total:
         return 0.0
     found: list[set[str]] = [set(processor.query_terms(hit.title)) & terms for hit in hits]
     for c in candidates:
         found[c.hit_index] |= c.own | c.context
-    return max(sum(weight(t) for t in f) / total for f in found)
+    return max(math.fsum(weight(t) for t in f) / total for f in found)
 
 
 def _quote_text(
