@@ -11,7 +11,6 @@ import hmac
 import json
 import re
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 import aiohttp
@@ -25,6 +24,7 @@ from bot.messages import (
     SendResult,
     WebhookPayloadError,
 )
+from bot.replies import SourceLink
 
 
 class Adapter(Protocol):
@@ -124,46 +124,6 @@ def _by_words(sentence: str, limit: int) -> list[str]:
     if current:
         chunks.append(current)
     return chunks
-
-
-@dataclass(frozen=True)
-class SourceLink:
-    """A numbered source of a reply with its web address: a button where the platform has
-    them."""
-
-    n: int
-    title: str
-    url: str
-
-
-@dataclass(frozen=True)
-class SourceBlock:
-    heading: str  # "Nguồn", "Có thể liên quan", "Sources", "Possibly related"
-    links: tuple[SourceLink, ...]
-
-
-_SOURCE_HEADINGS = ("Nguồn:", "Sources:", "Có thể liên quan:", "Possibly related:")
-_SOURCE_LINE = re.compile(r"^\[(\d+)\] (.*?) — (https?://\S+?)(?:, (?:trang|page) \d+)?$")
-
-
-def source_links(text: str) -> tuple[str, SourceBlock | None]:
-    """``text`` without its source list, and that list, when every line of it has a web
-    address ("[1] Học phí 2026 — https://…"). A list naming files only stays in the text, as
-    does any block after the first."""
-    paragraphs = text.split("\n\n")
-    for index, paragraph in enumerate(paragraphs):
-        lines = paragraph.strip().split("\n")
-        if lines[0].strip() not in _SOURCE_HEADINGS or len(lines) < 2:
-            continue
-        matches = [_SOURCE_LINE.match(line.strip()) for line in lines[1:]]
-        if not all(matches):
-            return text, None
-        links = tuple(
-            SourceLink(int(m.group(1)), m.group(2), m.group(3)) for m in matches if m is not None
-        )
-        body = "\n\n".join(paragraphs[:index] + paragraphs[index + 1 :])
-        return body, SourceBlock(lines[0].strip().rstrip(":"), links)
-    return text, None
 
 
 def button_title(link: SourceLink, limit: int) -> str:

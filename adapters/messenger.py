@@ -19,12 +19,10 @@ from typing import Any, Literal
 import aiohttp
 
 from adapters.base import (
-    SourceBlock,
     button_title,
     json_body,
     secrets_equal,
     send_parts,
-    source_links,
     split_text,
 )
 from bot.messages import (
@@ -39,6 +37,7 @@ from bot.messages import (
     WebhookPayloadError,
 )
 from bot.redact import without_secret
+from bot.replies import SourceBlock, source_links
 from bot.settings import MessengerSettings
 
 log = logging.getLogger(__name__)

@@ -56,7 +56,6 @@ from adapters.base import (
     json_body,
     secrets_equal,
     send_parts,
-    source_links,
     split_text,
 )
 from bot.errors import ConfigError
@@ -71,6 +70,7 @@ from bot.messages import (
     WebhookAuthError,
     WebhookPayloadError,
 )
+from bot.replies import source_links
 from bot.settings import TelegramSettings
 
 log = logging.getLogger(__name__)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -47,6 +48,49 @@ class Answer:
         return data
 
 
+# The headings of a reply's source lists, by language: written by ``sources_block`` and
+# ``related_block``, read back by ``source_links`` (channels show them as buttons).
+SOURCES_HEADING = {"vi": "Nguồn:", "en": "Sources:"}
+RELATED_HEADING = {"vi": "Có thể liên quan:", "en": "Possibly related:"}
+_SOURCE_LINE = re.compile(r"^\[(\d+)\] (.*?) — (https?://\S+?)(?:, (?:trang|page) \d+)?$")
+
+
+@dataclass(frozen=True)
+class SourceLink:
+    """A numbered source of a reply with its web address."""
+
+    n: int
+    title: str
+    url: str
+
+
+@dataclass(frozen=True)
+class SourceBlock:
+    heading: str  # "Nguồn", "Có thể liên quan", "Sources", "Possibly related"
+    links: tuple[SourceLink, ...]
+
+
+def source_links(text: str) -> tuple[str, SourceBlock | None]:
+    """``text`` without its source list, and that list, when every line of it has a web
+    address (as ``citation_line`` writes it: "[1] Học phí 2026 — https://…"). A list naming
+    files only stays in the text, as does any block after the first."""
+    headings = {*SOURCES_HEADING.values(), *RELATED_HEADING.values()}
+    paragraphs = text.split("\n\n")
+    for index, paragraph in enumerate(paragraphs):
+        lines = paragraph.strip().split("\n")
+        if lines[0].strip() not in headings or len(lines) < 2:
+            continue
+        matches = [_SOURCE_LINE.match(line.strip()) for line in lines[1:]]
+        if not all(matches):
+            return text, None
+        links = tuple(
+            SourceLink(int(m.group(1)), m.group(2), m.group(3)) for m in matches if m is not None
+        )
+        body = "\n\n".join(paragraphs[:index] + paragraphs[index + 1 :])
+        return body, SourceBlock(lines[0].strip().rstrip(":"), links)
+    return text, None
+
+
 def citation_line(c: Citation, language: Language) -> str:
     where = c.url or c.source
     page = ""
@@ -56,7 +100,7 @@ def citation_line(c: Citation, language: Language) -> str:
 
 
 def sources_block(citations: list[Citation], language: Language) -> str:
-    heading = "Nguồn:" if language == "vi" else "Sources:"
+    heading = SOURCES_HEADING[language]
     return "\n".join([heading, *(citation_line(c, language) for c in citations)])
 
 
@@ -100,7 +144,7 @@ def no_information_reply(contact: ContactSettings, language: Language) -> str:
 
 
 def related_block(related: list[Citation], language: Language) -> str:
-    heading = "Có thể liên quan:" if language == "vi" else "Possibly related:"
+    heading = RELATED_HEADING[language]
     return "\n".join([heading, *(citation_line(c, language) for c in related)])
 
 

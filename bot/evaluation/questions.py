@@ -45,7 +45,7 @@ from bot.evaluation.workspace import (
     prepare_all,
     throwaway_database,
 )
-from bot.replies import Answer
+from bot.replies import SOURCES_HEADING, Answer
 from bot.settings import SearchMode
 from retrieval.errors import RetrievalError
 from retrieval.graph import build_communities
@@ -168,7 +168,7 @@ def answer_body(answer: Answer) -> str:
     key facts such as a year)."""
     if answer.tier != "documents":
         return answer.answer
-    for heading in ("\n\nNguồn:", "\n\nSources:"):
+    for heading in (f"\n\n{h}" for h in SOURCES_HEADING.values()):
         if heading in answer.answer:
             return answer.answer.split(heading, 1)[0]
     return answer.answer
