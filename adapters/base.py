@@ -15,20 +15,18 @@ from typing import Any, Protocol, TypeVar
 
 import aiohttp
 
-from bot.messages import (
-    Channel,
-    InboundMessage,
-    OutboundReply,
-    RawRequest,
-    SendError,
-    SendResult,
-    WebhookPayloadError,
-)
-from bot.replies import SourceLink
+from bot.core.citations import SourceLink
+from bot.core.errors import SendError, WebhookPayloadError
+from bot.core.messages import Capabilities, InboundMessage, OutboundReply, RawRequest, SendResult
+from bot.core.types import Channel
 
 
 class Adapter(Protocol):
     channel: Channel
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """The messaging window, quick replies, typing: what the worker asks before sending."""
 
     def verify(self, raw: RawRequest) -> None:
         """Raise ``WebhookAuthError`` unless the request comes from the platform."""

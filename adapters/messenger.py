@@ -25,20 +25,19 @@ from adapters.base import (
     send_parts,
     split_text,
 )
-from bot.messages import (
-    Channel,
+from bot.core.citations import SourceBlock, source_links
+from bot.core.errors import SendError, WebhookAuthError, WebhookPayloadError
+from bot.core.messages import (
+    Capabilities,
     InboundKind,
     InboundMessage,
     OutboundReply,
     RawRequest,
-    SendError,
     SendResult,
-    WebhookAuthError,
-    WebhookPayloadError,
 )
-from bot.redact import without_secret
-from bot.replies import SourceBlock, source_links
-from bot.settings import MessengerSettings
+from bot.core.redact import without_secret
+from bot.core.settings import MessengerSettings
+from bot.core.types import Channel
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +96,14 @@ class MessengerAdapter:
 
     def __init__(self, settings: MessengerSettings) -> None:
         self.settings = settings
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(
+            window_hours=self.settings.window_hours,
+            staff_window_hours=self.settings.human_agent_hours,
+            quick_replies=self.settings.quick_replies,
+        )
 
     # -- webhook --------------------------------------------------------------------------
 

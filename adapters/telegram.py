@@ -58,20 +58,18 @@ from adapters.base import (
     send_parts,
     split_text,
 )
-from bot.errors import ConfigError
-from bot.messages import (
-    Channel,
+from bot.core.citations import source_links
+from bot.core.errors import ConfigError, SendError, WebhookAuthError, WebhookPayloadError
+from bot.core.messages import (
+    Capabilities,
     InboundKind,
     InboundMessage,
     OutboundReply,
     RawRequest,
-    SendError,
     SendResult,
-    WebhookAuthError,
-    WebhookPayloadError,
 )
-from bot.replies import source_links
-from bot.settings import TelegramSettings
+from bot.core.settings import TelegramSettings
+from bot.core.types import Channel
 
 log = logging.getLogger(__name__)
 
@@ -220,6 +218,7 @@ def _name(user: User | None) -> str | None:
 
 class TelegramAdapter:
     channel: Channel = "telegram"
+    capabilities = Capabilities()
 
     def __init__(self, settings: TelegramSettings) -> None:
         self.settings = settings

@@ -2,7 +2,7 @@
 and the token refresh.
 
 Zalo's access token lives about 25 hours and its refresh token is single-use, so the adapter
-never owns a token: it asks a ``TokenProvider`` (``bot.zalo_tokens.DbTokenProvider`` keeps them
+never owns a token: it asks a ``TokenProvider`` (bot.channels.zalo_tokens keeps them
 in the database, refreshed under a row lock) and, when Zalo rejects the token, asks it to
 refresh once. Tokens never appear in exception texts or logs.
 """
@@ -25,24 +25,23 @@ from adapters.base import (
     send_parts,
     split_text,
 )
-from bot.messages import (
-    Channel,
+from bot.core.errors import SendError, WebhookAuthError, WebhookPayloadError
+from bot.core.messages import (
+    Capabilities,
     InboundKind,
     InboundMessage,
     OutboundReply,
     RawRequest,
-    SendError,
     SendResult,
-    WebhookAuthError,
-    WebhookPayloadError,
 )
-from bot.settings import ZaloSettings
+from bot.core.settings import ZaloSettings
+from bot.core.types import Channel
 
 log = logging.getLogger(__name__)
 
 MAX_TEXT: Final = 2000
 SIGNATURE_HEADER: Final = "X-ZEvent-Signature"
-# The refresh runs while a database row lock is held (bot.zalo_tokens): bound it.
+# The refresh runs while a database row lock is held (bot.channels.zalo_tokens): bound it.
 REFRESH_TIMEOUT_S: Final = 30.0
 # Zalo's usual lifetime of an access token, for a refresh answer without ``expires_in``.
 DEFAULT_EXPIRES_IN_S: Final = 90_000
@@ -111,6 +110,10 @@ class ZaloAdapter:
     def __init__(self, settings: ZaloSettings, tokens: TokenProvider) -> None:
         self.settings = settings
         self.tokens = tokens
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(window_hours=self.settings.window_hours)
 
     # -- inbound --------------------------------------------------------------------------
 

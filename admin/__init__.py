@@ -1,6 +1,6 @@
 """The staff web view at /admin: an aiohttp sub-app, server-rendered with Jinja2.
 
-Mounted by ``bot.app.create_app`` when ``TUVAN_ADMIN__ENABLED`` (default true); accounts come
+Mounted by ``bot.web.app.create_app`` when ``TUVAN_ADMIN__ENABLED`` (default true); accounts come
 from ``tuvan admin create-user EMAIL --role admin|editor|viewer``.
 
 Modules: ``app`` (the sub-app), ``middleware`` (login, CSRF, roles, security headers, error

@@ -21,10 +21,11 @@ from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatc
 from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.errors import TuvanError
-from bot.models import LoginAttempt, StaffRole, StaffSession, StaffUser
-from bot.settings import AdminSettings
-from bot.store import utcnow
+from bot.core.clock import utcnow
+from bot.core.errors import AccountError, LoginThrottledError
+from bot.core.settings import AdminSettings
+from bot.db.models import LoginAttempt, StaffRole, StaffSession, StaffUser
+from bot.runtime import Runtime
 
 MIN_PASSWORD_CHARS = 10
 MAX_PASSWORD_CHARS = 1024  # argon2 takes any length; this keeps a request from costing minutes
@@ -35,21 +36,6 @@ MAX_EMAIL_CHARS = 320
 _HASHER = PasswordHasher()
 # Verified against when the e-mail is unknown, so that both cases take the same time.
 _DUMMY_HASH = _HASHER.hash(secrets.token_urlsafe(16))
-
-
-class AccountError(TuvanError):
-    """A request about an account that cannot be done (bad e-mail, short password, ...).
-
-    ``code`` names the problem for the web view's translated message (``account.<code>``).
-    """
-
-    def __init__(self, message: str, code: str = "invalid") -> None:
-        super().__init__(message)
-        self.code = code
-
-
-class LoginThrottledError(AccountError):
-    """Too many failed logins for this e-mail or address; try again later."""
 
 
 @dataclass(frozen=True)
@@ -256,3 +242,17 @@ async def close_sessions_of(session: AsyncSession, user_id: int) -> None:
 async def set_role(session: AsyncSession, user: StaffUser, role: StaffRole) -> None:
     user.role = role
     await session.flush()
+
+
+DEMO_ADMIN = "admin@demo.tuvan.local"
+
+
+async def ensure_demo_admin(rt: Runtime) -> tuple[str, str] | None:
+    """A first admin account for the demo, with a fresh random password, when no account
+    exists yet: (e-mail, password) to show once; None when staff accounts exist already."""
+    async with rt.sessionmaker.begin() as session:
+        if await session.scalar(select(func.count()).select_from(StaffUser)):
+            return None
+        password = secrets.token_urlsafe(12)
+        await create_user(session, DEMO_ADMIN, password, StaffRole.admin)
+    return DEMO_ADMIN, password

@@ -31,7 +31,7 @@ PAGE_MODULES = (
 
 
 def create_admin_app() -> web.Application:
-    """The sub-app mounted at /admin by bot.app (it reads ``RUNTIME`` from the parent)."""
+    """The sub-app mounted at /admin by bot.web.app (it reads ``RUNTIME`` from the parent)."""
     app = web.Application(middlewares=[admin_middleware])
     aiohttp_jinja2.setup(
         app,

@@ -15,8 +15,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.models import AuditEntry
-from bot.store import utcnow
+from bot.core.clock import utcnow
+from bot.db.models import AuditEntry
 
 
 async def record(

@@ -1,7 +1,7 @@
 """Conversations as the admin reads them: a filtered list, newest activity first, and
 transcripts with what each bot reply was based on.
 
-Reading only; taking over, replying and handing back go through ``bot.store`` (the worker
+Reading only; taking over, replying and handing back go through bot.conversations.store (the worker
 then delivers through the channel's adapter). Search ignores case and diacritics, as the FAQ
 list's does (admin.faq_store.folded). Values always travel as bound parameters.
 """
@@ -18,9 +18,9 @@ from sqlalchemy import Select, exists, func, or_, select, true
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admin.faq_store import folded, like_pattern
-from bot.messages import CHANNELS
-from bot.models import Contact, Conversation, ConversationMode, Message
-from bot.store import history
+from bot.conversations.store import history
+from bot.core.types import CHANNELS
+from bot.db.models import Contact, Conversation, ConversationMode, Message
 
 TRANSCRIPT_PAGE = 200
 MAX_SEARCH = 200

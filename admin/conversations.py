@@ -22,9 +22,9 @@ from admin.conversation_store import (
 )
 from admin.i18n import add_strings
 from admin.web import PAGE_SIZE, field, form, me, redirect, render, requires, runtime
-from bot.messages import CHANNELS
-from bot.models import Conversation, ConversationMode, StaffRole
-from bot.store import queue_staff_reply, set_mode
+from bot.conversations.store import queue_staff_reply, set_mode
+from bot.core.types import CHANNELS
+from bot.db.models import Conversation, ConversationMode, StaffRole
 
 MAX_REPLY = 4000  # Telegram's limit is 4096; longer replies are better split by the writer
 

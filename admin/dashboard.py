@@ -26,7 +26,7 @@ from admin.i18n import Translator, add_strings
 from admin.period import PERIODS, Period
 from admin.unanswered import QUESTION_VECTORS, faq_link, unanswered_report
 from admin.web import render, runtime, translator
-from bot.messages import CHANNELS
+from bot.core.types import CHANNELS
 
 TOP_GROUPS = 5
 TIERS = ("faq", "documents", "fallback")

@@ -26,9 +26,9 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admin import audit
-from bot.models import Chunk, Document
+from bot.core.errors import IngestError
+from bot.db.models import Chunk, Document
 from bot.runtime import Runtime
-from retrieval.errors import IngestError
 from retrieval.index import index_document
 from retrieval.loaders import SUPPORTED_SUFFIXES, load_file
 

@@ -1,6 +1,6 @@
 """The Documents page: the indexed sources with their state, upload, re-ingest and delete.
 
-The list is ``tuvan sources``'s query (bot.sources). Editors upload files (PDF, Markdown, HTML,
+The list is the query of ``tuvan sources``. Editors upload files (PDF, Markdown, HTML,
 DOCX, text, CSV) up to ``MAX_UPLOAD_BYTES``; ingestion runs in a task of its own, awaited for
 ``INLINE_WAIT_S`` — a file done by then gets its result at once, a longer one (a big scanned PDF
 being OCR'd) goes on in the background and shows up in the list and in the recent activity when
@@ -29,8 +29,8 @@ from admin.document_files import (
 )
 from admin.i18n import add_strings
 from admin.web import Handler, form, int_param, me, redirect, render, requires, runtime
-from bot.models import AuditEntry, Document, StaffRole
-from bot.sources import SourceRow, list_sources
+from bot.db.models import AuditEntry, Document, StaffRole
+from bot.knowledge.sources import SourceRow, list_sources
 from retrieval.index import delete_document
 from retrieval.loaders import SUPPORTED_SUFFIXES
 

@@ -1,4 +1,4 @@
-"""FAQ import and export from the page: JSONL and CSV (JSON and YAML read too), bot.faqio's
+"""FAQ import and export from the page: JSONL and CSV (JSON, YAML read too) in knowledge.faq_files'
 format, the same as ``tuvan faq import/export``.
 
 An import is all or nothing: the whole file is parsed and checked before anything is written,
@@ -8,7 +8,6 @@ Rows with an ``id`` update the entry with that external id; rows without one are
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 
 from aiohttp import web
@@ -19,8 +18,10 @@ from admin import audit
 from admin.faq_store import snapshot
 from admin.i18n import add_strings
 from admin.web import form, me, render, requires, runtime, translator
-from bot.faqio import FaqFileError, faq_file_text, parse_faq_text
-from bot.models import FaqEntry, FaqStatus, StaffRole
+from bot.core.clock import utcnow
+from bot.core.errors import FaqFileError
+from bot.db.models import FaqEntry, FaqStatus, StaffRole
+from bot.knowledge.faq_files import faq_file_text, parse_faq_text
 from retrieval.index import upsert_faq
 
 MAX_IMPORT_BYTES = 5 * 1024 * 1024
@@ -102,7 +103,7 @@ async def export(request: web.Request) -> web.Response:
     text = faq_file_text(entries, suffix)
     if kind == "csv":
         text = "\ufeff" + text  # spreadsheet programs read UTF-8 CSV right only with the BOM
-    name = f"faq-{datetime.now(UTC):%Y%m%d-%H%M}{suffix}"
+    name = f"faq-{utcnow():%Y%m%d-%H%M}{suffix}"
     return web.Response(
         text=text,
         content_type=content_type,

@@ -29,8 +29,8 @@ from admin.faq_store import (
 )
 from admin.i18n import add_strings
 from admin.web import PAGE_SIZE, field, form, me, redirect, render, requires, runtime
-from bot.faq_check import check_entries
-from bot.models import FaqEntry, FaqOrigin, FaqStatus, StaffRole, VariantOrigin
+from bot.db.models import FaqEntry, FaqOrigin, FaqStatus, StaffRole, VariantOrigin
+from bot.knowledge.faq_check import check_entries
 from retrieval.text import detect_language
 
 add_strings(

@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
 from admin import audit
-from bot.models import FaqEntry, FaqOrigin, FaqStatus, FaqVariant, VariantOrigin
+from bot.db.models import FaqEntry, FaqOrigin, FaqStatus, FaqVariant, VariantOrigin
 from retrieval.index import (
     Indexer,
     drop_folded_variants,

@@ -6,7 +6,7 @@ import secrets
 
 from aiohttp import web
 
-from admin.accounts import LoginThrottledError, authenticate, close_session, open_session
+from admin.accounts import authenticate, close_session, open_session
 from admin.i18n import LANGUAGES
 from admin.middleware import LOGIN_CSRF_COOKIE
 from admin.web import (
@@ -23,8 +23,9 @@ from admin.web import (
     runtime,
     url,
 )
-from bot.models import StaffRole
-from bot.settings import AdminSettings
+from bot.core.errors import LoginThrottledError
+from bot.core.settings import AdminSettings
+from bot.db.models import StaffRole
 
 COOKIE_PATH = "/admin"
 

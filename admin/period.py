@@ -10,12 +10,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
+from bot.core.clock import utcnow
+
 PERIODS = (7, 30, 90)
 DEFAULT_DAYS = 30
 
 
 def today() -> date:
-    return datetime.now(UTC).date()
+    return utcnow().date()
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from sqlalchemy.orm import selectinload
 from admin.faq_store import EntryForm, delete_entry, save_entry, set_status
 from admin.i18n import add_strings
 from admin.web import field, form, int_param, me, redirect, render, requires, runtime
-from bot.models import Document, FaqEntry, FaqOrigin, FaqStatus, FaqVariant, StaffRole
+from bot.db.models import Document, FaqEntry, FaqOrigin, FaqStatus, FaqVariant, StaffRole
 from retrieval.index import Indexer
 
 REVIEW_PAGE_SIZE = 20

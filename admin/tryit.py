@@ -14,8 +14,8 @@ from aiohttp import web
 
 from admin.i18n import add_strings
 from admin.web import render, runtime
-from bot.answerer import MAX_QUESTION_CHARS
-from bot.replies import Answer
+from bot.answer.answerer import MAX_QUESTION_CHARS
+from bot.answer.replies import Answer
 from retrieval.faq import CandidateVerdict
 from retrieval.search import Hit
 

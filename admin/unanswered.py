@@ -20,7 +20,7 @@ from admin.i18n import add_strings
 from admin.period import PERIODS, Period
 from admin.question_groups import Asked, QuestionGroup, QuestionVectors, group_questions
 from admin.web import me, render, runtime, url
-from bot.models import StaffRole
+from bot.db.models import StaffRole
 from bot.runtime import Runtime
 from retrieval.thresholds import Thresholds
 

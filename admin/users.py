@@ -11,10 +11,11 @@ from typing import Any
 from aiohttp import web
 
 from admin import audit
-from admin.accounts import AccountError, create_user, list_users, set_active, set_role
+from admin.accounts import create_user, list_users, set_active, set_role
 from admin.i18n import add_strings
 from admin.web import field, form, me, redirect, render, requires, runtime
-from bot.models import StaffRole, StaffUser
+from bot.core.errors import AccountError
+from bot.db.models import StaffRole, StaffUser
 
 add_strings(
     {

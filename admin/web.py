@@ -19,8 +19,8 @@ from multidict import MultiDictProxy
 
 from admin.accounts import StaffIdentity
 from admin.i18n import DEFAULT_LANGUAGE, LANGUAGES, Translator
-from bot.appkeys import RUNTIME
-from bot.models import StaffRole
+from bot.db.models import StaffRole
+from bot.keys import RUNTIME
 from bot.runtime import Runtime
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]

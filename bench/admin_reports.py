@@ -27,7 +27,7 @@ from admin.dashboard import _MESSAGES, _TIERS, _counts, _latency
 from admin.period import Period
 from admin.question_groups import QuestionVectors, group_questions
 from admin.unanswered import unanswered_questions
-from bot.messages import CHANNELS
+from bot.core.types import CHANNELS
 from bot.runtime import build_parts
 from retrieval.thresholds import Thresholds
 

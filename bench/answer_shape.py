@@ -39,12 +39,12 @@ from typing import Any
 
 from common import CACHE_DIR, DATASETS, bench_settings, markdown_table
 
-from bot.answerer import Answerer, Timer
+from bot.answer.answerer import Answerer, Timer
+from bot.answer.followup import standalone_question
 from bot.evaluation.data import Question, read_faq_items, read_passages, read_questions
 from bot.evaluation.metrics import facts_found
 from bot.evaluation.questions import answer_body
 from bot.evaluation.workspace import load_corpus, load_faq, load_passages, throwaway_database
-from bot.followup import standalone_question
 from bot.runtime import build_parts
 from retrieval.text import detect_language, fold
 

@@ -36,7 +36,7 @@ from common import Report, markdown_table, percentiles
 from sqlalchemy import text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bot.database import make_engine, start_embedded
+from bot.db.engine import make_engine, start_embedded
 from tests.fakes.telegram_api import start_telegram_api
 
 ROOT = Path(__file__).resolve().parents[1]

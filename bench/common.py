@@ -38,9 +38,9 @@ from pgvector.psycopg import register_vector_async
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from bot import migrate
-from bot.database import make_engine, make_sessionmaker, start_embedded
-from bot.settings import Settings
+from bot.core.settings import Settings
+from bot.db import migrate
+from bot.db.engine import make_engine, make_sessionmaker, start_embedded
 from retrieval.embedders import embed_off_loop
 from retrieval.query import prepare_query, question_vector
 

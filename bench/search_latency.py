@@ -65,8 +65,8 @@ from search_proposals import (
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from bot.core.settings import SearchSettings, Settings
 from bot.runtime import build_parts
-from bot.settings import SearchSettings, Settings
 from retrieval.bm25 import bm25_index
 from retrieval.query import question_vector, search_query
 from retrieval.restorer_store import current_restorer, knowledge_signature

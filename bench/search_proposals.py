@@ -20,7 +20,7 @@ import numpy as np
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.settings import SearchSettings
+from bot.core.settings import SearchSettings
 from retrieval.bm25 import Bm25Index
 from retrieval.search import Hit, _fuse, _hits, dense_ranking, diversify, or_tsquery
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import retrieval.search
-from bot.augment import AugmentOptions, write_extractive_summaries
+from bot.core.settings import Settings
 from bot.evaluation.data import read_questions
 from bot.evaluation.metrics import mean_metrics
 from bot.evaluation.questions import (
@@ -35,8 +35,8 @@ from bot.evaluation.questions import (
     tier_counts,
 )
 from bot.evaluation.workspace import indexer_for, load_corpus, throwaway_database
+from bot.knowledge.augment import AugmentOptions, write_extractive_summaries
 from bot.runtime import build_parts
-from bot.settings import Settings
 
 KS = (1, 3, 5, 10)
 

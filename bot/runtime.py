@@ -9,12 +9,12 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from bot import migrate
-from bot.answerer import Answerer, AnswererParts
-from bot.database import database_url, engine_for, make_sessionmaker
-from bot.errors import DatabaseError
-from bot.llm import LlmClient
-from bot.settings import Settings
+from bot.answer.answerer import Answerer, AnswererParts
+from bot.core.errors import DatabaseError
+from bot.core.settings import Settings
+from bot.db import migrate
+from bot.db.engine import database_url, engine_for, make_sessionmaker
+from bot.llm.client import LlmClient
 from retrieval.embedders import load_embedder
 from retrieval.guard import load_guard
 from retrieval.index import Indexer, ensure_index_state, faq_needs_reindex

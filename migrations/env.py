@@ -1,7 +1,7 @@
 """Alembic environment (async, psycopg 3).
 
 tuvan calls migrations with an open connection in ``config.attributes["connection"]``
-(bot.migrate); the plain ``alembic`` command gets its URL from tuvan's settings.
+(bot.db.migrate); the plain ``alembic`` command gets its URL from tuvan's settings.
 """
 
 import asyncio
@@ -9,7 +9,7 @@ import asyncio
 from alembic import context
 from sqlalchemy.engine import Connection
 
-from bot.models import Base
+from bot.db.models import Base
 
 config = context.config
 target_metadata = Base.metadata
@@ -22,8 +22,8 @@ def _run(connection: Connection) -> None:
 
 
 async def _run_with_settings() -> None:
-    from bot.database import database_url, engine_for
-    from bot.settings import Settings
+    from bot.core.settings import Settings
+    from bot.db.engine import database_url, engine_for
 
     with database_url(Settings()) as url:
         async with engine_for(url) as engine, engine.connect() as conn:

@@ -19,7 +19,6 @@ import urllib.robotparser
 import warnings
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
@@ -27,7 +26,8 @@ import aiohttp
 from bs4 import BeautifulSoup, MarkupResemblesLocatorWarning, Tag, XMLParsedAsHTMLWarning
 from markdownify import MarkdownConverter
 
-from retrieval.errors import IngestError
+from bot.core.clock import utcnow
+from bot.core.errors import IngestError
 from retrieval.loaders import LoadedDocument, _load_markdown
 from retrieval.text import detect_language
 
@@ -198,7 +198,7 @@ def page_document(page: ExtractedPage, url: str, *, links: list[str], depth: int
         meta={
             "format": "html",
             "links": links,
-            "crawled_at": datetime.now(UTC).isoformat(),
+            "crawled_at": utcnow().isoformat(),
             "depth": depth,
         },
     )

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
-from retrieval.errors import IngestError
+from bot.core.errors import IngestError
 from retrieval.loaders import LoadedDocument, Section, guess_language
 
 # document.xml of a 500-page report is ~20 MB; more than this is a ZIP bomb or not a document.

@@ -26,10 +26,9 @@ import numpy.typing as npt
 import openai
 from pydantic import SecretStr
 
-from bot.errors import ConfigError
-from bot.redact import display_url, without_secret
-from bot.settings import Settings
-from retrieval.errors import EmbedderError
+from bot.core.errors import ConfigError, EmbedderError
+from bot.core.redact import display_url, without_secret
+from bot.core.settings import Settings
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer

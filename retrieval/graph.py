@@ -29,8 +29,8 @@ from networkx.algorithms.community import louvain_communities  # type: ignore[im
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.models import Chunk, Document
-from bot.settings import GraphSettings, SearchSettings
+from bot.core.settings import GraphSettings, SearchSettings
+from bot.db.models import Chunk, Document
 from retrieval.crawl import normalise_url
 from retrieval.search import Hit, search_chunks
 

@@ -33,11 +33,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
-from bot.errors import ConfigError
+from bot.core.errors import ConfigError
 from retrieval.text import DATA_DIR, read_yaml, tokens
 
 if TYPE_CHECKING:
-    from bot.settings import TextSettings
+    from bot.core.settings import TextSettings
 
 Facets = dict[str, frozenset[str]]
 

@@ -13,7 +13,9 @@ import numpy as np
 from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.models import (
+from bot.core.errors import IndexMismatchError
+from bot.core.types import ChunkerMode
+from bot.db.models import (
     Chunk,
     Document,
     DocumentSummary,
@@ -25,8 +27,7 @@ from bot.models import (
 )
 from retrieval.chunking import ChunkDraft, contextual_header
 from retrieval.embedders import Embedder, embed_off_loop
-from retrieval.errors import IndexMismatchError
-from retrieval.legal_chunking import ChunkerMode, draft_chunks
+from retrieval.legal_chunking import draft_chunks
 from retrieval.loaders import LoadedDocument
 from retrieval.summaries import drop_summary, summary_search_text
 from retrieval.text import TextProcessor, detect_language

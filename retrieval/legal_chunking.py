@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Literal, get_args
 
+from bot.core.types import CHUNKER_MODES, Chunker, ChunkerMode
 from retrieval.chunking import ChunkDraft, TokenCounter, approx_tokens, chunk_document
 from retrieval.embedders import Embedder, embed_off_loop
 from retrieval.loaders import LoadedDocument, Section
@@ -32,9 +32,6 @@ from retrieval.semantic_chunking import (
     semantic_pieces,
 )
 
-Chunker = Literal["structure", "markdown", "legal", "semantic"]
-ChunkerMode = Literal["auto", "structure", "markdown", "legal", "semantic"]
-CHUNKER_MODES: tuple[ChunkerMode, ...] = get_args(ChunkerMode)
 # What "auto" runs on a document that is not a regulation: the chunker with the best
 # document-level Hit@5, then MRR@5, on the UIT questions (docs/benchmarks.md, "Chunkers").
 AUTO_CHUNKER: Chunker = "structure"

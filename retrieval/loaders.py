@@ -22,7 +22,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from retrieval.errors import IngestError
+from bot.core.errors import IngestError
 
 SUPPORTED_SUFFIXES: frozenset[str] = frozenset(
     {".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".csv", ".docx"}

@@ -31,7 +31,7 @@ from typing import Any
 
 import pymupdf
 
-from retrieval.errors import IngestError
+from bot.core.errors import IngestError, OcrUnavailableError
 from retrieval.loaders import LoadedDocument, Section, _prettify_stem, _tidy, guess_language
 from retrieval.text import detect_language
 
@@ -191,10 +191,6 @@ def text_quality(text: str) -> float:
 # --- OCR -----------------------------------------------------------------------------------------
 
 
-class _TesseractMissing(Exception):
-    pass
-
-
 @cache
 def _tesseract_languages(command: str, wanted: str) -> tuple[str, str]:
     """The installed subset of `wanted` ("vie+eng") and, if none, why; each problem logged once."""
@@ -217,7 +213,7 @@ def _tesseract_languages(command: str, wanted: str) -> tuple[str, str]:
 def _ocr_page(page: pymupdf.Page, options: OcrOptions) -> str:
     languages, problem = _tesseract_languages(options.command, options.languages)
     if problem:
-        raise _TesseractMissing(problem)
+        raise OcrUnavailableError(problem)
     pixmap = page.get_pixmap(dpi=options.dpi, colorspace=pymupdf.csGRAY)
     png: bytes = pixmap.tobytes("png")  # type: ignore[no-untyped-call]
     # Tesseract's OpenMP threads make one page 7x slower on two cores (13.7 s vs 1.9 s at
@@ -331,7 +327,7 @@ def _page_text(page: pymupdf.Page, number: int, options: OcrOptions) -> tuple[st
     else:
         try:
             ocr_text = _clean(_ocr_page(page, options))
-        except _TesseractMissing as exc:
+        except OcrUnavailableError as exc:
             reason = f"{why}; OCR unavailable ({exc})"
         except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
             log.warning("OCR of page %d failed: %s", number, exc)

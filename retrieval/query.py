@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.settings import SearchMode, SearchSettings
+from bot.core.settings import SearchSettings
+from bot.core.types import SearchMode
 from retrieval.rerank import Reranker
 from retrieval.restore import DiacriticRestorer
 from retrieval.search import Hit, search_chunks, search_parts

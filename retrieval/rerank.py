@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from retrieval.errors import RetrievalError
+from bot.core.errors import RetrievalError
 
 if TYPE_CHECKING:
     from retrieval.search import Hit

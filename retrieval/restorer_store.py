@@ -27,7 +27,7 @@ from sqlalchemy import select, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.models import TextModel
+from bot.db.models import TextModel
 from retrieval.changes import tables_signature
 from retrieval.restore import DiacriticRestorer, NgramCounts
 

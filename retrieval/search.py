@@ -21,7 +21,8 @@ import numpy as np
 from sqlalchemy import bindparam, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.settings import SearchMode, SearchSettings
+from bot.core.settings import SearchSettings
+from bot.core.types import SearchMode
 from retrieval.bm25 import Bm25Result, bm25_search
 from retrieval.fusion import interleave, rrf, score_fusion
 from retrieval.rerank import Reranker
@@ -279,7 +280,7 @@ async def search_chunks(
     """The best ``limit`` chunks for a question, repeated texts dropped.
 
     The ranking is not capped per document: an answer takes its passages through ``diversify``
-    (bot.answerer), but a cap inside the ranking pushed right chunks out of the top 10 where one
+    (the answerer), but a cap inside the ranking pushed right chunks out of the top 10 where one
     document holds many of them (docs/benchmarks.md, "Candidate depth and the per-document cap").
     """
     mode = mode or settings.mode
@@ -430,7 +431,7 @@ async def chunk_similarities(
     session: AsyncSession, query_vector: np.ndarray[Any, Any], chunk_ids: Sequence[int]
 ) -> dict[int, float]:
     """Cosine between a question and given chunks: what t_doc is held to when other queries
-    (bot.query_plan) found them."""
+    (bot.answer.query_plan) found them."""
     if not chunk_ids:
         return {}
     rows = await session.execute(_SIMILARITY_SQL, {"q": _vec(query_vector), "ids": list(chunk_ids)})

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.models import Document, DocumentSummary
+from bot.db.models import Document, DocumentSummary
 from retrieval.chunking import approx_tokens
 
 if TYPE_CHECKING:  # retrieval.index imports this module for summary_search_text

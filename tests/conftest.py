@@ -13,15 +13,15 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
 
-from bot import migrate
-from bot.answerer import Answerer, AnswererParts
-from bot.database import make_engine, make_sessionmaker, sqlalchemy_url, start_embedded
-from bot.demo import demo_kb_dir
-from bot.faqio import read_faq_file
+from bot.answer.answerer import Answerer, AnswererParts
+from bot.core.settings import Settings
+from bot.db import migrate
+from bot.db.engine import make_engine, make_sessionmaker, sqlalchemy_url, start_embedded
+from bot.knowledge.demo import demo_kb_dir
+from bot.knowledge.faq_files import read_faq_file
+from bot.knowledge.ingest import ingest_paths
 from bot.runtime import build_parts
-from bot.settings import Settings
 from retrieval.index import Indexer, ensure_index_state, upsert_faq
-from retrieval.ingest import ingest_paths
 from tests.fakes.openai_stub import OpenAIStub, start_openai_stub
 
 

@@ -12,14 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.errors import TuvanError
+from bot.core.errors import DatasetError
 
 QUESTION_TYPES = ("factoid", "procedural", "conditional", "multi_hop", "out_of_scope")
 QUERY_KINDS = ("paraphrase", "near_miss", "out_of_scope")
-
-
-class DatasetError(TuvanError):
-    """An evaluation file that cannot be read as documented."""
 
 
 @dataclass(frozen=True)

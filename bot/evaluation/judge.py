@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import logging
 
-from bot.llm import LlmClient
-from bot.redact import display_url
-from bot.settings import LlmSettings
+from bot.core.redact import display_url
+from bot.core.settings import LlmSettings
+from bot.llm.client import LlmClient
 
 log = logging.getLogger(__name__)
 

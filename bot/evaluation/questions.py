@@ -24,7 +24,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from bot.answerer import Answerer, AnswererParts
+from bot.answer.answerer import Answerer, AnswererParts
+from bot.answer.replies import Answer
+from bot.core.citations import SOURCES_HEADING
+from bot.core.errors import RetrievalError
+from bot.core.types import ChunkerMode, SearchMode
 from bot.evaluation.data import FaqItem, Passage, Question
 from bot.evaluation.judge import Judge
 from bot.evaluation.metrics import (
@@ -45,11 +49,7 @@ from bot.evaluation.workspace import (
     prepare_all,
     throwaway_database,
 )
-from bot.replies import SOURCES_HEADING, Answer
-from bot.settings import SearchMode
-from retrieval.errors import RetrievalError
 from retrieval.graph import build_communities
-from retrieval.legal_chunking import ChunkerMode
 from retrieval.query import search_query
 from retrieval.search import Hit
 from retrieval.text import fold

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bot.evaluation.data import DatasetError
+from bot.core.errors import DatasetError
 
 
 def prepare_out(out: Path) -> Path:

@@ -23,15 +23,15 @@ from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from bot import migrate
-from bot.answerer import Answerer, AnswererParts
-from bot.database import make_engine, make_sessionmaker, sqlalchemy_url, start_embedded
+from bot.answer.answerer import Answerer, AnswererParts
+from bot.core.types import ChunkerMode
+from bot.db import migrate
+from bot.db.engine import make_engine, make_sessionmaker, sqlalchemy_url, start_embedded
 from bot.evaluation.data import FaqItem, Passage
+from bot.knowledge.ingest import ingest_paths
 from retrieval.chunking import ChunkDraft
 from retrieval.embedders import embed_off_loop
 from retrieval.index import FaqDraft, Indexer, ensure_index_state, index_document, upsert_faq
-from retrieval.ingest import ingest_paths
-from retrieval.legal_chunking import ChunkerMode
 from retrieval.loaders import LoadedDocument, Section
 from retrieval.query import PreparedQuery
 from retrieval.text import detect_language
@@ -190,7 +190,7 @@ async def load_faq(
                 ),
             )
         if enrich:
-            from bot.enrich import enrich_faq
+            from bot.knowledge.faq_paraphrases import enrich_faq
 
             await enrich_faq(session, indexer, parts.llm)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from adapters.base import secrets_equal, send_parts, split_text
-from bot.messages import SendError
+from bot.core.errors import SendError
 
 ANSWER = (
     "Học phí năm học 2026–2027 là 32.500.000 đồng. Sinh viên đóng theo học kỳ!\n\n"

@@ -16,14 +16,9 @@ from multidict import CIMultiDict
 from pydantic import SecretStr
 
 from adapters.messenger import PAGE_INBOX_APP_ID, MessengerAdapter
-from bot.messages import (
-    OutboundReply,
-    RawRequest,
-    SendError,
-    WebhookAuthError,
-    WebhookPayloadError,
-)
-from bot.settings import MessengerSettings
+from bot.core.errors import SendError, WebhookAuthError, WebhookPayloadError
+from bot.core.messages import OutboundReply, RawRequest
+from bot.core.settings import MessengerSettings
 from tests.fakes.messenger_api import MessengerApiFake, start_messenger_api
 
 APP_SECRET = "app-secret-0123456789"

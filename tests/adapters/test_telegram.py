@@ -28,18 +28,11 @@ from adapters.telegram import (
     poll,
     set_webhook,
 )
-from bot.errors import ConfigError
-from bot.messages import (
-    InboundMessage,
-    OutboundReply,
-    RawRequest,
-    SendError,
-    WebhookAuthError,
-    WebhookPayloadError,
-)
-from bot.models import Contact, Conversation, Message, MessageStatus
-from bot.settings import Settings, TelegramSettings
-from bot.telegram_cli import poll_into_store, telegram_group
+from bot.cli.commands.telegram import poll_into_store, telegram_group
+from bot.core.errors import ConfigError, SendError, WebhookAuthError, WebhookPayloadError
+from bot.core.messages import InboundMessage, OutboundReply, RawRequest
+from bot.core.settings import Settings, TelegramSettings
+from bot.db.models import Contact, Conversation, Message, MessageStatus
 from tests.fakes.telegram_api import FakeTelegramApi, start_telegram_api
 
 SECRET = "s3cret_Token-42"

@@ -21,14 +21,9 @@ from adapters.zalo import (
     refresh_tokens,
     zalo_signature,
 )
-from bot.messages import (
-    OutboundReply,
-    RawRequest,
-    SendError,
-    WebhookAuthError,
-    WebhookPayloadError,
-)
-from bot.settings import ZaloSettings
+from bot.core.errors import SendError, WebhookAuthError, WebhookPayloadError
+from bot.core.messages import OutboundReply, RawRequest
+from bot.core.settings import ZaloSettings
 from tests.fakes.zalo_api import ZaloApiFake, start_zalo_api
 
 APP_ID = "3482178216594085616"

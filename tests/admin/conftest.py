@@ -1,4 +1,4 @@
-"""Fixtures of the admin tests: the whole web app (bot.app with /admin mounted) over real HTTP
+"""Fixtures of the admin tests: the whole web app (bot.web.app with /admin mounted) over real HTTP
 on 127.0.0.1 against the test's rolled-back transaction, staff accounts, signed-in browsers.
 
 For a page's tests::
@@ -8,13 +8,13 @@ For a page's tests::
         response = await editor.post("/admin/faq/new", {"question": ..., "answer": ...})
 
 ``viewer``, ``editor`` and ``admin`` are browsers signed in with that role; ``browser()`` makes
-a signed-out one; ``make_staff(role)`` creates an account (password ``adminweb.PASSWORD``).
+a signed-out one; ``make_staff(role)`` creates an account (password ``_support.PASSWORD``).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Generator
 
 import aiohttp
 import pytest
@@ -22,20 +22,33 @@ from aiohttp.test_utils import TestServer
 from argon2 import PasswordHasher
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from bot.answerer import Answerer, AnswererParts
-from bot.app import create_app
-from bot.models import StaffRole, StaffUser
+from bot.answer.answerer import Answerer, AnswererParts
+from bot.core.settings import Settings
+from bot.db.models import StaffRole, StaffUser
 from bot.runtime import Runtime
-from bot.settings import Settings
-from tests.admin.adminweb import PASSWORD, AdminBrowser, Staff
-from tests.admin.browser_support import pytest_runtest_makereport  # noqa: F401  (screenshots)
+from bot.web.app import create_app
+from tests.admin._support import (
+    PASSWORD,
+    PHASES,
+    AdminBrowser,
+    MakeStaff,
+    NewBrowser,
+    SignedIn,
+    Staff,
+)
 
 _HASH = PasswordHasher().hash(PASSWORD)  # once: argon2 is slow on purpose
 _numbers = itertools.count(1)
 
-MakeStaff = Callable[..., Awaitable[Staff]]
-NewBrowser = Callable[[], AdminBrowser]
-SignedIn = Callable[[StaffRole], Awaitable[AdminBrowser]]
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Keep each phase's report on the item, for fixtures that look at the outcome."""
+    report = yield
+    item.stash.setdefault(PHASES, {})[report.when] = report
+    return report
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from pathlib import Path
 import psycopg
 from argon2 import PasswordHasher
 
-from bot.database import start_embedded
+from bot.db.engine import start_embedded
 
 TUVAN = Path(sys.executable).with_name("tuvan")
 

@@ -23,16 +23,16 @@ from playwright.async_api import Browser, Page, async_playwright, expect
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from bot.answerer import Answerer, AnswererParts
-from bot.app import create_app
-from bot.database import make_sessionmaker
-from bot.models import Chunk, FaqEntry, FaqOrigin, FaqStatus, StaffRole
+from bot.answer.answerer import Answerer, AnswererParts
+from bot.core.settings import Settings
+from bot.db.engine import make_sessionmaker
+from bot.db.models import Chunk, FaqEntry, FaqOrigin, FaqStatus, StaffRole
 from bot.runtime import Runtime
-from bot.settings import Settings
-from bot.worker import Worker
-from tests.admin.adminweb import Staff
-from tests.admin.browser_support import (
+from bot.web.app import create_app
+from bot.worker.loop import Worker
+from tests.admin._support import (
     ANSWER_TIMEOUT_MS,
+    Staff,
     add_staff,
     delete_rows_since,
     launch_chromium,

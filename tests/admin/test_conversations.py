@@ -22,13 +22,13 @@ from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from adapters.telegram import TelegramAdapter
-from bot.answerer import Answerer, AnswererParts
-from bot.messages import InboundMessage
-from bot.models import AuditEntry, Author, Conversation, Direction, Message, MessageStatus
-from bot.settings import Settings
-from bot.store import record_inbound
-from bot.worker import Worker
-from tests.admin.adminweb import AdminBrowser
+from bot.answer.answerer import Answerer, AnswererParts
+from bot.conversations.store import record_inbound
+from bot.core.messages import InboundMessage
+from bot.core.settings import Settings
+from bot.db.models import AuditEntry, Author, Conversation, Direction, Message, MessageStatus
+from bot.worker.loop import Worker
+from tests.admin._support import AdminBrowser
 from tests.fakes.telegram_api import FakeTelegramApi, start_telegram_api
 
 pytestmark = pytest.mark.usefixtures("demo_kb")

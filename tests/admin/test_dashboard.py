@@ -12,9 +12,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from admin.charts import Series, line_chart, nice_step, stacked_bars
 from admin.period import Period
-from bot.models import Author, Direction, Message, MessageStatus
-from bot.store import upsert_conversation
-from tests.admin.adminweb import AdminBrowser
+from bot.conversations.store import upsert_conversation
+from bot.db.models import Author, Direction, Message, MessageStatus
+from tests.admin._support import AdminBrowser
 
 WEEK = "days=7&end=2024-03-10"
 MAR8 = datetime(2024, 3, 8, 9, tzinfo=UTC)

@@ -5,12 +5,11 @@ from __future__ import annotations
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from admin.accounts import authenticate
-from bot.answerer import Answerer, AnswererParts
-from bot.demo import DEMO_ADMIN, ensure_demo_admin
-from bot.models import StaffRole, StaffUser
+from admin.accounts import DEMO_ADMIN, authenticate, ensure_demo_admin
+from bot.answer.answerer import Answerer, AnswererParts
+from bot.core.settings import Settings
+from bot.db.models import StaffRole, StaffUser
 from bot.runtime import Runtime
-from bot.settings import Settings
 
 
 async def test_the_demo_admin_is_made_once_with_a_password_that_signs_in(

@@ -16,9 +16,9 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from admin import documents
-from bot.models import AuditEntry, Chunk, Document, FaqEntry, FaqOrigin
-from bot.settings import Settings
-from tests.admin.adminweb import AdminBrowser
+from bot.core.settings import Settings
+from bot.db.models import AuditEntry, Chunk, Document, FaqEntry, FaqOrigin
+from tests.admin._support import AdminBrowser
 
 TITLE = "Scholarship rules <script>alert('x')</script>"
 RULES = [

@@ -11,9 +11,9 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.demo import demo_kb_dir
-from bot.models import AuditEntry, FaqEntry, FaqOrigin, FaqStatus, FaqVariant, VariantOrigin
-from tests.admin.adminweb import AdminBrowser
+from bot.db.models import AuditEntry, FaqEntry, FaqOrigin, FaqStatus, FaqVariant, VariantOrigin
+from bot.knowledge.demo import demo_kb_dir
+from tests.admin._support import AdminBrowser
 
 FAQ = {
     row["id"]: row

@@ -11,9 +11,9 @@ import aiohttp
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.faqio import parse_faq_text
-from bot.models import AuditEntry, FaqEntry, FaqStatus
-from tests.admin.adminweb import AdminBrowser
+from bot.db.models import AuditEntry, FaqEntry, FaqStatus
+from bot.knowledge.faq_files import parse_faq_text
+from tests.admin._support import AdminBrowser
 
 ROWS: list[dict[str, Any]] = [
     {

@@ -11,7 +11,7 @@ from sqlalchemy import literal, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admin.faq_store import EntryForm, folded, get_entry, like_pattern, save_entry
-from bot.models import FaqVariant, VariantOrigin
+from bot.db.models import FaqVariant, VariantOrigin
 from retrieval.index import Indexer
 from retrieval.text import fold
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from admin.app import create_admin_app
 from admin.i18n import LANGUAGES, STRINGS, Translator
 from admin.web import NAV
-from bot.models import StaffRole
+from bot.db.models import StaffRole
 
 TEMPLATES = Path(__file__).parents[2] / "admin" / "templates"
 _LITERAL_KEY = re.compile(r"""\bt\(\s*["']([a-z0-9_.]+)["']""")

@@ -11,11 +11,10 @@ from aiohttp import ClientResponse
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.models import LoginAttempt, StaffRole, StaffSession, StaffUser
-from bot.settings import Settings
-from bot.store import utcnow
-from tests.admin.adminweb import AdminBrowser
-from tests.admin.conftest import MakeStaff, NewBrowser
+from bot.core.clock import utcnow
+from bot.core.settings import Settings
+from bot.db.models import LoginAttempt, StaffRole, StaffSession, StaffUser
+from tests.admin._support import AdminBrowser, MakeStaff, NewBrowser
 
 
 async def sessions_of(sm: async_sessionmaker[AsyncSession], user_id: int) -> list[StaffSession]:

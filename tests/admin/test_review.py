@@ -8,9 +8,9 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.models import AuditEntry, Document, FaqEntry, FaqOrigin, FaqStatus
+from bot.db.models import AuditEntry, Document, FaqEntry, FaqOrigin, FaqStatus
 from retrieval.index import FaqDraft, Indexer, upsert_faq
-from tests.admin.adminweb import AdminBrowser
+from tests.admin._support import AdminBrowser
 
 SOURCE = (
     "Điều 7. Mượn tài liệu. Sinh viên được mượn tối đa 5 cuốn sách trong 14 ngày; quá hạn "

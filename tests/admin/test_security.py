@@ -10,9 +10,8 @@ from aiohttp.web_urldispatcher import StaticResource
 
 from admin.app import create_admin_app
 from admin.web import is_public, required_role
-from bot.models import StaffRole
-from tests.admin.adminweb import AdminBrowser
-from tests.admin.conftest import NewBrowser
+from bot.db.models import StaffRole
+from tests.admin._support import AdminBrowser, NewBrowser
 
 
 def admin_routes() -> list[tuple[str, str, object]]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import re
 
-from bot.demo import demo_kb_dir
-from tests.admin.adminweb import AdminBrowser
+from bot.knowledge.demo import demo_kb_dir
+from tests.admin._support import AdminBrowser
 
 FAQ = [json.loads(line) for line in (demo_kb_dir() / "faq.jsonl").read_text("utf-8").splitlines()]
 

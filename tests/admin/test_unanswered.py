@@ -21,10 +21,10 @@ from admin.question_groups import (
     group_similarity,
     merge_phrasings,
 )
-from bot.answerer import AnswererParts
-from bot.models import Author, Direction, Message, MessageStatus
-from bot.store import upsert_conversation
-from tests.admin.adminweb import AdminBrowser
+from bot.answer.answerer import AnswererParts
+from bot.conversations.store import upsert_conversation
+from bot.db.models import Author, Direction, Message, MessageStatus
+from tests.admin._support import AdminBrowser
 
 DEADLINE = "Hạn nộp hồ sơ xét tuyển là khi nào?"
 DEADLINE_2 = "Khi nào hết hạn nộp hồ sơ?"

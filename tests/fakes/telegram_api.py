@@ -31,7 +31,7 @@ from typing import Any
 from aiohttp import web
 from pydantic import SecretStr
 
-from bot.settings import TelegramSettings
+from bot.core.settings import TelegramSettings
 
 _TAG = re.compile(
     r"</?(b|strong|i|em|u|ins|s|strike|del|a|code|pre|tg-spoiler|span|blockquote|tg-emoji)"

@@ -17,10 +17,10 @@ from click.testing import CliRunner
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.cli import ingest
-from bot.crawl_cli import crawl_command
-from bot.models import Document
-from bot.settings import Settings
+from bot.cli.commands.crawl import crawl_command
+from bot.cli.group import ingest
+from bot.core.settings import Settings
+from bot.db.models import Document
 from retrieval.crawl import CrawlResult, crawl, normalise_url, registered_domain
 from retrieval.loaders import LoadedDocument
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from bot.core.errors import IngestError
 from retrieval.docx import load_docx
-from retrieval.errors import IngestError
 from retrieval.loaders import load_file
 
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"

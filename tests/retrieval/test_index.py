@@ -13,10 +13,9 @@ from pydantic import SecretStr
 from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from bot.answerer import AnswererParts
-from bot.demo import demo_kb_dir
-from bot.faqio import read_faq_file
-from bot.models import (
+from bot.answer.answerer import AnswererParts
+from bot.core.errors import IndexMismatchError
+from bot.db.models import (
     Chunk,
     Document,
     FaqEntry,
@@ -25,8 +24,9 @@ from bot.models import (
     IndexState,
     VariantOrigin,
 )
+from bot.knowledge.demo import demo_kb_dir
+from bot.knowledge.faq_files import read_faq_file
 from retrieval.embedders import OpenAIEmbedder
-from retrieval.errors import IndexMismatchError
 from retrieval.faq import faq_candidates, faq_lexicon
 from retrieval.index import (
     FaqDraft,

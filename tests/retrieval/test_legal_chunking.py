@@ -10,11 +10,11 @@ from typing import get_args
 import pytest
 from pydantic import ValidationError
 
-from bot.settings import IngestSettings, Settings
+from bot.core.settings import IngestSettings, Settings
+from bot.core.types import CHUNKER_MODES
 from retrieval.chunking import approx_tokens, chunk_document
 from retrieval.legal_chunking import (
     AUTO_CHUNKER,
-    CHUNKER_MODES,
     chunk_for,
     chunk_regulation,
     is_regulation,

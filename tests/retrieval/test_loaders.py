@@ -10,7 +10,7 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from retrieval.errors import IngestError
+from bot.core.errors import IngestError
 from retrieval.loaders import (
     SUPPORTED_SUFFIXES,
     LoadedDocument,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from retrieval.errors import IngestError
+from bot.core.errors import IngestError
 from retrieval.loaders import load_file
 from retrieval.pdf import OcrOptions, load_pdf, text_quality
 

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.answerer import AnswererParts
+from bot.answer.answerer import AnswererParts
+from bot.core.errors import RetrievalError
 from retrieval.embedders import bundled_minilm_path
-from retrieval.errors import RetrievalError
 from retrieval.rerank import Reranker
 from retrieval.search import search_chunks
 

@@ -11,7 +11,7 @@ from functools import lru_cache
 
 import pytest
 
-from bot.demo import demo_kb_dir
+from bot.knowledge.demo import demo_kb_dir
 from retrieval.restore import DiacriticRestorer, NgramCounts, general_counts, has_marks
 from retrieval.text import fold, load_text_processor
 

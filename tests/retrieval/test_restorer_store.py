@@ -6,8 +6,8 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.answerer import AnswererParts
-from bot.models import TextModel
+from bot.answer.answerer import AnswererParts
+from bot.db.models import TextModel
 from retrieval import restorer_store
 from retrieval.index import FaqDraft, Indexer, upsert_faq
 from retrieval.restorer_store import RESTORER, current_restorer, knowledge_signature

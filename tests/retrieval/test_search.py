@@ -14,11 +14,11 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.answerer import Answerer, AnswererParts
-from bot.settings import SearchMode
+from bot.answer.answerer import Answerer, AnswererParts
+from bot.core.types import SearchMode
+from bot.knowledge.ingest import ingest_paths
 from retrieval.fusion import rrf
 from retrieval.index import Indexer
-from retrieval.ingest import ingest_paths
 from retrieval.query import question_vector
 from retrieval.search import Hit, diversify, or_tsquery, search_chunks
 

@@ -13,8 +13,8 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 import retrieval.search
-from bot.answerer import AnswererParts
-from bot.models import Chunk, Document, DocumentSummary
+from bot.answer.answerer import AnswererParts
+from bot.db.models import Chunk, Document, DocumentSummary
 from retrieval.index import Indexer, count_embeddable, reindex
 from retrieval.search import Hit, search_chunks
 from retrieval.summaries import store_summary, summary_search_text

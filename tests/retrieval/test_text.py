@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.errors import ConfigError
-from bot.settings import TextSettings
+from bot.core.errors import ConfigError
+from bot.core.settings import TextSettings
 from retrieval.text import TextProcessor, detect_language, fold, load_text_processor
 
 SAFE_TERM = re.compile(r"^[a-z0-9_]+$")

@@ -1,0 +1,156 @@
+"""What an answer is, and the fixed texts around it, in the question's language."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from bot.core.citations import RELATED_HEADING, SOURCES_HEADING, Citation, citation_line
+from bot.core.settings import AnswerSettings, ContactSettings
+from bot.core.types import Language, Tier
+
+
+@dataclass
+class Answer:
+    tier: Tier
+    answer: str
+    language: Language
+    citations: list[Citation] = field(default_factory=list)
+    # A fallback's sources that may be related (3/6): offered as links, no fact taken from them.
+    related: list[Citation] = field(default_factory=list)
+    faq_id: int | None = None
+    faq_external_id: str | None = None
+    chunk_ids: list[int] = field(default_factory=list)
+    scores: dict[str, Any] = field(default_factory=dict)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    reason: str = ""  # why this tier answered (or why the ones before it did not)
+    wants_staff: bool = False  # the student asked for a person: the conversation waits for one
+    # How the question was read: "restored" (marks put back, or None), its "parts" if several.
+    query: dict[str, Any] = field(default_factory=dict)
+    # What "Try it" and the evaluation need to explain the decision; not part of the reply.
+    trace: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.pop("trace")
+        return data
+
+
+def sources_block(citations: list[Citation], language: Language) -> str:
+    heading = SOURCES_HEADING[language]
+    return "\n".join([heading, *(citation_line(c, language) for c in citations)])
+
+
+def documents_reply(
+    body: str, citations: list[Citation], language: Language, settings: AnswerSettings
+) -> str:
+    disclaimer = settings.disclaimer_docs_vi if language == "vi" else settings.disclaimer_docs_en
+    return f"{body}\n\n{sources_block(citations, language)}\n\n{disclaimer}"
+
+
+def extractive_intro(language: Language) -> str:
+    if language == "vi":
+        return "Theo tài liệu tuyển sinh của trường:"
+    return "According to the university's admission documents:"
+
+
+def part_not_found(language: Language) -> str:
+    if language == "vi":
+        return "Tài liệu của trường chưa có thông tin này."
+    return "The university's documents do not say."
+
+
+def contact_line(contact: ContactSettings, language: Language) -> str:
+    name = contact.name_vi if language == "vi" else contact.name_en
+    parts = [p for p in (contact.phone, contact.email, contact.url) if p]
+    return f"{name}: {' · '.join(parts)}"
+
+
+def no_information_reply(contact: ContactSettings, language: Language) -> str:
+    if language == "vi":
+        text = (
+            "Xin lỗi, mình chưa có thông tin đáng tin cậy để trả lời câu hỏi này. "
+            "Bạn vui lòng liên hệ trực tiếp để được tư vấn chính xác:"
+        )
+    else:
+        text = (
+            "Sorry, I don't have reliable information to answer this question. "
+            "Please contact the admissions office for an accurate answer:"
+        )
+    return f"{text}\n{contact_line(contact, language)}"
+
+
+def related_block(related: list[Citation], language: Language) -> str:
+    heading = RELATED_HEADING[language]
+    return "\n".join([heading, *(citation_line(c, language) for c in related)])
+
+
+def with_related(text: str, related: list[Citation], language: Language) -> str:
+    """A fallback reply followed by the sources that may be related, if any."""
+    return f"{text}\n\n{related_block(related, language)}" if related else text
+
+
+def llm_fallback_reply(
+    body: str, settings: AnswerSettings, contact: ContactSettings, language: Language
+) -> str:
+    disclaimer = settings.disclaimer_llm_vi if language == "vi" else settings.disclaimer_llm_en
+    return f"{body}\n\n⚠️ {disclaimer}\n{contact_line(contact, language)}"
+
+
+def not_a_question_reply(language: Language) -> str:
+    if language == "vi":
+        return (
+            "Chào bạn! Mình là trợ lý tư vấn tuyển sinh. Bạn hãy gõ câu hỏi về ngành học, "
+            "học phí, phương thức xét tuyển, hạn nộp hồ sơ, học bổng... nhé."
+        )
+    return (
+        "Hello! I'm the admissions assistant. Please type a question about programmes, "
+        "tuition, admission methods, deadlines, scholarships and so on."
+    )
+
+
+def person_reply(contact: ContactSettings, language: Language) -> str:
+    """The answer to "can I talk to a person?": how to reach the admissions office now. The
+    message stays in the conversation, where staff can read it and reply."""
+    if language == "vi":
+        return (
+            "Mình là trợ lý tự động. Bạn có thể gặp cán bộ tư vấn tuyển sinh qua:\n"
+            + contact_line(contact, language)
+            + "\nTin nhắn của bạn được lưu lại; cán bộ tư vấn thường trả lời tại đây "
+            + f"{contact.staff_hours_vi}."
+        )
+    return (
+        "I'm an automated assistant. You can reach an admissions officer at:\n"
+        + contact_line(contact, language)
+        + "\nYour message is kept; admissions staff usually reply here "
+        + f"{contact.staff_hours_en}."
+    )
+
+
+def greeting_reply(contact: ContactSettings, language: Language) -> str:
+    """The answer to /start, a follow, a "get started": who this is, what to ask, a person."""
+    if language == "vi":
+        return (
+            "Chào bạn! Mình là trợ lý tư vấn tuyển sinh tự động (chatbot) của trường. Bạn cứ "
+            "hỏi về ngành học, học phí, phương thức xét tuyển, hạn nộp hồ sơ, học bổng, ký túc "
+            "xá... Mình trả lời theo tài liệu chính thức và ghi rõ nguồn. Cần gặp cán bộ tư vấn:\n"
+            + contact_line(contact, language)
+        )
+    return (
+        "Hello! I'm the university's automated admissions assistant (a chatbot). Ask me about "
+        "programmes, tuition, admission methods, deadlines, scholarships, housing... I answer "
+        "from official documents and cite them. To reach a person:\n"
+        + contact_line(contact, language)
+    )
+
+
+def text_only_reply(language: Language) -> str:
+    if language == "vi":
+        return (
+            "Xin lỗi, hiện mình chỉ đọc được tin nhắn chữ. Bạn gõ câu hỏi giúp mình nhé "
+            "(ví dụ: “Học phí ngành Công nghệ thông tin là bao nhiêu?”)."
+        )
+    return (
+        "Sorry, I can only read text messages for now. Please type your question "
+        "(for example: “What is the tuition for Computer Science?”)."
+    )

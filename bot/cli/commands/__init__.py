@@ -1,0 +1,1 @@
+"""One module per ``tuvan`` subcommand (or group of subcommands)."""

@@ -1,0 +1,462 @@
+"""``tuvan eval questions|faq|calibrate``: the commands; the work is in the sibling modules."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+
+from bot.cli.common import pass_settings, progress, run
+from bot.core.errors import TuvanError
+from bot.core.settings import LlmSettings, Settings
+
+_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+# The chunker names, spelled out so that `--help` needs no import of the retrieval package
+# (tests/bot/test_evaluation_questions.py checks them against retrieval.legal_chunking).
+_CHUNKERS = ("auto", "structure", "markdown", "legal", "semantic")
+_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
+
+
+def _bars() -> tuple[Callable[[str, int], Callable[[int], None]], Callable[[], None]]:
+    """A progress-bar factory for the evaluation stages, and a function closing them all."""
+    bars: list[Any] = []
+
+    def make(label: str, total: int) -> Callable[[int], None]:
+        bar = progress(total or None, label, "step")
+        bars.append(bar)
+        return bar.update  # type: ignore[no-any-return]
+
+    def close() -> None:
+        for bar in bars:
+            bar.close()
+
+    return make, close
+
+
+@contextmanager
+def _readable() -> Iterator[None]:
+    """A bad input file is the user's to fix: one line naming file and line, no traceback."""
+    try:
+        yield
+    except TuvanError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def _ks(value: str) -> tuple[int, ...]:
+    try:
+        ks = tuple(sorted({int(k) for k in value.split(",") if k.strip()}))
+    except ValueError as exc:
+        raise click.BadParameter(f"expected numbers like 1,3,5,10, got {value!r}") from exc
+    if not ks or ks[0] < 1:
+        raise click.BadParameter("k values must be positive")
+    return ks
+
+
+def _knowledge(
+    corpus: Path | None,
+    chunks: Path | None,
+    faq: Path | None,
+    *,
+    chunker: str | None = None,
+    context_header: bool = True,
+) -> Any:
+    from bot.evaluation.data import read_faq_items, read_passages
+    from bot.evaluation.questions import Knowledge
+
+    if (corpus is None) == (chunks is None):
+        raise click.UsageError("give exactly one of --corpus DIR and --chunks CHUNKS.jsonl")
+    if chunker is not None and corpus is None:
+        raise click.UsageError("--chunker cuts a --corpus folder; --chunks are indexed as given")
+    return Knowledge(
+        corpus=corpus,
+        passages=read_passages(chunks) if chunks else None,
+        faq=read_faq_items(faq) if faq else None,
+        chunker=chunker,  # type: ignore[arg-type]  # a click.Choice of CHUNKER_MODES
+        context_header=context_header,
+    )
+
+
+def _write(
+    out: Path | None, data: dict[str, Any], markdown: str, plots: Callable[[Path], Any]
+) -> None:
+    from bot.evaluation.report import prepare_out, write_json, write_markdown
+
+    click.echo(markdown)
+    if out is None:
+        return
+    prepare_out(out)
+    write_json(out, data)
+    write_markdown(out, markdown)
+    plots(out)
+    click.echo(f"\nreport.json, report.md and plots written to {out}", err=True)
+
+
+def _judge_settings(settings: Settings, url: str | None, model: str | None) -> LlmSettings:
+    base = settings.llm
+    update: dict[str, Any] = {}
+    if url:
+        update["base_url"] = url
+    if model:
+        update["model"] = model
+    judge = base.model_copy(update=update)
+    if not judge.base_url:
+        raise click.UsageError(
+            "--judge needs an OpenAI-compatible endpoint: --judge-url or TUVAN_LLM__BASE_URL"
+        )
+    return judge
+
+
+@click.group("eval")
+def eval_group() -> None:
+    """Measure retrieval, tiers and answers on question sets (throwaway database)."""
+
+
+_server_option = click.option(
+    "--server-url",
+    default=None,
+    help="Create the throwaway database on this PostgreSQL server (role needs CREATEDB) "
+    "instead of starting a private embedded one.",
+)
+
+
+@eval_group.command("questions")
+@click.argument("questions_file", type=_FILE)
+@click.option("--corpus", type=_DIR, help="A folder ingested with tuvan's pipeline.")
+@click.option("--chunks", type=_FILE, help="Pre-cut passages (JSONL), indexed as they are.")
+@click.option("--faq", type=_FILE, help="FAQ entries to load too, so tier 1 takes part.")
+@click.option(
+    "--chunker",
+    type=click.Choice(_CHUNKERS),
+    default=None,
+    help="Cut the --corpus with this chunker. Default: TUVAN_INGEST__CHUNKER.",
+)
+@click.option(
+    "--no-context-header",
+    "context_header",
+    flag_value=False,
+    default=True,
+    help="Embed and index chunks without their 'title › headings' line.",
+)
+@click.option("--k", "ks", default="1,3,5,10", show_default=True, help="Cut-offs, comma-separated.")
+@click.option(
+    "--mode",
+    "modes",
+    multiple=True,
+    help=(
+        "dense, keyword, bm25, hybrid, hybrid+rerank, summary or hybrid+graph (repeatable). "
+        "Default: the setting."
+    ),
+)
+@click.option("--compare", is_flag=True, help="Every mode in one table (rerank if configured).")
+@click.option(
+    "--unaccented",
+    is_flag=True,
+    help="Ask every question a second time without diacritics; report both side by side.",
+)
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option("--judge", is_flag=True, help="Also grade answers with an LLM against `answer`.")
+@click.option("--judge-url", default=None, help="Judge endpoint (default TUVAN_LLM__BASE_URL).")
+@click.option("--judge-model", default=None, help="Judge model (default TUVAN_LLM__MODEL).")
+@_server_option
+@pass_settings
+def eval_questions(
+    settings: Settings,
+    questions_file: Path,
+    corpus: Path | None,
+    chunks: Path | None,
+    faq: Path | None,
+    chunker: str | None,
+    context_header: bool,
+    ks: str,
+    modes: Sequence[str],
+    compare: bool,
+    unaccented: bool,
+    out: Path | None,
+    judge: bool,
+    judge_url: str | None,
+    judge_model: str | None,
+    server_url: str | None,
+) -> None:
+    """Retrieval at k, tiers, key facts and out-of-scope handling for QUESTIONS_FILE."""
+    from bot.evaluation.data import read_questions
+    from bot.evaluation.judge import Judge
+    from bot.evaluation.questions import MODES, evaluate_questions
+    from bot.evaluation.questions_report import questions_plots, questions_report
+    from bot.runtime import build_parts
+
+    cut_offs = _ks(ks)
+    with _readable():
+        questions = read_questions(questions_file)
+        knowledge = _knowledge(corpus, chunks, faq, chunker=chunker, context_header=context_header)
+        parts = build_parts(settings)
+    chosen: list[str]
+    if compare:
+        chosen = [m for m in MODES if m != "hybrid+rerank" or parts.reranker is not None]
+    else:
+        chosen = list(dict.fromkeys(modes)) or [settings.search.mode]
+    grader = Judge(_judge_settings(settings, judge_url, judge_model)) if judge else None
+    make_bar, close_bars = _bars()
+
+    async def main() -> Any:
+        try:
+            return await evaluate_questions(
+                parts,
+                questions,
+                knowledge,
+                modes=chosen,
+                ks=cut_offs,
+                server_url=server_url,
+                judge=grader,
+                progress=make_bar,
+                unaccented=unaccented,
+            )
+        finally:
+            close_bars()
+            if grader is not None:
+                await grader.aclose()
+
+    evaluation = run(main())
+    data, markdown = questions_report(evaluation)
+    _write(out, data, markdown, lambda d: questions_plots(evaluation, data, d))
+
+
+@eval_group.command("faq")
+@click.argument("faq_file", type=_FILE)
+@click.argument("queries_file", type=_FILE)
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option("--enrich", is_flag=True, help="Add generated variants first (`tuvan faq enrich`).")
+@click.option("--precision", "required", default=0.99, show_default=True, type=float)
+@click.option(
+    "--unaccented",
+    is_flag=True,
+    help="Ask every query a second time without diacritics; report both side by side.",
+)
+@_server_option
+@pass_settings
+def eval_faq(
+    settings: Settings,
+    faq_file: Path,
+    queries_file: Path,
+    out: Path | None,
+    enrich: bool,
+    required: float,
+    unaccented: bool,
+    server_url: str | None,
+) -> None:
+    """Tier 1 alone: precision, coverage and false accepts, and their curve over t_faq."""
+    from bot.evaluation.faq import faq_plots, faq_report
+
+    evaluation = _evaluate_faq(
+        settings, faq_file, queries_file, required, server_url, enrich=enrich, unaccented=unaccented
+    )
+    data, markdown = faq_report(evaluation)
+    _write(out, data, markdown, lambda d: faq_plots(evaluation, d))
+
+
+def _evaluate_faq(
+    settings: Settings,
+    faq_file: Path,
+    queries_file: Path,
+    required: float,
+    server_url: str | None,
+    *,
+    enrich: bool = False,
+    unaccented: bool = False,
+) -> Any:
+    from bot.evaluation.data import read_faq_items, read_faq_queries
+    from bot.evaluation.faq import evaluate_faq
+    from bot.runtime import build_parts
+
+    with _readable():
+        items = read_faq_items(faq_file)
+        queries = read_faq_queries(queries_file, {i.id for i in items})
+        parts = build_parts(settings)
+    make_bar, close_bars = _bars()
+
+    async def main() -> Any:
+        try:
+            return await evaluate_faq(
+                parts,
+                items,
+                queries,
+                server_url=server_url,
+                required_precision=required,
+                on_query=make_bar("FAQ queries", len(queries) * (2 if unaccented else 1)),
+                enrich=enrich,
+                unaccented=unaccented,
+            )
+        finally:
+            close_bars()
+
+    return run(main())
+
+
+@eval_group.command("calibrate")
+@click.argument("faq_file", type=_FILE)
+@click.argument("queries_file", type=_FILE)
+@click.option(
+    "--precision",
+    "required",
+    default=0.99,
+    show_default=True,
+    type=float,
+    help="Precision tier 1 must keep.",
+)
+@click.option(
+    "--questions",
+    "questions_file",
+    type=_FILE,
+    help="Also choose t_doc on this questions file (with --corpus or --chunks).",
+)
+@click.option("--corpus", type=_DIR)
+@click.option("--chunks", type=_FILE)
+@click.option(
+    "--doc-precision",
+    default=0.90,
+    show_default=True,
+    type=float,
+    help="Precision the documents tier must keep.",
+)
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None)
+@click.option(
+    "--save",
+    is_flag=True,
+    help="Store the chosen thresholds in the live index for the current embedder.",
+)
+@_server_option
+@pass_settings
+def eval_calibrate(
+    settings: Settings,
+    faq_file: Path,
+    queries_file: Path,
+    required: float,
+    questions_file: Path | None,
+    corpus: Path | None,
+    chunks: Path | None,
+    doc_precision: float,
+    out: Path | None,
+    save: bool,
+    server_url: str | None,
+) -> None:
+    """Choose t_faq (and t_doc): the most coverage that keeps the required precision."""
+    from bot.evaluation.faq import faq_plots
+
+    evaluation = _evaluate_faq(settings, faq_file, queries_file, required, server_url)
+    choice = evaluation.choice
+    chosen: dict[str, float] = {}
+    lines = []
+    if choice.met:
+        chosen["t_faq"] = choice.threshold
+        lines.append(
+            f"t_faq {choice.threshold:.3f}: precision {choice.precision:.3f}, coverage "
+            f"{choice.coverage:.3f} (required precision {required})"
+        )
+    else:
+        lines.append(
+            f"t_faq: no threshold in the sweep reaches precision {required}; the best is "
+            f"{choice.threshold:.3f} with precision {choice.precision:.3f} and coverage "
+            f"{choice.coverage:.3f}. Add FAQ variants or tighten the guard, then calibrate again."
+        )
+    doc_choice, doc_points = None, []
+    if questions_file is not None:
+        doc_choice, doc_points = _calibrate_doc(
+            settings, questions_file, corpus, chunks, doc_precision, server_url
+        )
+        if doc_choice.met:
+            chosen["t_doc"] = doc_choice.threshold
+            lines.append(
+                f"t_doc {doc_choice.threshold:.3f}: precision {doc_choice.precision:.3f}, "
+                f"coverage {doc_choice.coverage:.3f} (required precision {doc_precision})"
+            )
+        else:
+            lines.append(
+                f"t_doc: no threshold reaches precision {doc_precision}; the best is "
+                f"{doc_choice.threshold:.3f} (precision {doc_choice.precision:.3f}, coverage "
+                f"{doc_choice.coverage:.3f})."
+            )
+    for line in lines:
+        click.echo(line)
+    for key, value in chosen.items():
+        click.echo(f"TUVAN_ANSWER__{key.upper()}={value:.3f}")
+    if out is not None:
+        from bot.evaluation.questions_report import doc_calibration_plot
+        from bot.evaluation.report import prepare_out, write_json
+
+        prepare_out(out)
+        data = {
+            "embedder": evaluation.embedder,
+            "t_faq": {"required_precision": required, **vars(choice)},
+            "t_doc": (
+                {
+                    "required_precision": doc_precision,
+                    **vars(doc_choice),
+                    "curve": [vars(p) for p in doc_points],
+                }
+                if doc_choice
+                else None
+            ),
+        }
+        write_json(out, data)
+        faq_plots(evaluation, out)
+        if doc_choice is not None:
+            doc_calibration_plot(doc_points, doc_choice, out)
+    if save:
+        _save(settings, chosen)
+
+
+def _calibrate_doc(
+    settings: Settings,
+    questions_file: Path,
+    corpus: Path | None,
+    chunks: Path | None,
+    required: float,
+    server_url: str | None,
+) -> Any:
+    from bot.evaluation.data import read_questions
+    from bot.evaluation.questions import calibrate_t_doc
+    from bot.runtime import build_parts
+
+    with _readable():
+        questions = read_questions(questions_file)
+        knowledge = _knowledge(corpus, chunks, None)
+        parts = build_parts(settings)
+    make_bar, close_bars = _bars()
+
+    async def main() -> Any:
+        try:
+            return await calibrate_t_doc(
+                parts,
+                questions,
+                knowledge,
+                required_precision=required,
+                server_url=server_url,
+                progress=make_bar,
+            )
+        finally:
+            close_bars()
+
+    return run(main())
+
+
+def _save(settings: Settings, chosen: dict[str, float]) -> None:
+    from bot.cli.common import with_runtime
+    from bot.runtime import Runtime
+    from retrieval.index import save_thresholds
+
+    if not chosen:
+        click.echo("nothing to save: no threshold met its required precision", err=True)
+        sys.exit(1)
+
+    async def body(rt: Runtime) -> None:
+        async with rt.sessionmaker.begin() as session:
+            await save_thresholds(session, chosen)
+        click.echo(
+            f"saved for {rt.parts.embedder.name}: "
+            + ", ".join(f"{k} {v:.3f}" for k, v in chosen.items())
+        )
+
+    with_runtime(settings, body)

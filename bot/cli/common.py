@@ -1,0 +1,62 @@
+"""What the ``tuvan`` commands share: settings, running a coroutine, the runtime, progress."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import click
+from pydantic import ValidationError
+
+from bot.core.errors import TuvanError
+from bot.core.settings import Settings
+from bot.runtime import Runtime, open_runtime
+
+T = TypeVar("T")
+
+pass_settings = click.make_pass_decorator(Settings)
+
+
+def load_settings() -> Settings:
+    try:
+        return Settings()
+    except ValidationError as exc:
+        raise click.ClickException(config_problems(exc)) from exc
+
+
+def config_problems(exc: ValidationError) -> str:
+    """One line per bad setting, named as it is set (pydantic's text names the field and
+    adds a documentation link per error)."""
+    lines = ["invalid configuration:"]
+    for error in exc.errors():
+        loc = error["loc"]
+        name = "TUVAN_" + "__".join(str(part) for part in loc).upper() if loc else "settings"
+        got = f" (got {error['input']!r})" if isinstance(error.get("input"), str) else ""
+        lines.append(f"  {name}: {error['msg']}{got}")
+    return "\n".join(lines)
+
+
+def run(coro: Awaitable[T]) -> T:
+    """Run a command's coroutine; tuvan's own errors become a one-line message, exit 1."""
+    try:
+        return asyncio.run(coro)  # type: ignore[arg-type]
+    except TuvanError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def with_runtime(
+    settings: Settings, body: Callable[[Runtime], Awaitable[T]], *, check_index: bool = True
+) -> T:
+    async def main() -> T:
+        async with open_runtime(settings, check_index=check_index) as runtime:
+            return await body(runtime)
+
+    return run(main())
+
+
+def progress(total: int | None, desc: str, unit: str) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=None, leave=False)

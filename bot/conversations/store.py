@@ -1,0 +1,343 @@
+"""The conversation store: contacts, their thread, every message in and out.
+
+Functions take the session first and never commit: the caller owns the transaction. Inbound
+events are stored idempotently — the platform's event id is unique per channel, and a second
+delivery of the same event changes nothing — and a NOTIFY wakes the workers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import select, text
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+
+from bot.core.clock import utcnow
+from bot.core.messages import InboundMessage
+from bot.db.models import (
+    Author,
+    Contact,
+    Conversation,
+    ConversationMode,
+    Direction,
+    Message,
+    MessageStatus,
+)
+
+INBOX_CHANNEL = "tuvan_inbox"  # NOTIFY channel: an inbound message to answer
+OUTBOX_CHANNEL = "tuvan_outbox"  # NOTIFY channel: an outbound message to send
+
+# Inbound kinds the worker acts on; the rest are stored as skipped.
+ANSWERABLE = ("text", "command", "follow", "unsupported")
+
+
+@dataclass(frozen=True)
+class Recorded:
+    message_id: int | None  # None: this event was stored before (a platform retry)
+    conversation_id: int
+
+
+async def upsert_conversation(
+    session: AsyncSession,
+    channel: str,
+    external_user_id: str,
+    *,
+    name: str | None = None,
+    locale: str | None = None,
+) -> int:
+    """The conversation id of this user on this channel, creating contact and thread."""
+    contact_id = await session.scalar(
+        insert(Contact)
+        .values(channel=channel, external_id=external_user_id, name=name, locale=locale)
+        .on_conflict_do_update(
+            constraint="uq_contacts_channel_external_id",
+            # A no-op update keeps RETURNING working for an existing row; names fill in once known.
+            set_={
+                "name": text("coalesce(EXCLUDED.name, contacts.name)"),
+                "locale": text("coalesce(EXCLUDED.locale, contacts.locale)"),
+            },
+        )
+        .returning(Contact.id)
+    )
+    conversation_id = await session.scalar(
+        insert(Conversation)
+        .values(contact_id=contact_id, channel=channel)
+        .on_conflict_do_update(constraint="uq_conversations_contact_id", set_={"channel": channel})
+        .returning(Conversation.id)
+    )
+    assert conversation_id is not None  # RETURNING of an upsert always yields the row
+    return int(conversation_id)
+
+
+# One statement, one round trip: the webhook's whole write. Contact and conversation are upserted
+# (RETURNING works for a row that already exists because the conflict does a harmless update),
+# the message is inserted unless this event is already stored, and the workers are notified only
+# when it was. A single statement is atomic on its own, so it runs without BEGIN/COMMIT.
+_RECORD_INBOUND = text(
+    """
+    WITH contact AS (
+        INSERT INTO contacts (channel, external_id, name, locale)
+        VALUES (:channel, :user, :name, :locale)
+        ON CONFLICT ON CONSTRAINT uq_contacts_channel_external_id DO UPDATE
+        SET name = coalesce(EXCLUDED.name, contacts.name),
+            locale = coalesce(EXCLUDED.locale, contacts.locale)
+        RETURNING id
+    ), conversation AS (
+        INSERT INTO conversations (contact_id, channel, last_inbound_at)
+        SELECT id, :channel, CASE WHEN :answerable THEN CAST(:at AS timestamptz) END FROM contact
+        ON CONFLICT ON CONSTRAINT uq_conversations_contact_id DO UPDATE
+        SET last_inbound_at = CASE WHEN :answerable
+                THEN greatest(conversations.last_inbound_at, EXCLUDED.last_inbound_at)
+                ELSE conversations.last_inbound_at END,
+            updated_at = now()
+        RETURNING id
+    ), message AS (
+        INSERT INTO messages (conversation_id, channel, direction, author, event_id, kind, text,
+                              status, raw, created_at, done_at)
+        SELECT id, :channel, CAST(:direction AS message_direction),
+               CAST(:author AS message_author), :event_id, :kind, :text,
+               CAST(:status AS message_status), CAST(:raw AS jsonb), :now,
+               CASE WHEN :status = 'received' THEN NULL ELSE CAST(:now AS timestamptz) END
+        FROM conversation
+        ON CONFLICT ON CONSTRAINT uq_messages_channel_event_id DO NOTHING
+        RETURNING id
+    )
+    SELECT (SELECT id FROM message) AS message_id, (SELECT id FROM conversation) AS conversation_id,
+           CASE WHEN :notify AND EXISTS (SELECT 1 FROM message)
+                THEN pg_notify('tuvan_inbox', '') END AS notified
+    """
+)
+
+
+async def record_inbound(
+    session: AsyncSession | AsyncConnection, message: InboundMessage, *, now: datetime | None = None
+) -> Recorded:
+    """Store one inbound event once; a repeated delivery is recognised and left alone.
+
+    Staff replies typed in a platform's own inbox (kind ``staff``) are stored as staff messages
+    and are not answered. Text, commands, follows and unsupported media wait for a worker.
+    """
+    now = now or utcnow()
+    staff = message.kind == "staff"
+    answerable = message.kind in ANSWERABLE
+    if staff:
+        status = MessageStatus.sent
+    else:
+        status = MessageStatus.received if answerable else MessageStatus.skipped
+    row = (
+        await session.execute(
+            _RECORD_INBOUND,
+            {
+                "channel": message.channel,
+                "user": message.external_user_id,
+                "name": message.user_name,
+                "locale": message.locale,
+                "answerable": answerable,
+                "at": message.sent_at or now,
+                "direction": (Direction.outbound if staff else Direction.inbound).value,
+                "author": (Author.staff if staff else Author.user).value,
+                "event_id": message.event_id,
+                "kind": message.kind,
+                "text": message.text,
+                "status": status.value,
+                "raw": json.dumps(dict(message.raw), ensure_ascii=False, default=str),
+                "now": now,
+                "notify": answerable,
+            },
+        )
+    ).one()
+    message_id = int(row.message_id) if row.message_id is not None else None
+    return Recorded(message_id, int(row.conversation_id))
+
+
+async def record_inbound_batch(
+    session: AsyncSession, messages: Sequence[InboundMessage], *, now: datetime | None = None
+) -> list[Recorded]:
+    return [await record_inbound(session, m, now=now) for m in messages]
+
+
+async def pause_conversation(
+    session: AsyncSession, conversation_id: int, minutes: float, *, now: datetime | None = None
+) -> None:
+    """Keep the bot quiet in this thread for ``minutes`` (a person is answering there)."""
+    until = (now or utcnow()) + timedelta(minutes=minutes)
+    await session.execute(
+        text(
+            "UPDATE conversations SET paused_until = greatest(paused_until, :until), "
+            "updated_at = now() WHERE id = :id"
+        ),
+        {"until": until, "id": conversation_id},
+    )
+
+
+async def set_mode(session: AsyncSession, conversation_id: int, mode: ConversationMode) -> None:
+    conversation = await session.get(Conversation, conversation_id)
+    if conversation is not None:
+        conversation.mode = mode
+        if mode == ConversationMode.bot:
+            conversation.paused_until = None
+        await session.flush()
+
+
+async def history(
+    session: AsyncSession, conversation_id: int, *, before_id: int | None = None, limit: int = 50
+) -> list[Message]:
+    """The last ``limit`` messages of a conversation, oldest first."""
+    query = select(Message).where(Message.conversation_id == conversation_id)
+    if before_id is not None:
+        query = query.where(Message.id < before_id)
+    rows = (await session.scalars(query.order_by(Message.id.desc()).limit(limit))).all()
+    return list(reversed(rows))
+
+
+def bot_may_answer(mode: str, paused_until: datetime | None, now: datetime) -> bool:
+    """Whether the bot answers in a conversation: not taken over by staff, not paused."""
+    return mode != ConversationMode.human and not (paused_until and paused_until > now)
+
+
+_CLOSE_QUESTION = text(
+    """
+    UPDATE messages SET status = 'answered', done_at = clock_timestamp(),
+           tier = CASE WHEN :tag_question THEN CAST(:tier AS varchar) ELSE tier END,
+           question = :question, lease_until = NULL, error = NULL
+    WHERE id = :id AND status = 'answering' AND attempts = :attempt
+    RETURNING id
+    """
+)
+
+_INSERT_REPLY = text(
+    """
+    INSERT INTO messages (conversation_id, channel, direction, author, kind, text, tier,
+                          citations, details, status, reply_to_id, created_at, done_at)
+    VALUES (:conversation, :channel, 'out', 'bot', 'text', :text, :tier,
+            CAST(:citations AS jsonb), CAST(:details AS jsonb),
+            CAST(:status AS message_status), :reply_to, clock_timestamp(),
+            CASE WHEN :status = 'sent' THEN clock_timestamp() END)
+    RETURNING id
+    """
+)
+
+
+_PREVIOUS_QUESTIONS = text(
+    """
+    SELECT coalesce(question, text) FROM messages
+    WHERE conversation_id = :conversation AND direction = 'in' AND kind = 'text'
+      AND status = 'answered' AND id < :before
+    ORDER BY id DESC LIMIT :n
+    """
+)
+
+
+async def previous_questions(
+    session: AsyncSession, conversation_id: int, before: int, n: int
+) -> list[str]:
+    """The conversation's last ``n`` answered questions before message ``before``, oldest
+    first, each as it was answered (a follow-up in its standalone form)."""
+    rows = await session.execute(
+        _PREVIOUS_QUESTIONS, {"conversation": conversation_id, "before": before, "n": n}
+    )
+    return [q for (q,) in rows][::-1]
+
+
+_WAITING = text(
+    "UPDATE conversations SET waiting_since = coalesce(waiting_since, clock_timestamp()) "
+    "WHERE id = :id"
+)
+_ANSWERED_BY_STAFF = text("UPDATE conversations SET waiting_since = NULL WHERE id = :id")
+
+
+async def store_reply(
+    session: AsyncSession,
+    *,
+    inbound_id: int,
+    attempt: int,
+    conversation_id: int,
+    channel: str,
+    text_: str,
+    tier: str | None,
+    citations: Sequence[dict[str, Any]],
+    details: dict[str, Any],
+    question: str | None = None,
+    delivered: bool = False,
+    tag_question: bool = True,
+    wants_staff: bool = False,
+) -> int | None:
+    """Close the question and store its reply, if this attempt still holds the claim (the
+    same attempt number, still answering); None when the claim was lost and the result is late.
+
+    A reply to deliver is queued for the worker (and the workers notified); ``delivered`` marks
+    one the caller hands over itself (the web chat streams it to the browser). With
+    ``tag_question`` the question row records the tier that answered it too. ``wants_staff``
+    (the student asked for a person) marks the conversation as waiting for staff."""
+    closed = await session.scalar(
+        _CLOSE_QUESTION,
+        {
+            "id": inbound_id,
+            "attempt": attempt,
+            "tier": tier,
+            "question": question,
+            "tag_question": tag_question,
+        },
+    )
+    if closed is None:
+        return None
+    reply_id = await session.scalar(
+        _INSERT_REPLY,
+        {
+            "conversation": conversation_id,
+            "channel": channel,
+            "text": text_,
+            "tier": tier,
+            "citations": json.dumps(list(citations), ensure_ascii=False, default=str),
+            "details": json.dumps(details, ensure_ascii=False, default=str),
+            "status": "sent" if delivered else "queued",
+            "reply_to": inbound_id,
+        },
+    )
+    if wants_staff:
+        await session.execute(_WAITING, {"id": conversation_id})
+    if not delivered:
+        await session.execute(text(f"NOTIFY {OUTBOX_CHANNEL}"))
+    return None if reply_id is None else int(reply_id)
+
+
+async def queue_staff_reply(
+    session: AsyncSession, conversation_id: int, text_: str, staff: str
+) -> int:
+    """Queue a staff member's reply for delivery through the channel's adapter (the worker
+    sends it, with the same retries as the bot's); the bot stays quiet in the thread."""
+    conversation = await session.get(Conversation, conversation_id)
+    if conversation is None:
+        raise LookupError(f"no conversation {conversation_id}")
+    reply_id = await session.scalar(
+        text(
+            """
+            INSERT INTO messages (conversation_id, channel, direction, author, kind, text,
+                                  details, status, created_at)
+            VALUES (:conversation, :channel, 'out', 'staff', 'text', :text,
+                    CAST(:details AS jsonb), 'queued', clock_timestamp())
+            RETURNING id
+            """
+        ),
+        {
+            "conversation": conversation_id,
+            "channel": conversation.channel,
+            "text": text_,
+            "details": json.dumps({"staff": staff}, ensure_ascii=False),
+        },
+    )
+    await session.execute(_ANSWERED_BY_STAFF, {"id": conversation_id})
+    await session.execute(text(f"NOTIFY {OUTBOX_CHANNEL}"))
+    return int(reply_id)
+
+
+def citations_json(citations: Sequence[Any]) -> list[dict[str, Any]]:
+    return [
+        {"n": c.n, "title": c.title, "source": c.source, "url": c.url, "page": c.page}
+        for c in citations
+    ]

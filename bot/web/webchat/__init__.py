@@ -1,0 +1,1 @@
+"""The web chat: its page and widget, the request protocol and the streamed answers."""

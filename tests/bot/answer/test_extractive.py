@@ -1,0 +1,183 @@
+"""The extractive answerer (answer.extractive): a quote never ends on an abbreviation's full stop
+(3/6: "… Đại học Quốc gia TP. [1]" / "- Hồ Chí Minh: …"), and the units quoted are the ones
+that answer what is asked (3/6: the kind of value, whom it is about, a list, a table row)."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.answer.answerer import AnswererParts
+from bot.answer.extractive import read_question, select_quotes, sentences
+from retrieval.search import Hit
+from retrieval.text import ends_with_abbreviation
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Trường trực thuộc Đại học Quốc gia TP. Hồ Chí Minh. Trường thành lập năm 2006.",
+            ["Trường trực thuộc Đại học Quốc gia TP. Hồ Chí Minh.", "Trường thành lập năm 2006."],
+        ),
+        (
+            "Cố vấn là ThS. Nguyễn Văn An và PGS. TS. Trần Bình. Liên hệ phòng đào tạo.",
+            ["Cố vấn là ThS. Nguyễn Văn An và PGS. TS. Trần Bình.", "Liên hệ phòng đào tạo."],
+        ),
+        (
+            "Các ngành CNTT, KHMT v.v. đều xét tuyển. Hạn nộp là 30/6.",
+            ["Các ngành CNTT, KHMT v.v. đều xét tuyển.", "Hạn nộp là 30/6."],
+        ),
+        # a word or a longer acronym before the full stop ends the sentence
+        (
+            "Trường ở Việt Nam. Thí sinh nộp trực tuyến.",
+            ["Trường ở Việt Nam.", "Thí sinh nộp trực tuyến."],
+        ),
+        (
+            "Theo quy định của ĐHQG. Thí sinh nộp hồ sơ.",
+            ["Theo quy định của ĐHQG.", "Thí sinh nộp hồ sơ."],
+        ),
+        # numbers and dates hold
+        (
+            "Học phí là 40.000.000 đồng. Hạn nộp 15.6.2026 lúc 17h.",
+            ["Học phí là 40.000.000 đồng.", "Hạn nộp 15.6.2026 lúc 17h."],
+        ),
+    ],
+)
+def test_sentences_do_not_end_on_an_abbreviation(text: str, expected: list[str]) -> None:
+    assert sentences(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "abbreviated"),
+    [
+        ("Quốc gia TP.", True),
+        ("gặp ThS.", True),
+        ("PGS.", True),
+        ("v.v.", True),
+        ("(Tp.", True),
+        ("Việt Nam.", False),
+        ("của ĐHQG.", False),
+        ("năm 2026.", False),
+        ("là gì?", False),
+    ],
+)
+def test_an_abbreviation_s_full_stop_is_recognised(text: str, abbreviated: bool) -> None:
+    assert ends_with_abbreviation(text) is abbreviated
+
+
+# -- targeted answers (3/6) ------------------------------------------------------------------
+
+
+def hit(text: str, *, title: str = "Tuyển sinh 2026", heading: str = "", n: int = 1) -> Hit:
+    return Hit(
+        chunk_id=n,
+        document_id=n,
+        text=text,
+        heading_path=heading,
+        page=None,
+        ordinal=0,
+        external_id=None,
+        title=title,
+        source=f"doc{n}.md",
+        url=None,
+        similarity=0.9,
+        score=1.0,
+    )
+
+
+def quotes_for(parts: AnswererParts, question: str, *hits: Hit, limit: int = 4) -> list[str]:
+    guard = parts.guard
+    return [
+        q.text
+        for q in select_quotes(
+            parts.processor.query_terms(question),
+            list(hits),
+            parts.processor,
+            limit=limit,
+            reading=read_question(question, guard, parts.processor),
+            guard=guard,
+        )
+    ]
+
+
+CONTACTS = (
+    "Phòng Tuyển sinh là đầu mối giải đáp thắc mắc về tuyển sinh.\n"
+    "Văn phòng cơ sở 2 hỗ trợ tham quan cơ sở 2 và xe buýt.\n"
+    "Hotline tuyển sinh: 028 3999 1234.\n"
+    "Trường có 42 câu lạc bộ cho sinh viên."
+)
+
+
+def test_the_unit_holding_the_kind_of_value_asked_leads(parts: AnswererParts) -> None:
+    assert quotes_for(parts, "sđt phòng tuyển sinh là j vậy ad", hit(CONTACTS)) == [
+        "Hotline tuyển sinh: 028 3999 1234."
+    ]
+
+
+def test_no_unit_holding_the_kind_asked_means_no_answer(parts: AnswererParts) -> None:
+    text = "Phòng Tuyển sinh làm việc từ thứ Hai đến thứ Sáu.\nPhòng Tuyển sinh ở Tòa A."
+    assert quotes_for(parts, "số điện thoại phòng tuyển sinh là gì", hit(text)) == []
+    assert quotes_for(parts, "học phí ngành CNTT bao nhiêu tiền", hit(text)) == []
+
+
+def test_a_unit_about_another_major_is_never_quoted(parts: AnswererParts) -> None:
+    text = (
+        "Học phí ngành Khoa học Máy tính là 32.500.000 đồng/năm.\n"
+        "Học phí ngành Trí tuệ Nhân tạo là 36.000.000 đồng/năm."
+    )
+    assert quotes_for(parts, "học phí ngành AI 1 năm", hit(text)) == [
+        "Học phí ngành Trí tuệ Nhân tạo là 36.000.000 đồng/năm."
+    ]
+    assert quotes_for(parts, "học phí ngành an toàn thông tin bao nhiêu", hit(text)) == []
+
+
+TABLE = (
+    "| Tên ngành | Mã ngành | Chỉ tiêu 2026 | Tổ hợp xét tuyển |\n"
+    "|---|---|---|---|\n"
+    "| Kỹ thuật Phần mềm | 7480103 | 200 | A00, A01 |\n"
+    "| Khoa học Máy tính | 7480101 | 240 | A00, A01, D07 |\n"
+    "| An toàn Thông tin | 7480202 | 130 | A00, A01, D01 |\n"
+)
+
+
+def test_a_table_row_reads_as_a_line_with_the_asked_column_first(parts: AnswererParts) -> None:
+    [quote] = quotes_for(parts, "chỉ tiêu ngành kỹ thuật phần mềm 2026", hit(TABLE))
+    assert quote.startswith("Kỹ thuật Phần mềm (7480103): chỉ tiêu 2026 là 200; ")
+
+
+def test_a_list_question_gets_the_names_of_a_table_on_one_line(parts: AnswererParts) -> None:
+    table = hit(TABLE, title="Ngành đào tạo của trường năm 2026", heading="Ngành đào tạo 2026")
+    [quote] = quotes_for(parts, "trường có những ngành nào", table)
+    assert quote == ("Ngành đào tạo 2026: Kỹ thuật Phần mềm; Khoa học Máy tính; An toàn Thông tin.")
+    # No unit naming majors: no answer to "những ngành nào".
+    assert quotes_for(parts, "trường có những ngành nào", hit(CONTACTS)) == []
+
+
+def test_a_testimonial_loses_to_a_fact(parts: AnswererParts) -> None:
+    text = (
+        '"Em học ở cơ sở 2 từ năm nhất, ở cơ sở 2 rất yên tĩnh và em thích thư viện ở đó lắm."\n'
+        "Sinh viên năm nhất học tại cơ sở 2 (Bình Dương)."
+    )
+    [quote] = quotes_for(parts, "năm nhất học ở cơ sở nào", hit(text))
+    assert quote == "Sinh viên năm nhất học tại cơ sở 2 (Bình Dương)."
+
+
+def test_a_list_item_is_quoted_with_the_sentence_it_completes(parts: AnswererParts) -> None:
+    text = (
+        "1. Người nào trồng cây thuốc phiện thuộc một trong các trường hợp sau đây, thì bị "
+        "phạt tù từ 06 tháng đến 03 năm:\n"
+        "a) Đã được giáo dục 02 lần;\n"
+        "b) Với số lượng từ 500 cây đến dưới 3.000 cây.\n"
+        "2. Phạm tội thuộc một trong các trường hợp sau đây, thì bị phạt tù từ 03 năm đến 07 năm:\n"
+        "a) Với số lượng 3.000 cây trở lên."
+    )
+    quotes = quotes_for(
+        parts, "trồng từ 500 cây đến dưới 3.000 cây thuốc phiện bị phạt tù bao lâu", hit(text)
+    )
+    assert quotes
+    assert "từ 06 tháng đến 03 năm: Với số lượng từ 500 cây đến dưới 3.000 cây." in quotes[0]
+
+
+def test_a_factoid_gets_at_most_three_units(parts: AnswererParts) -> None:
+    text = "\n".join(f"Học phí ngành CNTT đợt {i} là {30 + i}.000.000 đồng." for i in range(8))
+    assert 1 <= len(quotes_for(parts, "học phí ngành CNTT bao nhiêu", hit(text))) <= 3

@@ -1,0 +1,455 @@
+"""Webhooks end to end: real HTTP on 127.0.0.1 into tuvan, the real worker, fake platform APIs.
+
+The database is the session's PostgreSQL with real commits (the queues are about transactions);
+each test deletes its own contacts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import io
+import json
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
+from pydantic import SecretStr
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from adapters.messenger import MessengerAdapter
+from adapters.telegram import TelegramAdapter
+from adapters.zalo import ZaloAdapter, zalo_signature
+from bot.answer.answerer import Answerer, AnswererParts
+from bot.channels.zalo_tokens import DbTokenProvider
+from bot.conversations.store import queue_staff_reply
+from bot.core.metrics import METRICS
+from bot.core.settings import MessengerSettings, Settings, ZaloSettings
+from bot.runtime import Runtime
+from bot.web.app import create_app
+from bot.worker.loop import Worker
+from tests.fakes.messenger_api import MessengerApiFake, start_messenger_api
+from tests.fakes.telegram_api import FakeTelegramApi, start_telegram_api
+from tests.fakes.zalo_api import ZaloApiFake, start_zalo_api
+
+pytestmark = pytest.mark.usefixtures("demo_kb")
+
+SECRET = "webhook-secret_123"
+ZALO_APP = "3482178216594085616"
+ZALO_KEY = "oa-secret-key"
+APP_SECRET = "meta-app-secret"
+FAQ_QUESTION = "Mã trường của Trường Đại học Công nghệ Sông Hồng là gì?"
+
+
+@dataclass
+class Stack:
+    client: TestClient[Any, Any]
+    worker: Worker
+    telegram: FakeTelegramApi
+    messenger: MessengerApiFake
+    zalo: ZaloApiFake
+    sm: async_sessionmaker[AsyncSession]
+    settings: Settings
+
+
+@pytest.fixture
+async def stack(
+    engine: AsyncEngine, parts: AnswererParts, settings: Settings
+) -> AsyncIterator[Stack]:
+    telegram = await start_telegram_api()
+    messenger = await start_messenger_api(page_token="page-token")
+    zalo = await start_zalo_api()
+    settings = settings.model_copy(
+        update={
+            "telegram": telegram.settings(secret_token=SECRET),
+            "messenger": MessengerSettings(
+                page_token=SecretStr("page-token"),
+                app_secret=SecretStr(APP_SECRET),
+                verify_token=SecretStr("verify-me"),
+                app_id="111",
+                api_base=messenger.base_url,
+            ),
+            "zalo": ZaloSettings(
+                app_id=ZALO_APP,
+                app_secret=SecretStr("app-secret"),
+                oa_secret_key=SecretStr(ZALO_KEY),
+                access_token=SecretStr("at-0"),
+                refresh_token=SecretStr("rt-0"),
+                api_base=zalo.base_url,
+                oauth_base=zalo.base_url,
+            ),
+            "web": settings.web.model_copy(update={"enabled": False}),
+            "worker": settings.worker.model_copy(update={"backoff_base_s": 0.01}),
+        }
+    )
+    sm = async_sessionmaker(engine, expire_on_commit=False)
+    test_parts = replace(parts, settings=settings)
+    answerer = Answerer(test_parts, sm)
+    runtime = Runtime(settings, engine, sm, test_parts, answerer)
+    adapters = {
+        "telegram": TelegramAdapter(settings.telegram),
+        "messenger": MessengerAdapter(settings.messenger),
+    }
+    async with aiohttp.ClientSession() as http:
+        tokens = DbTokenProvider(sm, http, settings.zalo)
+        adapters["zalo"] = ZaloAdapter(settings.zalo, tokens)  # type: ignore[assignment]
+        app: web.Application = create_app(runtime, adapters, http)
+        client = TestClient(TestServer(app, host="127.0.0.1"))
+        await client.start_server()
+        worker = Worker(settings, sm, answerer, adapters, http)
+        try:
+            yield Stack(client, worker, telegram, messenger, zalo, sm, settings)
+        finally:
+            await client.close()
+            await adapters["telegram"].aclose()  # type: ignore[attr-defined]
+            await telegram.close()
+            await messenger.close()
+            await zalo.close()
+            async with sm.begin() as session:
+                await session.execute(text("DELETE FROM contacts WHERE external_id LIKE '9%'"))
+                await session.execute(text("DELETE FROM channel_tokens WHERE channel = 'zalo'"))
+
+
+def chat_id() -> int:
+    return 900_000_000 + uuid.uuid4().int % 99_999_999
+
+
+def telegram_update(update_id: int, chat: int, text_: str) -> dict[str, Any]:
+    return {
+        "update_id": update_id,
+        "message": {
+            "message_id": update_id % 1000,
+            "date": 1_764_400_000,
+            "chat": {"id": chat, "type": "private", "first_name": "Lan"},
+            "from": {"id": chat, "is_bot": False, "first_name": "Lan", "language_code": "vi"},
+            "text": text_,
+        },
+    }
+
+
+async def post_telegram(stack: Stack, update: dict[str, Any], secret: str = SECRET) -> int:
+    response = await stack.client.post(
+        "/webhooks/telegram",
+        data=json.dumps(update).encode(),
+        headers={"X-Telegram-Bot-Api-Secret-Token": secret, "Content-Type": "application/json"},
+    )
+    return response.status
+
+
+async def statuses(stack: Stack, external_id: str) -> list[tuple[str, str]]:
+    async with stack.sm() as session:
+        rows = await session.execute(
+            text(
+                "SELECT m.direction::text, m.status::text FROM messages m "
+                "JOIN conversations c ON c.id = m.conversation_id "
+                "JOIN contacts k ON k.id = c.contact_id WHERE k.external_id = :u ORDER BY m.id"
+            ),
+            {"u": external_id},
+        )
+        return [(d, s) for d, s in rows]
+
+
+# -- Telegram ---------------------------------------------------------------------------------
+
+
+async def test_a_telegram_question_is_acknowledged_stored_answered_and_sent(stack: Stack) -> None:
+    chat = chat_id()
+    assert await post_telegram(stack, telegram_update(chat, chat, FAQ_QUESTION)) == 200
+    assert await statuses(stack, str(chat)) == [("in", "received")]  # acknowledged, not answered
+    await stack.worker.drain()
+    assert await statuses(stack, str(chat)) == [("in", "answered"), ("out", "sent")]
+    [sent] = stack.telegram.calls_to("sendMessage")
+    assert sent.body["chat_id"] == chat
+    assert sent.body["parse_mode"] == "HTML"
+    assert "SHUT" in sent.body["text"]
+    assert stack.telegram.calls_to("sendChatAction")  # typing while answering
+
+
+async def test_the_same_update_delivered_five_times_concurrently_is_answered_once(
+    stack: Stack,
+) -> None:
+    chat = chat_id()
+    update = telegram_update(chat + 1, chat, FAQ_QUESTION)
+    results = await asyncio.gather(*(post_telegram(stack, update) for _ in range(5)))
+    assert results == [200] * 5
+    await stack.worker.drain()
+    assert await statuses(stack, str(chat)) == [("in", "answered"), ("out", "sent")]
+    assert len(stack.telegram.calls_to("sendMessage")) == 1
+
+
+@pytest.mark.parametrize("secret", ["wrong-secret", ""])
+async def test_a_forged_telegram_webhook_is_rejected_and_stores_nothing(
+    stack: Stack, secret: str
+) -> None:
+    chat = chat_id()
+    assert await post_telegram(stack, telegram_update(chat, chat, "hi"), secret=secret) == 403
+    assert await statuses(stack, str(chat)) == []
+
+
+async def test_malformed_oversized_and_unconfigured_webhooks_get_clear_statuses(
+    stack: Stack,
+) -> None:
+    headers = {"X-Telegram-Bot-Api-Secret-Token": SECRET}
+    bad = await stack.client.post("/webhooks/telegram", data=b"{not json", headers=headers)
+    assert bad.status == 400
+    big = await stack.client.post(
+        "/webhooks/telegram",
+        data=io.BytesIO(b"x" * (stack.settings.max_body_bytes + 1)),
+        headers=headers,
+    )
+    assert big.status == 413
+    unsigned = await stack.client.post("/webhooks/zalo", data=b"{}")
+    assert unsigned.status == 403
+
+
+async def test_telegram_429_is_retried_after_its_retry_after(stack: Stack) -> None:
+    chat = chat_id()
+    stack.telegram.fail("sendMessage", 429, "Too Many Requests: retry after 1", retry_after=1)
+    await post_telegram(stack, telegram_update(chat + 2, chat, FAQ_QUESTION))
+    await stack.worker.drain()
+    assert await statuses(stack, str(chat)) == [("in", "answered"), ("out", "queued")]
+    async with stack.sm() as session:
+        wait = await session.scalar(
+            text(
+                "SELECT extract(epoch FROM next_attempt_at - now()) FROM messages m "
+                "JOIN conversations c ON c.id = m.conversation_id JOIN contacts k "
+                "ON k.id = c.contact_id WHERE k.external_id = :u AND m.direction = 'out'"
+            ),
+            {"u": str(chat)},
+        )
+    assert 0.5 < float(wait) <= 1.0  # not before Telegram's retry_after
+    await asyncio.sleep(1.1)
+    await stack.worker.drain()
+    assert await statuses(stack, str(chat)) == [("in", "answered"), ("out", "sent")]
+    assert len(stack.telegram.calls_to("sendMessage")) == 2
+
+
+async def test_a_blocked_user_is_a_failed_send_not_a_retry_loop(stack: Stack) -> None:
+    chat = chat_id()
+    stack.telegram.fail("sendMessage", 403, "Forbidden: bot was blocked by the user")
+    await post_telegram(stack, telegram_update(chat + 3, chat, FAQ_QUESTION))
+    await stack.worker.drain()
+    assert await statuses(stack, str(chat)) == [("in", "answered"), ("out", "failed")]
+
+
+async def test_start_gets_the_greeting(stack: Stack) -> None:
+    chat = chat_id()
+    await post_telegram(stack, telegram_update(chat + 5, chat, "/start"))
+    await stack.worker.drain()
+    [sent] = stack.telegram.calls_to("sendMessage")
+    assert "chatbot" in sent.body["text"]
+    assert stack.settings.contact.phone in sent.body["text"]
+
+
+# -- Messenger --------------------------------------------------------------------------------
+
+
+def signed(body: bytes) -> dict[str, str]:
+    mac = hmac.new(APP_SECRET.encode(), body, hashlib.sha256).hexdigest()
+    return {"X-Hub-Signature-256": f"sha256={mac}", "Content-Type": "application/json"}
+
+
+def messenger_batch(*events: dict[str, Any]) -> bytes:
+    return json.dumps(
+        {"object": "page", "entry": [{"id": "PAGE", "time": 1, "messaging": list(events)}]}
+    ).encode()
+
+
+def text_event(psid: str, mid: str, text_: str, *, timestamp: int | None = None) -> dict[str, Any]:
+    import time
+
+    return {
+        "sender": {"id": psid},
+        "recipient": {"id": "PAGE"},
+        "timestamp": timestamp or int(time.time() * 1000),
+        "message": {"mid": mid, "text": text_},
+    }
+
+
+async def test_messenger_handshake_and_signature(stack: Stack) -> None:
+    ok = await stack.client.get(
+        "/webhooks/messenger",
+        params={"hub.mode": "subscribe", "hub.verify_token": "verify-me", "hub.challenge": "42"},
+    )
+    assert (ok.status, await ok.text()) == (200, "42")
+    bad = await stack.client.get(
+        "/webhooks/messenger",
+        params={"hub.mode": "subscribe", "hub.verify_token": "nope", "hub.challenge": "42"},
+    )
+    assert bad.status == 403
+    body = messenger_batch(text_event("9001", "m-1", "hi"))
+    forged = await stack.client.post(
+        "/webhooks/messenger", data=body, headers={"X-Hub-Signature-256": "sha256=" + "0" * 64}
+    )
+    assert forged.status == 403
+
+
+async def test_a_person_replying_in_the_page_inbox_pauses_the_bot_in_that_thread(
+    stack: Stack,
+) -> None:
+    psid = f"9{uuid.uuid4().int % 10**12}"
+    echo = {
+        "sender": {"id": "PAGE"},
+        "recipient": {"id": psid},
+        "timestamp": 1,
+        "message": {
+            "mid": f"echo-{psid}",
+            "is_echo": True,
+            "app_id": 263902037430900,
+            "text": "Chào em, cô trả lời nhé",
+        },
+    }
+    body = messenger_batch(echo, text_event(psid, f"q-{psid}", FAQ_QUESTION))
+    response = await stack.client.post("/webhooks/messenger", data=body, headers=signed(body))
+    assert response.status == 200
+    await stack.worker.drain()
+    assert await statuses(stack, psid) == [("out", "sent"), ("in", "skipped")]
+    assert stack.messenger.messages == []  # the bot stayed quiet
+
+
+async def test_both_events_of_a_messenger_batch_are_answered_in_order(stack: Stack) -> None:
+    psid = f"9{uuid.uuid4().int % 10**12}"
+    body = messenger_batch(
+        text_event(psid, f"a-{psid}", FAQ_QUESTION),
+        text_event(psid, f"b-{psid}", "Học phí chương trình chuẩn là bao nhiêu?"),
+    )
+    response = await stack.client.post("/webhooks/messenger", data=body, headers=signed(body))
+    assert response.status == 200
+    await stack.worker.drain()
+    assert await statuses(stack, psid) == [
+        ("in", "answered"),
+        ("in", "answered"),
+        ("out", "sent"),
+        ("out", "sent"),
+    ]
+    sent = stack.messenger.messages
+    assert [m["messaging_type"] for m in sent] == ["RESPONSE"] * len(sent)
+    actions = [a["sender_action"] for a in stack.messenger.actions]
+    assert actions[:2] == ["mark_seen", "typing_on"]
+    assert "SHUT" in sent[0]["message"]["text"]
+    # related FAQ questions offered as quick replies, titles within Messenger's 20 characters
+    offered = sent[0]["message"]["quick_replies"]
+    assert 1 <= len(offered) <= stack.settings.messenger.quick_replies
+    assert all(len(q["title"]) <= 20 and q["payload"] for q in offered)
+
+
+async def test_outside_the_24_hour_window_a_reply_is_stored_as_undeliverable(
+    stack: Stack,
+) -> None:
+    psid = f"9{uuid.uuid4().int % 10**12}"
+    old = 1_700_000_000_000  # 2023: long past the window
+    body = messenger_batch(text_event(psid, f"old-{psid}", FAQ_QUESTION, timestamp=old))
+    await stack.client.post("/webhooks/messenger", data=body, headers=signed(body))
+    await stack.worker.drain()
+    assert await statuses(stack, psid) == [("in", "answered"), ("out", "undeliverable")]
+    assert stack.messenger.messages == []
+
+
+async def conversation_of(stack: Stack, external_id: str) -> int:
+    async with stack.sm() as session:
+        found = await session.scalar(
+            text(
+                "SELECT c.id FROM conversations c JOIN contacts k ON k.id = c.contact_id "
+                "WHERE k.external_id = :u"
+            ),
+            {"u": external_id},
+        )
+    return int(found)
+
+
+STAFF_TEXT = "Chào em, cô trả lời nhé."
+
+
+@pytest.mark.parametrize(
+    ("days_ago", "expected"),
+    [(0, "RESPONSE"), (3, "MESSAGE_TAG"), (10, None)],
+)
+async def test_a_staff_reply_uses_the_human_agent_tag_past_the_24_hour_window(
+    stack: Stack, days_ago: int, expected: str | None
+) -> None:
+    import time
+
+    psid = f"9{uuid.uuid4().int % 10**12}"
+    asked = int((time.time() - days_ago * 86400) * 1000)
+    body = messenger_batch(text_event(psid, f"staff-{psid}", FAQ_QUESTION, timestamp=asked))
+    await stack.client.post("/webhooks/messenger", data=body, headers=signed(body))
+    await stack.worker.drain()
+    async with stack.sm.begin() as session:
+        await queue_staff_reply(session, await conversation_of(stack, psid), STAFF_TEXT, "a@b.vn")
+    await stack.worker.drain()
+    final = (await statuses(stack, psid))[-1]
+    if expected is None:  # past the 7 days even a person may not write
+        assert final == ("out", "undeliverable")
+        assert not any(m["message"]["text"] == STAFF_TEXT for m in stack.messenger.messages)
+        return
+    assert final == ("out", "sent")
+    [sent] = [m for m in stack.messenger.messages if m["message"]["text"] == STAFF_TEXT]
+    assert sent["messaging_type"] == expected
+    assert sent.get("tag") == ("HUMAN_AGENT" if expected == "MESSAGE_TAG" else None)
+
+
+# -- Zalo -------------------------------------------------------------------------------------
+
+
+async def post_zalo(stack: Stack, event: dict[str, Any], *, key: str = ZALO_KEY) -> int:
+    body = json.dumps(event).encode()
+    mac = zalo_signature(ZALO_APP, body, str(event["timestamp"]), key)
+    response = await stack.client.post(
+        "/webhooks/zalo",
+        data=body,
+        headers={"X-ZEvent-Signature": f"mac={mac}", "Content-Type": "application/json"},
+    )
+    return response.status
+
+
+def zalo_text(user: str, msg_id: str, text_: str) -> dict[str, Any]:
+    import time
+
+    return {
+        "app_id": ZALO_APP,
+        "user_id_by_app": "555",
+        "event_name": "user_send_text",
+        "timestamp": str(int(time.time() * 1000)),
+        "sender": {"id": user},
+        "recipient": {"id": "OA-1"},
+        "message": {"text": text_, "msg_id": msg_id},
+    }
+
+
+async def test_a_zalo_question_is_answered_and_an_expired_token_refreshed_once(
+    stack: Stack,
+) -> None:
+    user = f"9{uuid.uuid4().int % 10**12}"
+    assert await post_zalo(stack, zalo_text(user, f"z-{user}", "x"), key="forged") == 403
+    assert await post_zalo(stack, zalo_text(user, f"z-{user}", FAQ_QUESTION)) == 200
+    assert await post_zalo(stack, zalo_text(user, f"z-{user}", FAQ_QUESTION)) == 200  # retry
+    stack.zalo.script_send(-216, "Access token is invalid")
+    await stack.worker.drain()
+    assert await statuses(stack, user) == [("in", "answered"), ("out", "sent")]
+    sends = stack.zalo.sends
+    assert len(sends) == 2  # refused with -216, then again with the refreshed token
+    assert sends[0].headers["access_token"] != sends[1].headers["access_token"]
+    assert stack.zalo.oauth_calls == 1
+    assert sends[1].body["recipient"] == {"user_id": user}
+
+
+# -- health and metrics -----------------------------------------------------------------------
+
+
+async def test_health_and_prometheus_metrics(stack: Stack) -> None:
+    METRICS.reset()
+    chat = chat_id()
+    await post_telegram(stack, telegram_update(chat + 4, chat, FAQ_QUESTION))
+    health = await stack.client.get("/healthz")
+    assert (health.status, await health.json()) == (200, {"status": "ok"})
+    metrics = await (await stack.client.get("/metrics")).text()
+    assert 'tuvan_webhook_requests_total{channel="telegram",status="200"} 1' in metrics
+    assert "# TYPE tuvan_queue_depth gauge" in metrics
+    assert 'tuvan_queue_depth{queue="inbox"}' in metrics
