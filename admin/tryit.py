@@ -14,7 +14,7 @@ from aiohttp import web
 
 from admin.i18n import add_strings
 from admin.web import render, runtime
-from bot.answer.answerer import MAX_QUESTION_CHARS
+from bot.answer.question import MAX_QUESTION_CHARS
 from bot.answer.replies import Answer
 from retrieval.faq import CandidateVerdict
 from retrieval.search import Hit

@@ -39,8 +39,9 @@ from typing import Any
 
 from common import CACHE_DIR, DATASETS, bench_settings, markdown_table
 
-from bot.answer.answerer import Answerer, Timer
+from bot.answer.answerer import Answerer
 from bot.answer.followup import standalone_question
+from bot.answer.found import Timer
 from bot.evaluation.data import Question, read_faq_items, read_passages, read_questions
 from bot.evaluation.metrics import facts_found
 from bot.evaluation.questions import answer_body
@@ -112,7 +113,7 @@ async def retrieve(answer_set: AnswerSet) -> None:
                 # A follow-up in a dialogue is read as the answerer's callers read it.
                 before = [t if form == "written" else fold(t) for t in earlier.get(q.id, [])]
                 text = await standalone_question(text, before, parts.guard, None, parts.processor)
-                found[(q.id, form)] = await answerer._retrieve(text, detect_language(text), Timer())
+                found[(q.id, form)] = await answerer.find(text, detect_language(text), Timer())
     CACHE.mkdir(parents=True, exist_ok=True)
     with (CACHE / f"{answer_set.name}.pickle").open("wb") as f:
         pickle.dump({"questions": questions, "found": found}, f)
@@ -152,7 +153,7 @@ async def replay(names: list[str], misses: str | None, dump: Path | None = None)
             for q in questions:
                 found = data["found"][(q.id, form)]
                 started = time.perf_counter()
-                answer = await answerer._answer_found(replace(found), Timer())
+                answer = await answerer.answer_found(replace(found), Timer())
                 compose_ms.append((time.perf_counter() - started) * 1000)
                 body = answer_body(answer)
                 scored.append((q, answer, body, facts_found(body, q.key_facts)))

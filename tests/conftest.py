@@ -13,7 +13,8 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
 
-from bot.answer.answerer import Answerer, AnswererParts
+from bot.answer.answerer import Answerer
+from bot.answer.parts import AnswererParts
 from bot.core.settings import Settings
 from bot.db import migrate
 from bot.db.engine import make_engine, make_sessionmaker, sqlalchemy_url, start_embedded

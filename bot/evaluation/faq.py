@@ -20,7 +20,9 @@ from typing import Any, cast
 
 import numpy as np
 
-from bot.answer.answerer import Answerer, AnswererParts, clean_question, is_question
+from bot.answer.answerer import Answerer
+from bot.answer.parts import AnswererParts
+from bot.answer.question import clean_question, is_question
 from bot.evaluation.data import FaqItem, FaqQuery
 from bot.evaluation.metrics import Choice, FaqRates, choose_threshold, faq_rates, sweep
 from bot.evaluation.report import curve_plot, prepare_out, rounded, table

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from bot.answer.answerer import Answerer, AnswererParts
+from bot.answer.answerer import Answerer
+from bot.answer.parts import AnswererParts
 from bot.answer.replies import Answer
 from bot.core.citations import SOURCES_HEADING
 from bot.core.errors import RetrievalError

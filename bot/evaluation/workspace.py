@@ -23,7 +23,8 @@ from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from bot.answer.answerer import Answerer, AnswererParts
+from bot.answer.answerer import Answerer
+from bot.answer.parts import AnswererParts
 from bot.core.types import ChunkerMode
 from bot.db import migrate
 from bot.db.engine import make_engine, make_sessionmaker, sqlalchemy_url, start_embedded

@@ -22,7 +22,8 @@ from aiohttp.test_utils import TestServer
 from argon2 import PasswordHasher
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from bot.answer.answerer import Answerer, AnswererParts
+from bot.answer.answerer import Answerer
+from bot.answer.parts import AnswererParts
 from bot.core.settings import Settings
 from bot.db.models import StaffRole, StaffUser
 from bot.runtime import Runtime

@@ -23,7 +23,8 @@ from playwright.async_api import Browser, Page, async_playwright, expect
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from bot.answer.answerer import Answerer, AnswererParts
+from bot.answer.answerer import Answerer
+from bot.answer.parts import AnswererParts
 from bot.core.settings import Settings
 from bot.db.engine import make_sessionmaker
 from bot.db.models import Chunk, FaqEntry, FaqOrigin, FaqStatus, StaffRole

@@ -22,7 +22,8 @@ from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from adapters.telegram import TelegramAdapter
-from bot.answer.answerer import Answerer, AnswererParts
+from bot.answer.answerer import Answerer
+from bot.answer.parts import AnswererParts
 from bot.conversations.store import record_inbound
 from bot.core.messages import InboundMessage
 from bot.core.settings import Settings

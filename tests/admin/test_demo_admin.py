@@ -6,7 +6,8 @@ from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from admin.accounts import DEMO_ADMIN, authenticate, ensure_demo_admin
-from bot.answer.answerer import Answerer, AnswererParts
+from bot.answer.answerer import Answerer
+from bot.answer.parts import AnswererParts
 from bot.core.settings import Settings
 from bot.db.models import StaffRole, StaffUser
 from bot.runtime import Runtime

@@ -21,7 +21,7 @@ from admin.question_groups import (
     group_similarity,
     merge_phrasings,
 )
-from bot.answer.answerer import AnswererParts
+from bot.answer.parts import AnswererParts
 from bot.conversations.store import upsert_conversation
 from bot.db.models import Author, Direction, Message, MessageStatus
 from tests.admin._support import AdminBrowser

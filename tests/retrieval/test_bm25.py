@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from rank_bm25 import BM25Okapi
 
-from bot.answer.answerer import AnswererParts
+from bot.answer.parts import AnswererParts
 from bot.knowledge.demo import demo_kb_dir
 from retrieval.bm25 import Bm25Index
 from retrieval.loaders import load_directory

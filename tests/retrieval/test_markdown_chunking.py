@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.answer.answerer import AnswererParts
+from bot.answer.parts import AnswererParts
 from retrieval.chunking import ChunkDraft, approx_tokens, contextual_header
 from retrieval.crawl import extract_page, page_document
 from retrieval.legal_chunking import chunk_for

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.answer.answerer import AnswererParts
+from bot.answer.parts import AnswererParts
 from bot.core.errors import RetrievalError
 from retrieval.embedders import bundled_minilm_path
 from retrieval.rerank import Reranker

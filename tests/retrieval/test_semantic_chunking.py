@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.answer.answerer import AnswererParts
+from bot.answer.parts import AnswererParts
 from retrieval.chunking import approx_tokens
 from retrieval.legal_chunking import chunk_for, draft_chunks
 from retrieval.loaders import LoadedDocument, Section, load_file

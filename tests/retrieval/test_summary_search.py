@@ -13,7 +13,7 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 import retrieval.search
-from bot.answer.answerer import AnswererParts
+from bot.answer.parts import AnswererParts
 from bot.db.models import Chunk, Document, DocumentSummary
 from retrieval.index import Indexer, count_embeddable, reindex
 from retrieval.search import Hit, search_chunks

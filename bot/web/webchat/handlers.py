@@ -55,9 +55,10 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.answer import replies
-from bot.answer.answerer import StreamDone, StreamMeta, StreamReplace, StreamToken, clean_question
 from bot.answer.followup import standalone_question
+from bot.answer.question import clean_question
 from bot.answer.replies import Answer
+from bot.answer.stream import StreamDone, StreamMeta, StreamReplace, StreamToken
 from bot.conversations.store import (
     bot_may_answer,
     citations_json,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from bot.answer.answerer import AnswererParts
+from bot.answer.parts import AnswererParts
 
 
 def with_answer_settings(parts: AnswererParts, **changes: object) -> AnswererParts:

@@ -9,13 +9,10 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.answer.answerer import (
-    MAX_QUESTION_CHARS,
-    Answerer,
-    AnswererParts,
-    asking_parts,
-    clean_question,
-)
+from bot.answer.answerer import Answerer
+from bot.answer.documents import asking_parts
+from bot.answer.parts import AnswererParts
+from bot.answer.question import MAX_QUESTION_CHARS, clean_question
 from bot.db.models import FaqEntry, FaqStatus
 from bot.knowledge.demo import demo_kb_dir
 from tests.bot.answer._support import with_answer_settings

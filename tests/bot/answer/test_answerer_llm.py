@@ -11,7 +11,8 @@ import pytest
 from pydantic import SecretStr
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.answer.answerer import Answerer, AnswererParts
+from bot.answer.answerer import Answerer
+from bot.answer.parts import AnswererParts
 from bot.llm.client import LlmClient
 from tests.fakes.openai_stub import OpenAIStub
 

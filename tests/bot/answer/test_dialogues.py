@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 
-from bot.answer.answerer import Answerer, AnswererParts
+from bot.answer.answerer import Answerer
 from bot.answer.followup import standalone_question
+from bot.answer.parts import AnswererParts
 from bot.answer.replies import Answer
 from bot.evaluation.metrics import facts_found
 from bot.evaluation.questions import answer_body

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.answer.answerer import AnswererParts
 from bot.answer.extractive import read_question, select_quotes, sentences
+from bot.answer.parts import AnswererParts
 from retrieval.search import Hit
 from retrieval.text import ends_with_abbreviation
 

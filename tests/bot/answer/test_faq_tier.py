@@ -8,7 +8,8 @@ import re
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.answer.answerer import Answerer, AnswererParts
+from bot.answer.answerer import Answerer
+from bot.answer.parts import AnswererParts
 from bot.knowledge.demo import demo_kb_dir
 from bot.knowledge.faq_files import read_faq_file
 from tests.bot.answer._support import with_answer_settings

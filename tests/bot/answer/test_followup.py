@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.answer.answerer import AnswererParts
 from bot.answer.followup import carry_over, standalone_question
+from bot.answer.parts import AnswererParts
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,8 @@ import pytest
 from pydantic import SecretStr
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.answer.answerer import Answerer, AnswererParts
+from bot.answer.answerer import Answerer
+from bot.answer.parts import AnswererParts
 from bot.answer.query_plan import PlannedSearch, QueryPlan, parse_plan, search_plan
 from bot.core.settings import LlmSettings
 from bot.llm.client import LlmClient, load_prompt

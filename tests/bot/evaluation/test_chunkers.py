@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from bot.answer.answerer import AnswererParts
+from bot.answer.parts import AnswererParts
 from bot.cli.commands import evaluate as eval_cli
 from bot.cli.group import cli
 from bot.core.errors import RetrievalError

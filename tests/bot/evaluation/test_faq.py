@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy.engine import make_url
 
-from bot.answer.answerer import AnswererParts
+from bot.answer.parts import AnswererParts
 from bot.cli.group import cli
 from bot.evaluation.data import FaqItem, FaqQuery, read_faq_items, read_faq_queries
 from bot.evaluation.faq import (

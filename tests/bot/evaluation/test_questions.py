@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from bot.answer.answerer import AnswererParts
+from bot.answer.parts import AnswererParts
 from bot.cli.group import cli
 from bot.core.errors import DatasetError, RetrievalError
 from bot.evaluation.data import read_passages, read_questions

@@ -13,7 +13,8 @@ from pydantic import SecretStr
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.answer.answerer import Answerer, AnswererParts
+from bot.answer.answerer import Answerer
+from bot.answer.parts import AnswererParts
 from bot.core.settings import LlmSettings
 from bot.db.models import Chunk, Document, DocumentSummary
 from bot.knowledge.augment import (

@@ -14,7 +14,7 @@ from pydantic import SecretStr
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.answer.answerer import AnswererParts
+from bot.answer.parts import AnswererParts
 from bot.core.errors import LlmError
 from bot.db.models import Chunk, Document, FaqEntry, FaqOrigin, FaqStatus, FaqVariant, VariantOrigin
 from bot.knowledge.faq_drafts import (

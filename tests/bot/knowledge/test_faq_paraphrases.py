@@ -11,7 +11,7 @@ from pydantic import SecretStr
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.answer.answerer import AnswererParts
+from bot.answer.parts import AnswererParts
 from bot.db.models import FaqStatus, FaqVariant, VariantOrigin
 from bot.knowledge.faq_paraphrases import enrich_faq, question_version, shorthand_variants
 from bot.llm.client import LlmClient

@@ -13,7 +13,7 @@ from pydantic import SecretStr
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.answer.answerer import AnswererParts
+from bot.answer.parts import AnswererParts
 from bot.db.models import FaqEntry, FaqStatus, FaqVariant, VariantOrigin
 from bot.knowledge.faq_drafts import generate_faq
 from bot.knowledge.sources import SourceRow, list_sources

@@ -12,7 +12,8 @@ from aiohttp import ClientResponse, web
 from aiohttp.test_utils import TestClient, TestServer
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from bot.answer.answerer import Answerer, AnswererParts
+from bot.answer.answerer import Answerer
+from bot.answer.parts import AnswererParts
 from bot.core.settings import Settings
 from bot.knowledge.demo import demo_kb_dir
 from bot.runtime import Runtime

@@ -24,7 +24,9 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from bot.answer import replies
-from bot.answer.answerer import Answerer, AnswererParts, StreamDone, StreamEvent, StreamToken
+from bot.answer.answerer import Answerer
+from bot.answer.parts import AnswererParts
+from bot.answer.stream import StreamDone, StreamEvent, StreamToken
 from bot.conversations.store import record_inbound, set_mode, upsert_conversation
 from bot.core.clock import utcnow
 from bot.core.messages import InboundMessage

@@ -27,7 +27,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from adapters.messenger import MessengerAdapter
 from adapters.telegram import TelegramAdapter
 from adapters.zalo import ZaloAdapter, zalo_signature
-from bot.answer.answerer import Answerer, AnswererParts
+from bot.answer.answerer import Answerer
+from bot.answer.parts import AnswererParts
 from bot.channels.zalo_tokens import DbTokenProvider
 from bot.conversations.store import queue_staff_reply
 from bot.core.metrics import METRICS

@@ -17,7 +17,8 @@ import pytest
 from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from bot.answer.answerer import Answerer, AnswererParts
+from bot.answer.answerer import Answerer
+from bot.answer.parts import AnswererParts
 from bot.conversations.store import record_inbound
 from bot.core.clock import utcnow
 from bot.core.messages import InboundMessage

@@ -1,0 +1,213 @@
+"""Tier 2: an answer from the documents' passages, each fact cited by number.
+
+With an LLM, its answer is kept only if every citation names a passage it was given; without
+one (or when the LLM fails), the passages' best units are quoted (bot.answer.extractive). A
+question of several parts is answered part by part. When no quoted unit holds what is asked,
+the tier declines and the fallback offers the passages as links (``abstained``).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import replace
+
+from bot.answer import replies
+from bot.answer.extractive import Quote, read_question, render_quotes, select_quotes
+from bot.answer.found import Found, Timer, hit_citation
+from bot.answer.llm_answer import Generated, generate_answer
+from bot.answer.lookup import reading_of
+from bot.answer.parts import AnswererParts
+from bot.answer.replies import Answer
+from bot.core.citations import Citation
+from bot.core.errors import LlmError
+from bot.core.types import Language
+from retrieval.guard import NearMissGuard
+from retrieval.search import Hit
+from retrieval.text import fold
+
+log = logging.getLogger(__name__)
+
+PART_QUOTES = 2  # units quoted for each part of a multi-part question
+
+
+class DocumentsTier:
+    """Tier 2: cited passages (LLM-written or quoted), or None to leave it to the fallback."""
+
+    def __init__(self, parts: AnswererParts) -> None:
+        self.parts = parts
+        self.settings = parts.settings
+
+    async def answer(self, found: Found, timer: Timer) -> Answer | None:
+        if not found.passing:
+            return None
+        with timer.stage("compose"):
+            return await self._compose(found)
+
+    async def _compose(self, found: Found) -> Answer | None:
+        question, hits, language = found.question, found.passing, found.language
+        llm = self.parts.llm
+        if llm is not None:
+            try:
+                generated, raw = await generate_answer(
+                    llm, self.parts.prompt("answer"), question, hits
+                )
+            except LlmError as exc:
+                log.warning("tier 2 LLM failed, answering extractively: %s", exc)
+            else:
+                if generated is None:
+                    log.info("tier 2 LLM reply rejected (no or unknown citation): %.200s", raw)
+                    return None
+                return self.generated(generated, hits, language)
+        return self.extractive(found)
+
+    def generated(self, generated: Generated, hits: list[Hit], language: Language) -> Answer:
+        citations = [hit_citation(n, hits[n - 1]) for n in generated.cited]
+        return self._cited(generated.text, citations, hits, language, "llm")
+
+    def extractive(self, found: Found) -> Answer | None:
+        """The passages' best units quoted and cited; None when none holds what is asked."""
+        hits = found.passing
+        guard = self.parts.guard_in_use
+        parts = list(
+            zip(found.trace.get("parts", []), found.trace.get("part_dense", []), strict=False)
+        )
+        if len(parts) > 1:
+            return self._multi_part_answer(found, parts, guard)
+        quotes = select_quotes(
+            found.terms,
+            hits,
+            self.parts.processor,
+            limit=self.settings.answer.extractive_sentences,
+            reading=reading_of(found, self.parts),
+            guard=guard,
+        )
+        return self._quoted(found, quotes)
+
+    def _quoted(self, found: Found, quotes: list[Quote]) -> Answer | None:
+        """The quotes as a cited answer; None (the fallback, with related links) if none."""
+        if not quotes:
+            found.trace["abstained"] = True
+            return None
+        quotes, citations = numbered(quotes, found.passing)
+        body = f"{replies.extractive_intro(found.language)}\n{render_quotes(quotes)}"
+        return self._cited(body, citations, found.passing, found.language, "extractive")
+
+    def _multi_part_answer(
+        self, found: Found, parts: list[tuple[str, str]], guard: NearMissGuard | None
+    ) -> Answer | None:
+        """A question that asks several things, answered part by part: each part's own units
+        (its reading, with the entities the other parts name: "điểm chuẩn TTNT 2025, chỉ tiêu
+        năm nay" asks the quota of TTNT too), or a line saying the documents do not say it."""
+        hits, language = found.passing, found.language
+        whole = found.trace.get("expanded") or found.question
+        parts = asking_parts(parts)
+        processor = self.parts.processor
+        per_part: list[list[Quote]] = []
+        for _, dense in parts:
+            text = with_entities(dense, whole, guard)
+            per_part.append(
+                select_quotes(
+                    processor.query_terms(text),
+                    hits,
+                    processor,
+                    limit=PART_QUOTES,
+                    reading=read_question(text, guard, processor),
+                    guard=guard,
+                )
+            )
+        taken: set[tuple[int, int]] = set()
+        for i, quotes in enumerate(per_part):  # a unit answers the first part that chose it
+            per_part[i] = [q for q in quotes if (q.hit_index, q.position) not in taken]
+            taken.update((q.hit_index, q.position) for q in quotes)
+        if len(parts) == 1:
+            return self._quoted(found, per_part[0])
+        if not any(per_part):
+            found.trace["abstained"] = True
+            return None
+        quoted, citations = numbered([q for quotes in per_part for q in quotes], hits)
+        lines = [replies.extractive_intro(language)]
+        at = 0
+        for (label, _), quotes in zip(parts, per_part, strict=True):
+            lines.append(f"{label.rstrip(' ?.!')}:")
+            if quotes:
+                lines.append(render_quotes(quoted[at : at + len(quotes)]))
+                at += len(quotes)
+            else:
+                lines.append(f"- {replies.part_not_found(language)}")
+        return self._cited("\n".join(lines), citations, hits, language, "extractive, by part")
+
+    def _cited(
+        self, body: str, citations: list[Citation], hits: list[Hit], language: Language, how: str
+    ) -> Answer:
+        return Answer(
+            tier="documents",
+            answer=replies.documents_reply(body, citations, language, self.settings.answer),
+            language=language,
+            citations=citations,
+            chunk_ids=[h.chunk_id for h in hits if h.faq_id is None],
+            reason=f"{len(hits)} chunks passed t_doc; answered {how}",
+        )
+
+
+def numbered(quotes: list[Quote], hits: list[Hit]) -> tuple[list[Quote], list[Citation]]:
+    """One number per cited source (document and page), in order of first quote: two chunks
+    of the same page are one source to the reader."""
+    numbers: dict[tuple[int, int | None], int] = {}
+    first_hit: dict[int, int] = {}
+    for q in quotes:
+        key = (hits[q.hit_index].document_id, hits[q.hit_index].page)
+        if key not in numbers:
+            numbers[key] = len(numbers) + 1
+            first_hit[numbers[key]] = q.hit_index
+    renumbered = [
+        replace(q, source_n=numbers[(hits[q.hit_index].document_id, hits[q.hit_index].page)])
+        for q in quotes
+    ]
+    return renumbered, [hit_citation(n, hits[hi]) for n, hi in first_hit.items()]
+
+
+# A part that asks something: a question mark or a question word. "Mình đã tốt nghiệp cao
+# đẳng và muốn học liên thông" only says who asks; it is read with the next part.
+_ASKS = re.compile(
+    r"\?|\b(?:gi|j|nao|dau|bao nhieu|bao lau|bao xa|bn|may|sao|khong|ko|k|hong|chua|"
+    r"khi nao|bao gio|ai|the nao|ntn|what|which|where|when|how|who|why|can|do|does|is|are)\b"
+)
+
+
+def asking_parts(parts: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """``parts`` with each one that asks nothing read with the part after it (or, at the end,
+    the part before it); all of them when none asks."""
+    out: list[tuple[str, str]] = []
+    context = ""
+    for label, dense in parts:
+        dense = f"{context} {dense}" if context else dense
+        if _ASKS.search(fold(label)):
+            out.append((label, dense))
+            context = ""
+        else:
+            context = dense
+    if not out:
+        return parts
+    if context:
+        out[-1] = (out[-1][0], f"{out[-1][1]} {context}")
+    return out
+
+
+def with_entities(part: str, whole: str, guard: NearMissGuard | None) -> str:
+    """``part`` with the names ``whole`` gives in the categories the part names none of (not
+    a year: in "điểm chuẩn 2025 bao nhiêu, năm nay tuyển mấy chỉ tiêu" the quota is this
+    year's), and the other parts' topic when it names none."""
+    if guard is None:
+        return part
+    mine = guard.entities(part)
+    carried = set(guard.entities(whole)) - set(mine) - {"year"}
+    if "attribute" not in guard.facets(part):
+        carried.add("attribute")  # "khi nào mở đăng ký" after "ktx …": the dormitory's
+    words = whole.split()
+    extra = [
+        " ".join(words[start:end])
+        for start, end, category in guard.entity_spans(whole)
+        if category in carried and " ".join(words[start:end]) not in part
+    ]
+    return " ".join([part, *dict.fromkeys(extra)])

@@ -1,0 +1,273 @@
+"""Finding what answers a question: read it (restore, expand, split), embed it, match the FAQ
+(tier 1) and, when no entry is accepted, search the documents for tier 2's passages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bot.answer.extractive import Reading, about_first, read_question
+from bot.answer.found import Found, Timer
+from bot.answer.parts import AnswererParts
+from bot.answer.query_plan import PlannedSearch, plan_queries, search_plan, small_talk_answer
+from bot.answer.replies import Answer
+from bot.core.types import Language
+from retrieval.embedders import embed_off_loop
+from retrieval.faq import FaqCandidate, FaqDecision, coverage_terms, decide_faq, faq_candidates
+from retrieval.index import get_index_state
+from retrieval.query import PreparedQuery, prepare_query, question_vector, search_query
+from retrieval.restorer_store import current_restorer
+from retrieval.search import Hit, diversify
+from retrieval.thresholds import Thresholds, resolve_thresholds
+
+FAQ_CANDIDATES = 5  # FAQ entries read for a question, best first
+
+
+class Lookup:
+    """Tier 1's decision and tier 2's passages for a question, read from the knowledge store."""
+
+    def __init__(
+        self, parts: AnswererParts, sessionmaker: async_sessionmaker[AsyncSession]
+    ) -> None:
+        self.parts = parts
+        self.settings = parts.settings
+        self.sessionmaker = sessionmaker
+
+    async def thresholds(self, session: AsyncSession) -> Thresholds:
+        state = await get_index_state(session)
+        return resolve_thresholds(
+            self.settings.answer, self.parts.embedder.name, state.thresholds if state else None
+        )
+
+    async def find(self, question: str, language: Language, timer: Timer) -> Found:
+        """Read the question (restore, expand, split), embed it, match the FAQ, and (when no
+        FAQ entry is accepted) search the documents."""
+        parts = self.parts
+        search = self.settings.search
+        async with self.sessionmaker() as session:
+            thresholds = await self.thresholds(session)
+            with timer.stage("restore"):
+                prepared = await self.prepare(session, question)
+            with timer.stage("embed"):
+                vectors = await embed_off_loop(parts.embedder.embed_queries, prepared.dense_texts)
+            vector = question_vector(prepared, vectors)
+            terms = list(prepared.terms)
+            with timer.stage("faq"):
+                decision = await self.match_faq(session, prepared, vector, thresholds.t_faq)
+            hits: list[Hit] = []
+            planned = decision.accepted is None and self._plans_queries
+            if decision.accepted is None and not planned:
+                with timer.stage("search"):
+                    hits = await search_query(
+                        session,
+                        prepared,
+                        vectors,
+                        search,
+                        limit=max(self.settings.answer.top_k * 4, 20),
+                        reranker=parts.reranker,
+                    )
+        small_talk = None
+        if planned:  # outside the session: no transaction stays open across an LLM call
+            hits, small_talk = await self._planned_search(question, language, vector, terms, timer)
+        trace: dict[str, Any] = {
+            "question": question,
+            "restored": prepared.restored,
+            "expanded": prepared.dense,
+            "parts": [p.text for p in prepared.parts],
+            "part_dense": [p.dense for p in prepared.parts],
+            "terms": terms,
+            "thresholds": thresholds,
+            "faq": decision,
+            "hits": hits,
+        }
+        scores: dict[str, Any] = {
+            "faq_best": round(decision.best_similarity, 4),
+            "t_faq": thresholds.t_faq,
+            "t_doc": thresholds.t_doc,
+            "thresholds_from": thresholds.origin,
+        }
+        found = Found(question, language, terms, thresholds, decision, hits, trace, scores)
+        found.small_talk = small_talk
+        if decision.accepted is not None or small_talk is not None:
+            return found
+        passing = [h for h in hits if h.similarity >= thresholds.t_doc]
+        passing = diversify(passing, self.settings.search.max_chunks_per_doc)
+        # Passages about another year, major or method than the question go last, so that the
+        # page about the one asked is quoted even when it ranked sixth (3/6).
+        found.reading = reading_of(found, self.parts)
+        passing = about_first(passing, found.reading, self.parts.guard_in_use)
+        entry = faq_passage(decision, thresholds.t_doc, self.settings.answer.faq_min_coverage)
+        if entry is not None:  # the staff-approved fact first, quoted and cited like the rest
+            passing = [entry, *passing]
+            trace["faq_passage"] = entry.faq_id
+        # A question of several parts quotes from the passages of each.
+        passing = passing[: self.settings.answer.top_k * max(1, len(prepared.parts))]
+        found.out_of_scope = self._outside_documents(question, passing)
+        if found.out_of_scope:
+            trace["out_of_scope"] = found.out_of_scope
+            passing = []
+        else:  # each passage on its own: none about another year, or silent on another school
+            passing = [h for h in passing if not self._outside_documents(question, [h])]
+        trace["passing"] = passing
+        scores["chunks"] = [
+            {
+                "chunk_id": h.chunk_id,
+                "similarity": round(h.similarity, 4),
+                "score": round(h.score, 5),
+            }
+            for h in passing
+        ]
+        found.passing = passing
+        return found
+
+    async def read(self, session: AsyncSession, question: str) -> tuple[PreparedQuery, Any]:
+        """The question read (``prepare``) and its vector, as ``answer`` embeds it."""
+        prepared = await self.prepare(session, question)
+        vectors = await embed_off_loop(self.parts.embedder.embed_queries, prepared.dense_texts)
+        return prepared, question_vector(prepared, vectors)
+
+    async def faq_candidates(
+        self,
+        session: AsyncSession,
+        prepared: PreparedQuery,
+        vector: Any,
+        *,
+        verbatim: bool = True,
+        without: int | None = None,
+    ) -> list[FaqCandidate]:
+        """Tier 1's candidates for a read question, best first. Without ``verbatim``, a stored
+        phrasing asked word for word is not taken as such; ``without`` leaves one entry out
+        (the FAQ self-check asks both)."""
+        guard = self.parts.guard_in_use
+        candidates = await faq_candidates(
+            session,
+            self.parts.processor,
+            prepared.question if verbatim else "",
+            prepared.terms,
+            vector,
+            limit=FAQ_CANDIDATES + (without is not None),
+            covering=coverage_terms(prepared.readable, self.parts.processor, guard),
+        )
+        return [c for c in candidates if c.faq_id != without][:FAQ_CANDIDATES]
+
+    async def match_faq(
+        self,
+        session: AsyncSession,
+        prepared: PreparedQuery,
+        vector: Any,
+        t_faq: float | None = None,
+        *,
+        verbatim: bool = True,
+        without: int | None = None,
+    ) -> FaqDecision:
+        """Tier 1 alone, as ``answer`` runs it (``faq_candidates``, then the decision);
+        ``t_faq`` is read from the settings and the index when not given."""
+        answer = self.settings.answer
+        if t_faq is None:
+            t_faq = (await self.thresholds(session)).t_faq
+        candidates = await self.faq_candidates(
+            session, prepared, vector, verbatim=verbatim, without=without
+        )
+        return decide_faq(
+            prepared.dense,  # the guard reads shorthand written out ("hp" is học phí)
+            candidates,
+            threshold=t_faq,
+            margin=answer.faq_margin,
+            guard=self.parts.guard_in_use,
+            min_coverage=answer.faq_min_coverage,
+        )
+
+    async def prepare(self, session: AsyncSession, question: str) -> PreparedQuery:
+        """The question read for search: restored (with the knowledge's restorer), expanded,
+        split into its parts (retrieval.query)."""
+        search = self.settings.search
+        restorer = None
+        if search.restore_diacritics:
+            restorer = await current_restorer(
+                session, self.sessionmaker, self.parts.processor.dense_expansions
+            )
+        return prepare_query(question, self.parts.processor, restorer, split=search.split_questions)
+
+    @property
+    def _plans_queries(self) -> bool:
+        return self.settings.answer.query_expansion and self.parts.llm is not None
+
+    async def _planned_search(
+        self, question: str, language: Language, vector: Any, terms: list[str], timer: Timer
+    ) -> tuple[list[Hit], Answer | None]:
+        """TUVAN_ANSWER__QUERY_EXPANSION: the LLM's queries searched and fused (query_plan),
+        or the polite reply to a message that needs no search."""
+        assert self.parts.llm is not None  # checked by _plans_queries
+        with timer.stage("plan"):
+            plan = await plan_queries(self.parts.llm, self.parts.prompt("query_plan"), question)
+        if not plan.retrieve:
+            return [], small_talk_answer(plan.kind, language, self.settings.contact)
+        how = PlannedSearch(
+            self.parts.embedder, self.parts.processor, self.settings.search, self.parts.reranker
+        )
+        with timer.stage("search"):
+            async with self.sessionmaker() as session:
+                hits = await search_plan(
+                    session,
+                    how,
+                    plan,
+                    question,
+                    vector,
+                    terms,
+                    limit=max(self.settings.answer.top_k * 4, 20),
+                )
+        return hits, None
+
+    def _outside_documents(self, question: str, passing: list[Hit]) -> dict[str, frozenset[str]]:
+        """What the question names (a year, another school) that the passing chunks never do."""
+        guard = self.parts.guard_in_use
+        if not passing or guard is None:
+            return {}
+        texts = [f"{h.title}\n{h.heading_path}\n{h.text}" for h in passing]
+        return guard.missing_from(question, texts, self.settings.answer.document_scope)
+
+
+def reading_of(found: Found, parts: AnswererParts) -> Reading:
+    """What the question asks (the guard's vocabulary, on shorthand written out), read once per
+    question."""
+    if found.reading is None:
+        found.reading = read_question(
+            found.trace.get("expanded") or found.question, parts.guard_in_use, parts.processor
+        )
+    return found.reading
+
+
+def faq_passage(decision: FaqDecision, t_doc: float, min_coverage: float) -> Hit | None:
+    """The FAQ entry tier 1 considered and did not accept, as a tier-2 passage (2/6).
+
+    Only the entry the guard let through (nothing it names conflicts, every slot asked is said
+    by it), that holds enough of the question's words and reaches ``t_doc``: tier 1 turned it
+    down for a similarity under ``t_faq`` or a rival within the margin, which makes a verbatim
+    answer unsafe but a quoted, cited passage fine. The hotline question then gets the hotline
+    entry, not another office's number from a document.
+    """
+    considered = next(
+        (v for v in decision.verdicts if v.guard is not None and v.guard.ok and not v.accepted),
+        None,
+    )
+    if considered is None:
+        return None
+    entry = considered.candidate
+    if entry.similarity < t_doc or entry.coverage < min_coverage:
+        return None
+    return Hit(
+        chunk_id=-entry.faq_id,
+        document_id=-entry.faq_id,
+        text=entry.answer,
+        heading_path="",
+        page=None,
+        ordinal=0,
+        external_id=entry.external_id,
+        title=entry.question,
+        source=entry.source or "FAQ",
+        url=entry.source_url,
+        similarity=entry.similarity,
+        score=entry.score,
+        faq_id=entry.faq_id,
+    )
