@@ -13,11 +13,12 @@ import re
 from dataclasses import replace
 
 from bot.answer import replies
-from bot.answer.extractive import Quote, read_question, render_quotes, select_quotes
+from bot.answer.extractive import Quote, render_quotes, select_quotes
 from bot.answer.found import Found, Timer, hit_citation
 from bot.answer.llm_answer import Generated, generate_answer
 from bot.answer.lookup import reading_of
 from bot.answer.parts import AnswererParts
+from bot.answer.reading import read_question
 from bot.answer.replies import Answer
 from bot.core.citations import Citation
 from bot.core.errors import LlmError

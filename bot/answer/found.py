@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.answer.extractive import Reading
+from bot.answer.reading import Reading
 from bot.answer.replies import Answer
 from bot.core.citations import Citation
 from bot.core.types import Language

@@ -7,10 +7,11 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.answer.extractive import Reading, about_first, read_question
+from bot.answer.extractive import about_first
 from bot.answer.found import Found, Timer
 from bot.answer.parts import AnswererParts
 from bot.answer.query_plan import PlannedSearch, plan_queries, search_plan, small_talk_answer
+from bot.answer.reading import Reading, read_question
 from bot.answer.replies import Answer
 from bot.core.types import Language
 from retrieval.embedders import embed_off_loop

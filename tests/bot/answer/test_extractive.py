@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from bot.answer.extractive import read_question, select_quotes, sentences
+from bot.answer.extractive import select_quotes
 from bot.answer.parts import AnswererParts
+from bot.answer.reading import read_question
+from bot.answer.units import sentences
 from retrieval.search import Hit
 from retrieval.text import ends_with_abbreviation
 

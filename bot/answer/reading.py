@@ -1,0 +1,74 @@
+"""What a question asks, as tier 2 reads it: the kinds of value, whom it is about, a list or not."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass, field
+
+from retrieval.guard import Facets, NearMissGuard
+from retrieval.text import TextProcessor, fold, tokens
+
+# "những ngành nào": a list of the values of a guard category, which the answer must name.
+_LISTED = {
+    "nganh": "major",
+    "phuong thuc": "method",
+    "to hop": "combination",
+    "co so": "campus",
+}
+# "những ngành nào", "gồm những gì", "các phương thức": the question asks for a list.
+_LISTING = re.compile(
+    r"\b(?:nhung \w+(?: \w+)? (?:nao|gi|j)|nhung gi|gom (?:nhung|co)|bao gom|"
+    r"cac \w+(?: \w+)? (?:nao|gi)|liet ke|danh sach|may (?:nganh|phuong thuc|loai|buoc)|"
+    r"which|what are|list)\b"
+)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a question asks, as tier 2 reads it (3/6, with the near-miss guard's vocabulary):
+    the kinds of value asked (a phone number, an amount, a date...), whom or what it is about
+    (a major, a year, a method...), and whether it asks for a list."""
+
+    kinds: frozenset[str] = frozenset()  # asked in so many words: none held, no answer
+    hints: frozenset[str] = frozenset()  # those of the attributes it names: favoured
+    entities: Facets = field(default_factory=dict)
+    listing: bool = False
+    pairs: frozenset[tuple[str, str]] = frozenset()  # its adjacent folded words
+    listed: str | None = None  # "những ngành nào" lists values of a category (major)
+
+
+def read_question(
+    question: str, guard: NearMissGuard | None, processor: TextProcessor | None = None
+) -> Reading:
+    listing = bool(_LISTING.search(fold(question)))
+    pairs = word_pairs(question)
+    if processor is not None:
+        # Pairs of words that say something: not "ngành nào", "là bao", "có những".
+        pairs = frozenset(
+            p for p in pairs if processor.query_terms(p[0]) and processor.query_terms(p[1])
+        )
+    if guard is None:
+        return Reading(listing=listing, pairs=pairs)
+    kinds = guard.asked_kinds(question)
+    listed = next(
+        (
+            c
+            for noun, c in _LISTED.items()
+            if re.search(rf"\b(?:nhung|cac|may) {noun}\b", fold(question))
+        ),
+        None,
+    )
+    return Reading(
+        kinds,
+        kinds | guard.hinted_kinds(question),
+        guard.entities(question),
+        listing,
+        pairs,
+        listed if listing else None,
+    )
+
+
+def word_pairs(text: str) -> frozenset[tuple[str, str]]:
+    words = tokens(text)
+    return frozenset(itertools.pairwise(words))

@@ -1,0 +1,331 @@
+"""The units a passage is quoted by: sentences, list items and table rows, cleaned of Markdown,
+and the text a chosen unit is quoted with (its label, the items it introduces, its row headers)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from retrieval.search import Hit
+from retrieval.text import ends_with_abbreviation, fold
+
+# A sentence ends at . ! ? … followed by a space and a capital or a digit (``_starts_sentence``),
+# never inside numbers such as 28.5, 40.000.000 or dates; lines (table rows, list items) are
+# units of their own.
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+(?=\S)")
+# "VI." or "2.1." before a heading's words is its number, not a sentence of its own.
+_ENUMERATOR = re.compile(r"^(?:[IVXLC]+|\d{1,2}(?:\.\d{1,2})*|[a-zđ])[.)]$")
+_MAX_SENTENCE_CHARS = 600
+_MAX_QUOTE_CHARS = 900  # a unit with the items it introduces
+_FOLLOW_ITEMS = 8  # at most this many items after a unit that ends with ":"
+_LABEL_CHARS = 80  # a line this short without a full stop may label the next one
+# Bullets, including the private-use glyphs Word's Symbol font leaves in pasted lists.
+_BULLET = re.compile(r"^(?:[-*+•▪◦●\uf0a7\uf0b7\uf076\uf0d8]|o(?=\s+[A-ZÀ-ỸĐ]))\s+")
+_NUMBERED = re.compile(r"^(?:\d{1,2}[.)]|[a-zđ]\))\s+")
+_LIST_MARKER = re.compile(f"{_BULLET.pattern}|{_NUMBERED.pattern}")
+_HEADING_MARK = re.compile(r"^#{1,6}\s+")
+_EMPHASIS = re.compile(r"\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)")
+_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
+_LINK = re.compile(r"\[([^\]]*)\]\((?:[^()\s]|\([^)]*\))*\)")
+_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|~<>])")
+_SPACE_BEFORE_MARK = re.compile(r"\s+([.,;:!?])(?=\s|$)")
+_HAS_WORD = re.compile(r"\w")
+_SEPARATOR_CELL = re.compile(r"^:?-{2,}:?$")
+# "Số tài khoản: 314.100.01210304": a field of a form, listed after "theo thông tin sau:".
+_FIELD = re.compile(r"^[^:.;]{1,40}:\s*\S.{0,160}$")
+_ROW_NUMBER_HEADERS = frozenset({"stt", "tt", "#", "no", "no.", "so tt", "so thu tu"})
+
+
+@dataclass(frozen=True)
+class Unit:
+    text: str
+    label: int | None = None  # position of the short line that labels this one
+    item: bool = False  # a list item or a table row
+    cells: tuple[tuple[str, str], ...] = ()  # a table row: (column header, cell), in order
+    table: int = 0  # which table of the chunk a row belongs to (1, 2, …)
+    # The sentence that introduces this list item ("… thì bị phạt tù từ 06 tháng đến 03 năm:"
+    # over "a) Với số lượng từ 500 cây đến dưới 3.000 cây."): the item is read and quoted with it.
+    parent: int | None = None
+    quoted: bool = False  # a piece of a paragraph in quotation marks
+
+    @property
+    def row(self) -> bool:
+        return bool(self.cells)
+
+    @property
+    def introduces(self) -> bool:
+        return self.text.endswith(":")
+
+
+def _clean(line: str) -> str:
+    line = _IMAGE.sub("", line)
+    line = _LINK.sub(lambda m: m.group(1), line)
+    line = _ESCAPE.sub(r"\1", line)
+    line = _HEADING_MARK.sub("", line.strip())
+    line = _LIST_MARKER.sub("", line)
+    return _SPACE_BEFORE_MARK.sub(r"\1", " ".join(_EMPHASIS.sub("", line).split()))
+
+
+def _is_label(text: str) -> bool:
+    """A short line without a full stop: a heading or the name of what follows. Not a lone
+    lower-case word (a page's author, "admintuyensinh", scraped above its text)."""
+    if len(text) > _LABEL_CHARS or text.endswith((".", "!", "?", "…", ";")):
+        return False
+    return not re.fullmatch(r"[a-z0-9_]+:?", text)
+
+
+def _cells(line: str) -> list[str] | None:
+    """The cells of a Markdown table row, or None if the line is not one."""
+    stripped = line.strip()
+    if not (stripped.startswith("|") and stripped.endswith("|") and len(stripped) > 1):
+        return None
+    return [_clean(p) for p in re.split(r"(?<!\\)\|", stripped[1:-1])]
+
+
+def _is_separator(cells: list[str]) -> bool:
+    return any(cells) and all(_SEPARATOR_CELL.match(c.replace(" ", "")) for c in cells if c)
+
+
+def _cut(text: str) -> str:
+    if len(text) <= _MAX_SENTENCE_CHARS:
+        return text
+    return text[:_MAX_SENTENCE_CHARS].rsplit(" ", 1)[0] + " …"
+
+
+def _starts_sentence(part: str) -> bool:
+    first = part.lstrip('"“([')[:1]
+    return first.isupper() or first.isdigit()
+
+
+def _split(line: str) -> list[str]:
+    pieces: list[str] = []
+    for piece in _SENTENCE_END.split(line):
+        if pieces and not _starts_sentence(piece):
+            pieces[-1] = f"{pieces[-1]} {piece}"  # "… 28.5 điểm. và" is one sentence
+        else:
+            pieces.append(piece)
+    out = []
+    pending = ""
+    for part in pieces:
+        part = part.strip()
+        # "VI." before a heading is its number; "… Quốc gia TP." before "Hồ Chí Minh" is an
+        # abbreviation: neither ends a sentence.
+        if _ENUMERATOR.match(part) or ends_with_abbreviation(part):
+            pending = f"{pending}{part} "
+            continue
+        part, pending = pending + part, ""
+        if part:
+            out.append(_cut(part))
+    if pending.strip():
+        out.append(pending.strip())
+    return out
+
+
+def _table_rows(rows: list[list[str]]) -> list[tuple[tuple[str, str], ...]]:
+    """Data rows as (header, cell) pairs. The header is the row above the separator, or the
+    first row under it when the row above is empty (HTML tables without a <thead>)."""
+    sep = next((i for i, r in enumerate(rows) if _is_separator(r)), None)
+    header: list[str] = []
+    body = rows
+    if sep is not None:
+        above = [r for r in rows[:sep] if any(r)]
+        body = rows[sep + 1 :]
+        if above:
+            header = above[-1]
+        elif len(body) > 1:
+            header, body = body[0], body[1:]
+    out = []
+    for row in body:
+        if not any(row) or _is_separator(row):
+            continue
+        pairs = []
+        for i, cell in enumerate(row):
+            name = header[i] if i < len(header) else ""
+            if not cell or fold(name) in _ROW_NUMBER_HEADERS:
+                continue
+            pairs.append((name if name != cell else "", cell))
+        if pairs:
+            out.append(tuple(pairs))
+    return out
+
+
+def _row_text(cells: Sequence[tuple[str, str]]) -> str:
+    """A row as read for scoring, and quoted when nothing is asked of it: "header: cell; …"."""
+    return _cut("; ".join(f"{h}: {c}" if h else c for h, c in cells))
+
+
+def _render_row(cells: Sequence[tuple[str, str]], asked: Callable[[str, str], bool]) -> str:
+    """A row as a short line, what it is about first, then the columns asked, then the rest:
+    "Kỹ thuật Phần mềm (7480103): chỉ tiêu 2026 là 200; tổ hợp xét tuyển: A00, A01"."""
+    if not any(h for h, _ in cells):
+        return _row_text(cells)
+    name = next((i for i, (h, c) in enumerate(cells) if _NAME_HEADER.search(fold(h))), 0)
+    code = next(
+        (
+            i
+            for i, (h, c) in enumerate(cells)
+            if i != name and _CODE_HEADER.match(fold(h)) and len(c) <= 20
+        ),
+        None,
+    )
+    head = cells[name][1] + (f" ({cells[code][1]})" if code is not None else "")
+    rest = [(h, c) for i, (h, c) in enumerate(cells) if i not in (name, code)]
+    if not rest:
+        return _cut(f"{cells[name][0]}: {head}" if cells[name][0] else head)
+    first = [(h, c) for h, c in rest if asked(h, c)]
+    said = [
+        f"{_lower(h)} {'là' if _vietnamese(h) else ':'} {c}".replace(" :", ":") for h, c in first
+    ]
+    said += [f"{_lower(h)}: {c}" if h else c for h, c in rest if (h, c) not in first]
+    return _cut(f"{head}: {'; '.join(said)}")
+
+
+def _lower(header: str) -> str:
+    """ "Chỉ tiêu 2026" → "chỉ tiêu 2026"; an acronym ("ĐGNL", "IELTS") stays."""
+    if len(header) > 1 and header[1].islower():
+        return header[0].lower() + header[1:]
+    return header
+
+
+def _vietnamese(text: str) -> bool:
+    return fold(text) != text.lower()
+
+
+def passage_units(text: str) -> list[Unit]:
+    units: list[Unit] = []
+    table: list[list[str]] = []
+    label: int | None = None
+
+    tables = 0
+    head: int | None = None  # the last unit ending with ":", while items follow it
+
+    def add(piece: str, *, item: bool, quoted: bool) -> None:
+        nonlocal label, head
+        if not item:
+            head = None
+        units.append(Unit(piece, label, item=item, quoted=quoted, parent=head if item else None))
+        label = len(units) - 1 if _is_label(piece) else None
+        if piece.endswith(":"):
+            head = len(units) - 1
+
+    def flush_table() -> None:
+        nonlocal label, tables
+        tables += 1
+        units.extend(
+            Unit(_row_text(row), label, item=True, cells=row, table=tables)
+            for row in _table_rows(table)
+        )
+        table.clear()
+        label = None
+
+    for raw in text.splitlines():
+        cells = _cells(raw)
+        if cells is not None:
+            table.append(cells)
+            continue
+        if table:
+            flush_table()
+        bare = _HEADING_MARK.sub("", raw.strip())
+        line = _clean(raw)
+        if not _HAS_WORD.search(line.replace("_", "")):
+            continue
+        # "1. Đối tượng tuyển sinh" numbers a section; "1. Nộp đơn trước ngày 10/7." is an item.
+        item = bool(_BULLET.match(bare)) or bool(_NUMBERED.match(bare) and not _is_label(line))
+        # A paragraph in quotation marks is someone's words (a testimonial), not a fact.
+        quoted = line.startswith(('"', "“")) and len(line) > _LABEL_CHARS
+        for n, piece in enumerate(_split(line)):
+            add(piece, item=item and n == 0, quoted=quoted)
+    if table:
+        flush_table()
+    return units
+
+
+def sentences(text: str) -> list[str]:
+    """The quotable units of a chunk's text, in reading order (table rows with their headers)."""
+    return [u.text for u in passage_units(text)]
+
+
+def with_items(units: Sequence[Unit], pos: int) -> str:
+    """A unit's text and, when it ends with ":", the items it introduces."""
+    texts = [units[pos].text]
+    if units[pos].introduces:
+        for following in units[pos + 1 : pos + 1 + _FOLLOW_ITEMS]:
+            if not (following.item or _FIELD.match(following.text)):
+                break
+            texts.append(following.text)
+    return "\n".join(texts)
+
+
+def table_names(units: list[Unit], pos: int, hit: Hit) -> tuple[str, list[int]]:
+    """A list question answered by a table: what each of its rows is about, on one line
+    ("Ngành đào tạo 2026: Khoa học Máy tính; Kỹ thuật Phần mềm; …")."""
+    table = units[pos].table
+    first = last = pos
+    while first > 0 and units[first - 1].table == table:
+        first -= 1
+    while last + 1 < len(units) and units[last + 1].table == table:
+        last += 1
+    rows = [u.cells for u in units[first : last + 1]]
+    headers = [h for h, _ in max(rows, key=len)]
+    name = next((h for h in headers if _NAME_HEADER.search(fold(h))), headers[0])
+    names = [next((c for h, c in row if h == name), row[0][1]) for row in rows]
+    unit = units[pos]
+    title = units[unit.label].text if unit.label is not None else ""
+    title = title or hit.heading_path.rsplit(" › ", 1)[-1].strip() or name
+    text = f"{title.rstrip(':')}: {'; '.join(dict.fromkeys(names))}."
+    if len(text) > _MAX_QUOTE_CHARS:
+        text = text[:_MAX_QUOTE_CHARS].rsplit(";", 1)[0] + "; …"
+    used = list(range(first, last + 1))
+    if unit.label is not None:
+        used.append(unit.label)
+    return text, used
+
+
+_NAME_HEADER = re.compile(
+    r"\b(?:nganh|ten|chuong trinh|bo phan|kenh|doi tuong|phuong thuc|hang muc|khoan|loai|"
+    r"programme|program|major|name|item)\b"
+)
+_CODE_HEADER = re.compile(r"^(?:ma|code)\b")
+
+
+def quote_text(
+    units: list[Unit],
+    pos: int,
+    hit: Hit,
+    *,
+    covered: set[int],
+    asked: Callable[[str, str], bool] | None = None,
+) -> tuple[str, list[int]]:
+    """The unit as quoted: after its label (or a table row after its section's heading), and
+    followed by the items it introduces. Returns the text and the positions it used."""
+    unit = units[pos]
+    parts = []
+    used = [pos]
+    if unit.parent is not None and unit.parent not in covered and unit.parent != unit.label:
+        parts.append(units[unit.parent].text)  # the sentence the item completes
+        used.append(unit.parent)
+    if unit.label is not None and unit.label not in covered:
+        label = units[unit.label].text
+        parts.append(label if label.endswith(":") else f"{label}:")
+        used.append(unit.label)
+    elif unit.row and hit.heading_path:
+        heading = hit.heading_path.rsplit(" › ", 1)[-1].strip()
+        if heading and len(heading) <= _LABEL_CHARS:
+            parts.append(f"{heading} —")
+    parts.append(_render_row(unit.cells, asked) if unit.row and asked else unit.text)
+    if unit.introduces:
+        size = sum(len(p) for p in parts)
+        for nxt in range(pos + 1, min(pos + 1 + _FOLLOW_ITEMS, len(units))):
+            following = units[nxt]
+            if nxt in covered or not (following.item or _FIELD.match(following.text)):
+                break
+            if size + len(following.text) > _MAX_QUOTE_CHARS:
+                break
+            end = "" if following.text.endswith((".", ";", ":", "…")) else ";"
+            parts.append(following.text + end)
+            used.append(nxt)
+            size += len(following.text)
+        if parts[-1].endswith(";"):
+            parts[-1] = parts[-1][:-1] + "."
+    return " ".join(parts), used
