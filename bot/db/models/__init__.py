@@ -1,0 +1,62 @@
+"""The store's tables, by area (re-exported here): knowledge (FAQ entries, documents, chunks),
+conversations (contacts, messages, channel tokens), staff (accounts, sessions, audit log).
+
+Vectors are declared with the default embedder's dimension; `tuvan reindex` with an embedder of
+another dimension changes the column type and rebuilds the HNSW indexes (retrieval.index).
+Every schema change goes through an Alembic migration; tests check that both agree.
+"""
+
+from bot.db.models.base import EMBEDDING_DIM, NAMING, TSV_EXPR, Base
+from bot.db.models.conversations import (
+    Author,
+    ChannelToken,
+    Contact,
+    Conversation,
+    ConversationMode,
+    Direction,
+    Message,
+    MessageStatus,
+)
+from bot.db.models.knowledge import (
+    Chunk,
+    Document,
+    DocumentSummary,
+    FaqEntry,
+    FaqOrigin,
+    FaqStatus,
+    FaqVariant,
+    IndexState,
+    TextModel,
+    VariantOrigin,
+)
+from bot.db.models.staff import AuditEntry, LoginAttempt, StaffRole, StaffSession, StaffUser
+
+__all__ = [
+    "EMBEDDING_DIM",
+    "NAMING",
+    "TSV_EXPR",
+    "AuditEntry",
+    "Author",
+    "Base",
+    "ChannelToken",
+    "Chunk",
+    "Contact",
+    "Conversation",
+    "ConversationMode",
+    "Direction",
+    "Document",
+    "DocumentSummary",
+    "FaqEntry",
+    "FaqOrigin",
+    "FaqStatus",
+    "FaqVariant",
+    "IndexState",
+    "LoginAttempt",
+    "Message",
+    "MessageStatus",
+    "StaffRole",
+    "StaffSession",
+    "StaffUser",
+    "TextModel",
+    "VariantOrigin",
+]
