@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 import aiohttp
 
-from adapters.base import Adapter
+from adapters.interface import Adapter
 from bot.core.settings import Settings
 from bot.runtime import Runtime
 from bot.web.app import create_app, http_session, start_site, until_stopped

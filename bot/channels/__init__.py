@@ -1,2 +1,4 @@
-"""The platforms wired to tuvan: which adapters a process runs, the Zalo token pair, Telegram
-long polling. Imports ``adapters``, ``bot.conversations`` and below."""
+"""The platforms wired to tuvan, where they need the database: the Zalo token pair kept in
+``channel_tokens`` (``zalo_tokens``) and Telegram long polling into the conversation store
+(``telegram_polling``). Imports ``adapters``, ``bot.conversations`` and below (``bot.db``,
+``bot.core``)."""

@@ -24,7 +24,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from adapters.zalo import refresh_tokens
+from adapters.zalo.tokens import refresh_tokens
 from bot.core.clock import utcnow
 from bot.core.errors import SendError
 from bot.core.settings import ZaloSettings
@@ -43,7 +43,7 @@ class _Stored:
 
 
 class DbTokenProvider:
-    """``adapters.zalo.TokenProvider`` on the ``channel_tokens`` row of channel ``zalo``.
+    """``adapters.zalo.tokens.TokenProvider`` on the ``channel_tokens`` row of channel ``zalo``.
 
     The row is seeded from ``settings.access_token``/``refresh_token`` when absent, with
     ``expires_at = now``: the age of a pasted token is unknown, so the first ``refresh_if_due``

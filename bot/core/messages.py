@@ -89,6 +89,11 @@ class Capabilities:
     0: the standard window holds for staff too. ``quick_replies``: how many suggested questions
     a reply may carry as buttons. ``typing``: a typing indicator can be shown. ``delivers``:
     False when the client reads replies from the store itself (the web chat).
+    ``read_receipts``: the adapter's ``mark_seen`` shows the user the question was read
+    (Messenger). ``text_limit``: the characters of one message; a longer reply goes in parts
+    (None: no limit). ``source_buttons``: how many sources a reply shows as link buttons
+    instead of lines of text (0: the source list stays in the text). Every adapter sends
+    plain text: none renders markup from the answer (Telegram's is escaped).
     """
 
     window_hours: int | None = None
@@ -96,3 +101,6 @@ class Capabilities:
     quick_replies: int = 0
     typing: bool = True
     delivers: bool = True
+    read_receipts: bool = False
+    text_limit: int | None = None
+    source_buttons: int = 0

@@ -21,7 +21,7 @@ from aiohttp import web
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
-from adapters.base import Adapter
+from adapters.interface import Adapter
 from bot.conversations.store import pause_conversation, record_inbound
 from bot.core.errors import WebhookAuthError, WebhookPayloadError
 from bot.core.messages import InboundMessage, RawRequest

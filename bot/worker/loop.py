@@ -35,7 +35,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from adapters.base import Adapter
+from adapters.interface import Adapter
 from bot.answer import replies
 from bot.answer.answerer import Answerer
 from bot.answer.followup import standalone_question

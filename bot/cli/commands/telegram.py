@@ -7,45 +7,19 @@ is set). Polling only stores the updates, as the webhook does; the worker answer
 from __future__ import annotations
 
 import asyncio
-import logging
 import signal
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 
 import aiohttp
 import click
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from adapters import telegram
+from adapters.telegram.webhook import delete_webhook, set_webhook
+from bot.channels.telegram_polling import poll_into_store
 from bot.cli.common import pass_settings, run
-from bot.conversations.store import record_inbound_batch
-from bot.core.messages import InboundMessage
 from bot.core.settings import Settings, TelegramSettings
 from bot.db.engine import database_url, engine_for, make_sessionmaker
 from bot.runtime import prepare_database
-
-log = logging.getLogger(__name__)
-
-
-async def poll_into_store(
-    settings: TelegramSettings,
-    sessionmaker: async_sessionmaker[AsyncSession],
-    http: aiohttp.ClientSession,
-    *,
-    stop: asyncio.Event,
-    timeout: int = 30,  # noqa: ASYNC109 (getUpdates' long-poll time)
-) -> None:
-    """Long-poll Telegram until ``stop`` is set, storing each batch of updates in one
-    transaction; the offset moves past a batch only once it is committed. (The loop lives in
-    the adapter, which must not touch the database; this gives it the store.)"""
-
-    async def store(messages: list[InboundMessage]) -> None:
-        async with sessionmaker.begin() as session:
-            recorded = await record_inbound_batch(session, messages)
-        new = sum(r.message_id is not None for r in recorded)
-        log.info("telegram: %d update(s) received, %d new", len(messages), new)
-
-    await telegram.poll(settings, http, store, stop=stop, timeout=timeout)
 
 
 def _bot(settings: Settings) -> TelegramSettings:
@@ -77,7 +51,7 @@ def set_webhook_command(settings: Settings, url: str, drop_pending: bool) -> Non
     """Have Telegram post updates to URL (the public https:// address of tuvan's Telegram
     webhook), with TUVAN_TELEGRAM__SECRET_TOKEN in a header of every request."""
     bot = _bot(settings)
-    _with_http(lambda http: telegram.set_webhook(http, bot, url, drop_pending=drop_pending))
+    _with_http(lambda http: set_webhook(http, bot, url, drop_pending=drop_pending))
     click.echo(f"Telegram now posts updates to {url}")
 
 
@@ -87,7 +61,7 @@ def set_webhook_command(settings: Settings, url: str, drop_pending: bool) -> Non
 def delete_webhook_command(settings: Settings, drop_pending: bool) -> None:
     """Stop Telegram's posts (needed before `tuvan telegram poll`)."""
     bot = _bot(settings)
-    _with_http(lambda http: telegram.delete_webhook(http, bot, drop_pending=drop_pending))
+    _with_http(lambda http: delete_webhook(http, bot, drop_pending=drop_pending))
     click.echo("Telegram webhook deleted")
 
 

@@ -26,7 +26,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from adapters.messenger import MessengerAdapter
 from adapters.telegram import TelegramAdapter
-from adapters.zalo import ZaloAdapter, zalo_signature
+from adapters.zalo import ZaloAdapter
+from adapters.zalo.signature import zalo_signature
 from bot.answer.answerer import Answerer
 from bot.answer.parts import AnswererParts
 from bot.channels.zalo_tokens import DbTokenProvider

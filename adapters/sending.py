@@ -1,63 +1,19 @@
-"""The one interface every platform adapter implements, and what they share.
-
-``verify`` and ``parse`` are pure: bytes and headers in, values out, no I/O, so each platform's
-payloads are tested without a server. ``send`` and ``typing`` talk to the platform over the
-``aiohttp.ClientSession`` the process owns. Adapters never touch the database.
-"""
+"""Sending a reply, as every platform does it: split to the platform's limit, sent part by part
+(resuming after the parts an earlier attempt delivered), and a platform's refusal read as a
+``SendError`` that says whether to try again."""
 
 from __future__ import annotations
 
-import hmac
 import json
 import re
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 import aiohttp
 
 from bot.core.citations import SourceLink
-from bot.core.errors import SendError, WebhookPayloadError
-from bot.core.messages import Capabilities, InboundMessage, OutboundReply, RawRequest, SendResult
-from bot.core.types import Channel
-
-
-class Adapter(Protocol):
-    channel: Channel
-
-    @property
-    def capabilities(self) -> Capabilities:
-        """The messaging window, quick replies, typing: what the worker asks before sending."""
-
-    def verify(self, raw: RawRequest) -> None:
-        """Raise ``WebhookAuthError`` unless the request comes from the platform."""
-
-    def parse(self, raw: RawRequest) -> list[InboundMessage]:
-        """Every event in the body (a list: Messenger batches); ``WebhookPayloadError`` if the
-        body is not the platform's shape. Events tuvan has no use for come back as kind
-        ``event``, so that they are stored."""
-
-    async def send(self, http: aiohttp.ClientSession, reply: OutboundReply) -> SendResult:
-        """Deliver ``reply`` (split to the platform's limit), or raise ``SendError``."""
-
-    async def typing(self, http: aiohttp.ClientSession, external_user_id: str) -> None:
-        """Show that an answer is coming; best effort (errors are logged, not raised)."""
-
-
-def secrets_equal(given: str | bytes | None, expected: str | bytes) -> bool:
-    """Constant-time comparison; a missing value never matches (nor does an empty secret)."""
-    if given is None or not expected:
-        return False
-    a = given.encode() if isinstance(given, str) else given
-    b = expected.encode() if isinstance(expected, str) else expected
-    return hmac.compare_digest(a, b)
-
-
-def json_body(raw: RawRequest) -> Any:
-    try:
-        return json.loads(raw.body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise WebhookPayloadError(f"body is not JSON: {exc}") from exc
-
+from bot.core.errors import SendError
+from bot.core.messages import SendResult
 
 _PARAGRAPH = re.compile(r"\n\s*\n")
 _SENTENCE_END = re.compile(r"(?<=[.!?…:;])\s+")
@@ -176,3 +132,12 @@ def http_failure(
         retry_after=retry_after,
         status=status,
     )
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """A ``Retry-After`` header given in seconds (the form Meta and Zalo use); None if absent
+    or not a number."""
+    try:
+        return max(0.0, float(value)) if value else None
+    except ValueError:
+        return None

@@ -1,10 +1,10 @@
-"""What every adapter shares: splitting long replies, resuming a split reply, secrets."""
+"""What every adapter's sending shares: splitting long replies, resuming a split reply."""
 
 from __future__ import annotations
 
 import pytest
 
-from adapters.base import secrets_equal, send_parts, split_text
+from adapters.sending import send_parts, split_text
 from bot.core.errors import SendError
 
 ANSWER = (
@@ -51,10 +51,3 @@ async def test_a_failed_part_records_how_many_were_sent_and_a_retry_resumes_afte
     assert sent == ["một", "hai", "ba"]  # part one went out once
     assert result.external_ids == ("id-1", "id-2")
     assert result.parts == 3
-
-
-def test_secrets_compare_in_constant_time_and_never_match_empty() -> None:
-    assert secrets_equal("abc", "abc")
-    assert not secrets_equal("abd", "abc")
-    assert not secrets_equal(None, "abc")
-    assert not secrets_equal("", "")

@@ -1,0 +1,80 @@
+"""Telegram: updates in (webhook or long polling), replies out, over the Bot API.
+
+Holds ``TelegramAdapter``, the ``Adapter`` for Telegram, made of the modules beside it:
+``webhook`` (the secret Telegram echoes; setting the webhook), ``updates`` (reading an Update),
+``sending`` (parts, escaping, buttons), ``client`` (python-telegram-bot's ``Bot`` and its errors
+as ``SendError``), ``polling`` (``getUpdates``). Imports ``adapters``' shared modules and
+``bot.core`` only.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import aiohttp
+
+from adapters.payloads import json_body
+from adapters.telegram.client import BotApiClient
+from adapters.telegram.sending import MESSAGE_LIMIT, SOURCE_BUTTONS, send_reply, send_typing
+from adapters.telegram.updates import parse_update
+from adapters.telegram.webhook import verify_secret
+from bot.core.errors import ConfigError, SendError
+from bot.core.messages import Capabilities, InboundMessage, OutboundReply, RawRequest, SendResult
+from bot.core.settings import TelegramSettings
+from bot.core.types import Channel
+
+log = logging.getLogger(__name__)
+
+
+class TelegramAdapter:
+    channel: Channel = "telegram"
+
+    def __init__(self, settings: TelegramSettings) -> None:
+        self.settings = settings
+        self._client: BotApiClient | None = None
+
+    @property
+    def capabilities(self) -> Capabilities:
+        # No messaging window: a bot may write to a chat at any time. ``send`` can show
+        # suggested questions as a keyboard, but none are offered on Telegram (quick_replies 0).
+        return Capabilities(
+            window_hours=None,
+            quick_replies=0,
+            typing=True,
+            read_receipts=False,
+            text_limit=MESSAGE_LIMIT,
+            source_buttons=SOURCE_BUTTONS,
+        )
+
+    def verify(self, raw: RawRequest) -> None:
+        verify_secret(self.settings, raw)
+
+    def parse(self, raw: RawRequest) -> list[InboundMessage]:
+        return parse_update(json_body(raw))
+
+    def _bot(self) -> BotApiClient:
+        """The adapter's Bot API client, made on first use (``ConfigError`` without a token)."""
+        if self._client is None:
+            self._client = BotApiClient(self.settings)
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the Bot API client's connections (the adapter may be used again after)."""
+        client, self._client = self._client, None
+        if client is not None:
+            await client.aclose()
+
+    async def send(self, http: aiohttp.ClientSession, reply: OutboundReply) -> SendResult:
+        """Send ``reply`` with the adapter's ``telegram.Bot``; ``http`` is not used (the
+        signature is the one all adapters share)."""
+        return await send_reply(self._bot, reply)
+
+    async def typing(self, http: aiohttp.ClientSession, external_user_id: str) -> None:
+        """``sendChatAction`` typing (``http`` is not used, as in ``send``)."""
+        try:
+            await send_typing(self._bot(), external_user_id)
+        except (SendError, ConfigError) as exc:
+            log.debug("telegram typing indicator not shown: %s", exc)
+
+    async def mark_seen(self, http: aiohttp.ClientSession, external_user_id: str) -> None:
+        """The Bot API has no read receipts."""

@@ -1,0 +1,15 @@
+"""Telling a platform's webhook request from a forged one: the comparison every platform's
+check ends in."""
+
+from __future__ import annotations
+
+import hmac
+
+
+def secrets_equal(given: str | bytes | None, expected: str | bytes) -> bool:
+    """Constant-time comparison; a missing value never matches (nor does an empty secret)."""
+    if given is None or not expected:
+        return False
+    a = given.encode() if isinstance(given, str) else given
+    b = expected.encode() if isinstance(expected, str) else expected
+    return hmac.compare_digest(a, b)
