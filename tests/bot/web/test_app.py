@@ -16,8 +16,8 @@ from bot.answer.answerer import Answerer, AnswererParts
 from bot.core.settings import Settings
 from bot.knowledge.demo import demo_kb_dir
 from bot.runtime import Runtime
-from bot.web.app import ASK_MAX_BODY as MAX_BODY
 from bot.web.app import create_app
+from bot.web.ask import ASK_MAX_BODY as MAX_BODY
 
 Client = TestClient[web.Request, web.Application]
 FAQ01 = json.loads((demo_kb_dir() / "faq.jsonl").read_text(encoding="utf-8").splitlines()[0])
