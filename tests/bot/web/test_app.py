@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from bot.answer.answerer import Answerer, AnswererParts
 from bot.core.settings import Settings
+from bot.keys import ADAPTERS, HTTP
 from bot.knowledge.demo import demo_kb_dir
 from bot.runtime import Runtime
 from bot.web.app import create_app
@@ -120,3 +121,19 @@ async def test_a_channel_that_is_not_set_up_answers_404(client: Client, path: st
     response = await client.post(path, data=b"{}")
     assert response.status == 404
     assert "not set up" in await response.text()
+
+
+async def test_the_app_opens_its_platform_client_and_adapters_and_closes_them(
+    settings: Settings,
+    engine: AsyncEngine,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    parts: AnswererParts,
+    answerer: Answerer,
+) -> None:
+    app = create_app(Runtime(settings, engine, sessionmaker, parts, answerer))
+    async with TestClient(TestServer(app, host="127.0.0.1")) as http:
+        assert (await http.get("/healthz")).status == 200
+        platforms = app[HTTP]
+        assert not platforms.closed
+        assert app[ADAPTERS] == {}  # no channel has its keys in the test settings
+    assert platforms.closed
