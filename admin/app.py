@@ -9,8 +9,9 @@ import aiohttp_jinja2
 import jinja2
 from aiohttp import web
 
+from admin.keys import JINJA
 from admin.middleware import admin_middleware
-from admin.web import JINJA, NAV
+from admin.web import NAV
 
 STATIC_DIR = Path(__file__).parent / "static"
 

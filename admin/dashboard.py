@@ -23,8 +23,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from admin.charts import PALETTE, Chart, Series, line_chart, stacked_bars
 from admin.i18n import Translator, add_strings
+from admin.keys import QUESTION_VECTORS
 from admin.period import PERIODS, Period
-from admin.unanswered import QUESTION_VECTORS, faq_link, unanswered_report
+from admin.unanswered import faq_link, unanswered_report
 from admin.web import render, runtime, translator
 from bot.core.types import CHANNELS
 

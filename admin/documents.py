@@ -28,6 +28,7 @@ from admin.document_files import (
     uploads_dir,
 )
 from admin.i18n import add_strings
+from admin.keys import INGESTS
 from admin.web import Handler, form, int_param, me, redirect, render, requires, runtime
 from bot.db.models import AuditEntry, Document, StaffRole
 from bot.knowledge.sources import SourceRow, list_sources
@@ -38,8 +39,6 @@ MAX_UPLOAD_BYTES = 50 * 1024 * 1024
 INLINE_WAIT_S = 20.0
 DOCUMENTS_PAGE = 50
 RECENT = 10
-
-INGESTS = web.AppKey("admin_ingest_tasks", set[asyncio.Task[IngestOutcome]])
 
 add_strings(
     {

@@ -17,6 +17,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admin.i18n import add_strings
+from admin.keys import QUESTION_VECTORS
 from admin.period import PERIODS, Period
 from admin.question_groups import Asked, QuestionGroup, QuestionVectors, group_questions
 from admin.web import me, render, runtime, url
@@ -26,8 +27,6 @@ from retrieval.thresholds import Thresholds
 
 MAX_QUESTIONS = 2000  # the newest of the period; grouping embeds each new phrasing once
 MEMBERS_SHOWN = 20
-
-QUESTION_VECTORS = web.AppKey("admin_question_vectors", QuestionVectors)
 
 add_strings(
     {

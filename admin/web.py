@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
 
 import aiohttp_jinja2
-import jinja2
 from aiohttp import web
 from multidict import MultiDictProxy
 
 from admin.accounts import StaffIdentity
 from admin.i18n import DEFAULT_LANGUAGE, LANGUAGES, Translator
+from admin.keys import JINJA
 from bot.db.models import StaffRole
 from bot.keys import RUNTIME
 from bot.runtime import Runtime
@@ -26,7 +26,6 @@ from bot.runtime import Runtime
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 H = TypeVar("H", bound=Handler)
 
-JINJA = web.AppKey("admin_jinja", jinja2.Environment)
 STAFF = web.RequestKey("admin_staff", StaffIdentity)
 LANG = web.RequestKey("admin_lang", str)
 

@@ -9,48 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
-from collections.abc import Mapping
+import signal
+from collections.abc import AsyncIterator, Mapping
 
 import aiohttp
+from aiohttp import web
 
 from adapters.interface import Adapter
-from bot.core.settings import Settings
+from bot.channels.wiring import http_session, open_adapters, refresh_tokens
+from bot.keys import ADAPTERS, HTTP
 from bot.runtime import Runtime
-from bot.web.app import create_app, http_session, start_site, until_stopped
+from bot.web.app import CleanupContext, create_app
 from bot.worker.loop import Worker
-
-log = logging.getLogger(__name__)
-
-
-def build_adapters(
-    settings: Settings, runtime: Runtime, http: aiohttp.ClientSession
-) -> dict[str, Adapter]:
-    """The adapters of the channels that are set up (a token or key is configured)."""
-    adapters: dict[str, Adapter] = {}
-    if settings.telegram.enabled:
-        from adapters.telegram import TelegramAdapter
-
-        adapters["telegram"] = TelegramAdapter(settings.telegram)
-    if settings.messenger.enabled:
-        from adapters.messenger import MessengerAdapter
-
-        adapters["messenger"] = MessengerAdapter(settings.messenger)
-    if settings.zalo.enabled:
-        from adapters.zalo import ZaloAdapter
-        from bot.channels.zalo_tokens import DbTokenProvider
-
-        tokens = DbTokenProvider(runtime.sessionmaker, http, settings.zalo)
-        adapters["zalo"] = ZaloAdapter(settings.zalo, tokens)
-    return adapters
-
-
-async def close_adapters(adapters: Mapping[str, Adapter]) -> None:
-    """Let go of the clients some adapters own (python-telegram-bot's connection pool)."""
-    for adapter in adapters.values():
-        close = getattr(adapter, "aclose", None)
-        if close is not None:
-            await close()
 
 
 def make_worker(
@@ -66,42 +36,53 @@ def make_worker(
     )
 
 
+def working(runtime: Runtime) -> CleanupContext:
+    """A worker beside the web app, on its adapters and client session: started with the app,
+    and stopped (its answers in hand finished) when the app stops."""
+
+    async def worker(app: web.Application) -> AsyncIterator[None]:
+        stop = asyncio.Event()
+        adapters: dict[str, Adapter] = app[ADAPTERS]
+        task = asyncio.create_task(make_worker(runtime, adapters, app[HTTP]).run(stop))
+        try:
+            yield
+        finally:
+            stop.set()
+            await task
+
+    return worker
+
+
 async def serve(runtime: Runtime, host: str, port: int, *, with_worker: bool = False) -> None:
     """Serve HTTP until SIGINT/SIGTERM; with ``with_worker``, answer in this process too."""
-    async with http_session() as http:
-        adapters = build_adapters(runtime.settings, runtime, http)
-        runner = await start_site(create_app(runtime, adapters, http), host, port)
-        stop = asyncio.Event()
-        worker_task = None
-        if with_worker:
-            worker_task = asyncio.create_task(make_worker(runtime, adapters, http).run(stop))
-        channels = (
-            ", ".join(["web", *adapters]) if runtime.settings.web.enabled else ", ".join(adapters)
-        )
+    app = create_app(runtime)
+    if with_worker:
+        app.cleanup_ctx.append(working(runtime))
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, host, port).start()
+        running: dict[str, Adapter] = app[ADAPTERS]
+        adapters = list(running)
+        channels = ", ".join(["web", *adapters] if runtime.settings.web.enabled else adapters)
         print(
             f"tuvan is ready: http://{host}:{port}  (channels: {channels or 'none'}; Ctrl-C stops)",
             flush=True,
         )
-        try:
-            await until_stopped(stop)
-        finally:
-            stop.set()
-            if worker_task is not None:
-                await worker_task
-            await runner.cleanup()
-            await close_adapters(adapters)
+        await until_stopped()
+    finally:
+        await runner.cleanup()
 
 
 async def work(runtime: Runtime) -> None:
     """Answer and send until SIGINT/SIGTERM; the answers in hand are finished first."""
-    async with http_session() as http:
-        adapters = build_adapters(runtime.settings, runtime, http)
+    async with (
+        http_session() as http,
+        open_adapters(runtime.settings, runtime.sessionmaker, http) as adapters,
+    ):
         stop = asyncio.Event()
-        worker = make_worker(runtime, adapters, http)
-        refresher = None
-        if "zalo" in adapters:
-            refresher = asyncio.create_task(_refresh_zalo(adapters["zalo"], stop))
-        task = asyncio.create_task(worker.run(stop))
+        refresher = asyncio.create_task(refresh_tokens(adapters, stop))
+        task = asyncio.create_task(make_worker(runtime, adapters, http).run(stop))
         print(
             f"tuvan worker is running (channels: {', '.join(adapters) or 'web only'})", flush=True
         )
@@ -110,20 +91,20 @@ async def work(runtime: Runtime) -> None:
         finally:
             stop.set()
             await task
-            await close_adapters(adapters)
-            if refresher is not None:
-                refresher.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await refresher
+            refresher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await refresher
 
 
-async def _refresh_zalo(adapter: Adapter, stop: asyncio.Event) -> None:
-    """Refresh the Zalo access token before it expires (checked every few minutes)."""
-    tokens = getattr(adapter, "tokens", None)
-    while not stop.is_set() and tokens is not None:
-        try:
-            await tokens.refresh_if_due()
-        except Exception:  # a task boundary: log, try again at the next check
-            log.exception("scheduled Zalo token refresh failed")
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), 300)
+async def until_stopped(stop: asyncio.Event | None = None) -> None:
+    """Wait for SIGINT or SIGTERM (a service manager stops with SIGTERM): returning lets the
+    caller release the embedded PostgreSQL, which a default SIGTERM death would leave running."""
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)

@@ -17,6 +17,7 @@ from sqlalchemy import select, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
+from bot.conversations.queue import OUTBOX_CHANNEL
 from bot.core.clock import utcnow
 from bot.core.messages import InboundMessage
 from bot.db.models import (
@@ -28,9 +29,6 @@ from bot.db.models import (
     Message,
     MessageStatus,
 )
-
-INBOX_CHANNEL = "tuvan_inbox"  # NOTIFY channel: an inbound message to answer
-OUTBOX_CHANNEL = "tuvan_outbox"  # NOTIFY channel: an outbound message to send
 
 # Inbound kinds the worker acts on; the rest are stored as skipped.
 ANSWERABLE = ("text", "command", "follow", "unsupported")
@@ -341,3 +339,61 @@ def citations_json(citations: Sequence[Any]) -> list[dict[str, Any]]:
         {"n": c.n, "title": c.title, "source": c.source, "url": c.url, "page": c.page}
         for c in citations
     ]
+
+
+@dataclass(frozen=True)
+class ConversationState:  # what answering and delivering need of a thread and its contact
+    mode: str
+    paused_until: datetime | None
+    last_inbound_at: datetime | None
+    external_id: str
+    locale: str | None
+
+
+_CONVERSATION_STATE = text(
+    "SELECT c.mode, c.paused_until, c.last_inbound_at, k.external_id, k.locale "
+    "FROM conversations c JOIN contacts k ON k.id = c.contact_id WHERE c.id = :id"
+)
+
+
+async def conversation_state(session: AsyncSession, conversation_id: int) -> ConversationState:
+    row = (await session.execute(_CONVERSATION_STATE, {"id": conversation_id})).one()
+    return ConversationState(
+        row.mode, row.paused_until, row.last_inbound_at, row.external_id, row.locale
+    )
+
+
+async def contact_conversation(
+    session: AsyncSession, channel: str, external_user_id: str
+) -> Conversation | None:
+    """The conversation of this user on this channel, if they ever wrote."""
+    return await session.scalar(
+        select(Conversation)
+        .join(Contact, Contact.id == Conversation.contact_id)
+        .where(Contact.channel == channel, Contact.external_id == external_user_id)
+    )
+
+
+async def inbound_event(
+    session: AsyncSession, channel: str, event_id: str
+) -> tuple[Message, str] | None:
+    """The inbound message stored for this event, with the external id of who sent it."""
+    found = (
+        await session.execute(
+            select(Message, Contact.external_id)
+            .join(Conversation, Conversation.id == Message.conversation_id)
+            .join(Contact, Contact.id == Conversation.contact_id)
+            .where(Message.channel == channel, Message.event_id == event_id)
+        )
+    ).one_or_none()
+    return None if found is None else (found[0], found[1])
+
+
+async def bot_reply_to(session: AsyncSession, inbound_id: int) -> Message | None:
+    """The bot's reply to a question, if it has one."""
+    return await session.scalar(
+        select(Message)
+        .where(Message.reply_to_id == inbound_id, Message.author == Author.bot)
+        .order_by(Message.id)
+        .limit(1)
+    )

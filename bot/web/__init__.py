@@ -1,2 +1,3 @@
-"""The web process: the aiohttp application, platform webhooks, health and metrics, and the
-web chat. Imports ``admin``, ``bot.runtime`` and below."""
+"""The web process: the application factory (``app``), platform webhooks, health and metrics
+(``ops``), one-shot questions (``ask``) and the web chat (``webchat``). Imports ``admin``,
+``bot.keys``, ``bot.runtime``, ``bot.channels``, ``bot.answer``, ``bot.conversations`` and below."""

@@ -1,1 +1,41 @@
-"""The web chat: its page and widget, the request protocol and the streamed answers."""
+"""The web chat: a page, an embeddable widget, and answers streamed as server-sent events.
+
+Modules: ``protocol`` (the request and response shapes), ``handlers`` (the routes),
+``answering`` (a message claimed, answered and stored once), ``pages`` and ``csp`` (the page,
+the widget and their Content-Security-Policy), ``cors``; the files in ``static/``. Imports
+``bot.runtime``, ``bot.keys``, ``bot.answer``, ``bot.conversations`` and below.
+
+The web chat is answered inline, in the serve process: the browser is waiting on the request
+(the messaging platforms go through the queue and the worker instead). Every web message still
+lands in the one conversation store: the visitor's message as an inbound row (channel "web",
+``external_user_id`` the visitor id, ``event_id`` the client's message id) and the reply as an
+outbound row (author bot, status sent) whose ``reply_to_id`` is the question's row.
+
+Embedding on the university's site — one line; the site's origin must be listed in
+``TUVAN_WEB__ALLOWED_ORIGINS`` (the page may only be framed by those sites, and only they may
+call the API from their own pages)::
+
+    <script src="https://bot.example/widget.js" async></script>
+
+Optional attributes on that tag: ``data-lang="vi"|"en"`` (else the browser's language),
+``data-position="left"`` (else bottom right).
+
+``POST /api/chat`` takes ``{"visitor_id": "...", "message_id": "<uuid>", "text": "..."}`` and
+answers with ``text/event-stream``::
+
+    event: meta      {"tier": "documents"}                   the tier, once known (LLM mode)
+    event: token     {"text": "..."}                         a piece of the reply, to append
+    event: replace   {"reason": "..."}                       drop what was streamed so far
+    event: done      {"message_id", "reply_id", "answer", "tier", "language", "citations",
+                      "handover"}                            always last; ``answer`` is final
+
+The message id is the idempotency key: the same id posted again is not answered again — the
+stored reply comes back as a single ``done`` (after waiting for the first request if it is still
+answering; 409 if it takes longer than ``duplicate_wait_s``). A message id already used by
+another visitor, or for another text, is a 409.
+
+``GET /api/chat/history?visitor_id=...`` gives ``{"messages": [...], "human": bool}``: the last
+messages, and whether staff have the conversation; while they do, the page asks again every few
+seconds (while it is visible) so that their replies appear without a reload.
+
+"""

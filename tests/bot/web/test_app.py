@@ -15,10 +15,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from bot.answer.answerer import Answerer
 from bot.answer.parts import AnswererParts
 from bot.core.settings import Settings
+from bot.keys import ADAPTERS, HTTP
 from bot.knowledge.demo import demo_kb_dir
 from bot.runtime import Runtime
-from bot.web.app import ASK_MAX_BODY as MAX_BODY
 from bot.web.app import create_app
+from bot.web.ask import ASK_MAX_BODY as MAX_BODY
 
 Client = TestClient[web.Request, web.Application]
 FAQ01 = json.loads((demo_kb_dir() / "faq.jsonl").read_text(encoding="utf-8").splitlines()[0])
@@ -121,3 +122,19 @@ async def test_a_channel_that_is_not_set_up_answers_404(client: Client, path: st
     response = await client.post(path, data=b"{}")
     assert response.status == 404
     assert "not set up" in await response.text()
+
+
+async def test_the_app_opens_its_platform_client_and_adapters_and_closes_them(
+    settings: Settings,
+    engine: AsyncEngine,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    parts: AnswererParts,
+    answerer: Answerer,
+) -> None:
+    app = create_app(Runtime(settings, engine, sessionmaker, parts, answerer))
+    async with TestClient(TestServer(app, host="127.0.0.1")) as http:
+        assert (await http.get("/healthz")).status == 200
+        platforms = app[HTTP]
+        assert not platforms.closed
+        assert app[ADAPTERS] == {}  # no channel has its keys in the test settings
+    assert platforms.closed

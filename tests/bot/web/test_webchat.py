@@ -45,7 +45,8 @@ from bot.keys import RUNTIME
 from bot.knowledge.demo import demo_kb_dir
 from bot.llm.client import LlmClient
 from bot.runtime import Runtime
-from bot.web.webchat.handlers import MAX_CHAT_BODY, setup_webchat
+from bot.web.webchat.handlers import setup_webchat
+from bot.web.webchat.protocol import MAX_CHAT_BODY
 from tests.fakes.openai_stub import OpenAIStub
 
 Client = TestClient[web.Request, web.Application]
@@ -622,7 +623,7 @@ async def test_database_down_is_a_503_to_retry(
     async def down(*args: object, **kwargs: object) -> None:
         raise OperationalError("INSERT", {}, ConnectionRefusedError("connection refused"))
 
-    monkeypatch.setattr("bot.web.webchat.handlers.record_inbound", down)
+    monkeypatch.setattr("bot.web.webchat.answering.record_inbound", down)
     monkeypatch.setattr("bot.web.webchat.handlers.history", down)
     response = await client.post("/api/chat", json=chat_body(FAQ_QUESTION))
     assert response.status == 503

@@ -11,6 +11,7 @@ import hashlib
 import hmac
 import io
 import json
+import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
@@ -265,8 +266,6 @@ def messenger_batch(*events: dict[str, Any]) -> bytes:
 
 
 def text_event(psid: str, mid: str, text_: str, *, timestamp: int | None = None) -> dict[str, Any]:
-    import time
-
     return {
         "sender": {"id": psid},
         "recipient": {"id": "PAGE"},
@@ -376,8 +375,6 @@ STAFF_TEXT = "Chào em, cô trả lời nhé."
 async def test_a_staff_reply_uses_the_human_agent_tag_past_the_24_hour_window(
     stack: Stack, days_ago: int, expected: str | None
 ) -> None:
-    import time
-
     psid = f"9{uuid.uuid4().int % 10**12}"
     asked = int((time.time() - days_ago * 86400) * 1000)
     body = messenger_batch(text_event(psid, f"staff-{psid}", FAQ_QUESTION, timestamp=asked))
@@ -412,8 +409,6 @@ async def post_zalo(stack: Stack, event: dict[str, Any], *, key: str = ZALO_KEY)
 
 
 def zalo_text(user: str, msg_id: str, text_: str) -> dict[str, Any]:
-    import time
-
     return {
         "app_id": ZALO_APP,
         "user_id_by_app": "555",

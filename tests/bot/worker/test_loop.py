@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator
-from dataclasses import replace
+from dataclasses import asdict, replace
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from sqlalchemy import func, select, text
@@ -19,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from bot.answer.answerer import Answerer
 from bot.answer.parts import AnswererParts
+from bot.conversations.queue import ClaimedInbound, claim_next_inbound
 from bot.conversations.store import record_inbound
 from bot.core.clock import utcnow
 from bot.core.messages import InboundMessage
@@ -146,19 +148,20 @@ async def test_messages_of_one_conversation_are_answered_in_order(
         web_message(user, "Học phí bao nhiêu?"),
     )
     worker = worker_for(parts, db)
-    claimed = await worker._claim(worker_claim_inbound())
+    claimed = await claim_inbound(worker)
     assert claimed is not None
     assert claimed["id"] == first
     # While the first is being answered, the second of the same conversation waits.
-    assert await worker._claim(worker_claim_inbound()) is None
+    assert await claim_inbound(worker) is None
     await worker.drain()  # the lease of the first is still running: nothing else moves
     assert [m.status for m in await rows(db, user)][:2] == ["answering", "received"]
 
 
-def worker_claim_inbound() -> object:
-    from bot.worker.loop import _CLAIM_INBOUND
-
-    return _CLAIM_INBOUND
+async def claim_inbound(worker: Worker) -> dict[str, Any] | None:
+    """What the worker's own step claims first: the next question, as a mapping."""
+    async with worker.sessionmaker.begin() as session:
+        claimed = await claim_next_inbound(session, worker.settings.worker.lease_s)
+    return None if claimed is None else asdict(claimed)
 
 
 async def test_a_claim_whose_lease_ran_out_is_answered_by_another_worker_once(
@@ -169,15 +172,13 @@ async def test_a_claim_whose_lease_ran_out_is_answered_by_another_worker_once(
         db, web_message(user, "Mã trường của Trường Đại học Công nghệ Sông Hồng là gì?")
     )
     dead = worker_for(parts, db, lease_s=0.2)
-    claimed = await dead._claim(worker_claim_inbound())  # then it "dies": never stores
+    claimed = await claim_inbound(dead)  # then it "dies": never stores
     assert claimed is not None
     await asyncio.sleep(0.3)
     alive = worker_for(parts, db)
     await alive.drain()
     # The dead worker wakes up late and tries to store its answer: dropped.
-    from bot.worker.loop import _claimed
-
-    late = await dead._store_reply(_claimed(claimed), "late answer", "faq", [], {}, None)
+    late = await dead.store_answer(ClaimedInbound(**claimed), "late answer", "faq", [], {}, None)
     assert late is False
     messages = await rows(db, user)
     assert [(m.direction, m.status) for m in messages] == [("in", "answered"), ("out", "sent")]

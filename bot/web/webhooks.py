@@ -1,0 +1,124 @@
+"""Platform webhooks: verify → parse → store → 200, in one short transaction.
+
+A webhook never waits for an answer (the worker answers). Errors map to HTTP here, at the edge
+only: forged → 403, malformed → 400, too large → 413, a channel that is not set up → 404, the
+database unreachable → 503 (the platform retries; nothing is lost). Never a 500.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+from sqlalchemy.exc import SQLAlchemyError
+
+from adapters.messenger import MessengerAdapter
+from bot.conversations.store import pause_conversation, record_inbound
+from bot.core.errors import WebhookAuthError, WebhookPayloadError
+from bot.core.messages import InboundMessage, RawRequest
+from bot.core.metrics import METRICS
+from bot.keys import ADAPTERS, RUNTIME
+from bot.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+
+def setup_webhooks(app: web.Application) -> None:
+    """The platforms' webhook routes; each answers 404 until its channel is set up."""
+    app.router.add_post("/webhooks/telegram", webhook("telegram"))
+    app.router.add_get("/webhooks/messenger", messenger_handshake)
+    app.router.add_post("/webhooks/messenger", webhook("messenger"))
+    app.router.add_post("/webhooks/zalo", webhook("zalo"))
+
+
+def webhook(channel: str) -> Callable[[web.Request], Awaitable[web.Response]]:
+    """The handler of ``channel``'s webhook, counted and timed."""
+
+    async def handler(request: web.Request) -> web.Response:
+        started = time.perf_counter()
+        response = await _receive(request, channel)
+        METRICS.inc("tuvan_webhook_requests_total", channel=channel, status=str(response.status))
+        METRICS.observe("tuvan_webhook_seconds", time.perf_counter() - started, channel=channel)
+        return response
+
+    return handler
+
+
+async def _raw(request: web.Request) -> RawRequest:
+    return RawRequest(
+        method=request.method,
+        headers=request.headers,
+        query=request.query,
+        body=await request.read(),  # 413 from aiohttp past client_max_size
+    )
+
+
+async def _receive(request: web.Request, channel: str) -> web.Response:
+    adapter = request.app[ADAPTERS].get(channel)
+    if adapter is None:
+        return _text(404, f"the {channel} channel is not set up")
+    try:
+        raw = await _raw(request)
+    except web.HTTPRequestEntityTooLarge:
+        return _text(413, "body too large")
+    try:
+        adapter.verify(raw)
+    except WebhookAuthError as exc:
+        log.warning("%s webhook refused: %s", channel, exc)
+        return _text(403, "forbidden")
+    except WebhookPayloadError as exc:
+        return _text(400, f"malformed: {exc}")
+    try:
+        messages = adapter.parse(raw)
+    except WebhookPayloadError as exc:
+        log.info("%s webhook with a malformed body: %s", channel, exc)
+        return _text(400, f"malformed: {exc}")
+    try:
+        await store_inbound(request.app[RUNTIME], messages)
+    except (SQLAlchemyError, OSError) as exc:
+        log.error("could not store a %s webhook (the platform will retry): %s", channel, exc)
+        return _text(503, "try again later")
+    return _text(200, "ok")
+
+
+async def store_inbound(runtime: Runtime, messages: list[InboundMessage]) -> None:
+    """Store a webhook's events in one transaction; pause threads where staff replied."""
+    if len(messages) == 1 and messages[0].kind != "staff":
+        # The common case, one event: a single atomic statement, no BEGIN/COMMIT round trips.
+        async with runtime.engine.connect() as conn:
+            auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
+            recorded = await record_inbound(auto, messages[0])
+        _count(messages[0], recorded.message_id)
+        return
+    async with runtime.sessionmaker.begin() as session:
+        for message in messages:
+            recorded = await record_inbound(session, message)
+            _count(message, recorded.message_id)
+            if recorded.message_id is not None and message.kind == "staff":
+                minutes = runtime.settings.messenger.staff_pause_minutes
+                await pause_conversation(session, recorded.conversation_id, minutes)
+
+
+def _count(message: InboundMessage, message_id: int | None) -> None:
+    if message_id is None:
+        METRICS.inc("tuvan_inbound_duplicates_total", channel=message.channel)
+    else:
+        METRICS.inc("tuvan_inbound_stored_total", channel=message.channel, kind=message.kind)
+
+
+async def messenger_handshake(request: web.Request) -> web.Response:
+    """Meta's subscription check (GET): the challenge back, if the verify token matches."""
+    adapter = request.app[ADAPTERS].get("messenger")
+    if not isinstance(adapter, MessengerAdapter):
+        return _text(404, "the messenger channel is not set up")
+    try:
+        challenge = adapter.handshake(await _raw(request))
+    except WebhookAuthError:
+        return _text(403, "forbidden")
+    return _text(200, str(challenge))
+
+
+def _text(status: int, body: str) -> web.Response:
+    return web.Response(status=status, text=body, content_type="text/plain")
