@@ -31,8 +31,8 @@ from admin.i18n import add_strings
 from admin.web import Handler, form, int_param, me, redirect, render, requires, runtime
 from bot.db.models import AuditEntry, Document, StaffRole
 from bot.knowledge.sources import SourceRow, list_sources
-from retrieval.index import delete_document
-from retrieval.loaders import SUPPORTED_SUFFIXES
+from retrieval.index.documents import delete_document
+from retrieval.loading import SUPPORTED_SUFFIXES
 
 MAX_UPLOAD_BYTES = 50 * 1024 * 1024
 INLINE_WAIT_S = 20.0

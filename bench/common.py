@@ -41,7 +41,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from bot.core.settings import Settings
 from bot.db import migrate
 from bot.db.engine import make_engine, make_sessionmaker, start_embedded
-from retrieval.embedders import embed_off_loop
+from retrieval.embedders.base import embed_off_loop
 from retrieval.query import prepare_query, question_vector
 
 BENCH_DIR = Path(__file__).resolve().parent

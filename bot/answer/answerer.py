@@ -43,15 +43,18 @@ from bot.core.errors import LlmError
 from bot.core.settings import Settings
 from bot.core.types import Language, Tier
 from bot.llm.client import LlmClient, load_prompt
-from retrieval.embedders import Embedder, embed_off_loop
-from retrieval.faq import FaqCandidate, FaqDecision, coverage_terms, decide_faq, faq_candidates
-from retrieval.guard import NearMissGuard
-from retrieval.index import get_index_state
+from retrieval.embedders.base import Embedder, embed_off_loop
+from retrieval.faq.candidates import FaqCandidate, coverage_terms, faq_candidates
+from retrieval.faq.decision import FaqDecision, decide_faq
+from retrieval.guard.checks import NearMissGuard
+from retrieval.index.state import get_index_state
 from retrieval.query import PreparedQuery, prepare_query, question_vector, search_query
-from retrieval.rerank import Reranker
-from retrieval.restorer_store import current_restorer
-from retrieval.search import Hit, diversify
-from retrieval.text import TextProcessor, detect_language, fold
+from retrieval.restore.store import current_restorer
+from retrieval.search.hits import Hit, diversify
+from retrieval.search.rerank import Reranker
+from retrieval.text.folding import fold
+from retrieval.text.language import detect_language
+from retrieval.text.terms import TextProcessor
 from retrieval.thresholds import Thresholds, resolve_thresholds
 
 log = logging.getLogger(__name__)

@@ -29,9 +29,12 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from retrieval.guard import Facets, NearMissGuard
-from retrieval.search import Hit
-from retrieval.text import TextProcessor, ends_with_abbreviation, fold, tokens
+from retrieval.guard.checks import NearMissGuard
+from retrieval.guard.verdicts import Facets
+from retrieval.search.hits import Hit
+from retrieval.text.folding import fold
+from retrieval.text.sentences import ends_with_abbreviation
+from retrieval.text.terms import TextProcessor, tokens
 
 # A sentence ends at . ! ? … followed by a space and a capital or a digit (``_starts_sentence``),
 # never inside numbers such as 28.5, 40.000.000 or dates; lines (table rows, list items) are

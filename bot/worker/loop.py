@@ -53,7 +53,7 @@ from bot.core.messages import OutboundReply, ReplyCitation
 from bot.core.metrics import METRICS
 from bot.core.settings import Settings
 from bot.core.types import Language
-from retrieval.text import detect_language
+from retrieval.text.language import detect_language
 
 log = logging.getLogger(__name__)
 

@@ -80,7 +80,7 @@ from bot.db.models import (
 )
 from bot.keys import RUNTIME
 from bot.runtime import Runtime
-from retrieval.text import detect_language
+from retrieval.text.language import detect_language
 
 log = logging.getLogger(__name__)
 

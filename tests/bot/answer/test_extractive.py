@@ -8,8 +8,8 @@ import pytest
 
 from bot.answer.answerer import AnswererParts
 from bot.answer.extractive import read_question, select_quotes, sentences
-from retrieval.search import Hit
-from retrieval.text import ends_with_abbreviation
+from retrieval.search.hits import Hit
+from retrieval.text.sentences import ends_with_abbreviation
 
 
 @pytest.mark.parametrize(
