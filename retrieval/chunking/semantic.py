@@ -21,6 +21,7 @@ sentence costs about as much as embedding the chunks themselves (~1.5x indexing 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from itertools import pairwise
 from typing import Any
 
@@ -73,25 +74,7 @@ def chunk_semantic(
 
 def semantic_chunker(embed: EmbedPassages) -> ChunkerFunction:
     """`chunk_semantic` with its embedder bound: a chunker of the one signature."""
-
-    def chunk(
-        doc: LoadedDocument,
-        *,
-        count_tokens: TokenCounter = approx_tokens,
-        target_tokens: int = 280,
-        max_tokens: int = 400,
-        overlap_sentences: int = 1,
-    ) -> list[ChunkDraft]:
-        return chunk_semantic(
-            doc,
-            embed=embed,
-            count_tokens=count_tokens,
-            target_tokens=target_tokens,
-            max_tokens=max_tokens,
-            overlap_sentences=overlap_sentences,
-        )
-
-    return chunk
+    return partial(chunk_semantic, embed=embed)
 
 
 def semantic_pieces(

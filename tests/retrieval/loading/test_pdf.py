@@ -13,6 +13,7 @@ from retrieval.loading import load_file
 from retrieval.loading.ocr import OcrOptions
 from retrieval.loading.pdf import load_pdf
 from retrieval.loading.quality import text_quality
+from tests.retrieval._support import PAGE_1, PAGE_2, flat, write_pdf
 
 RULE = (
     "<p>Điều 1. Quy định về công tác sinh viên đối với chương trình đào tạo đại học hệ chính"
@@ -50,10 +51,6 @@ def save(pdf: pymupdf.Document, path: Path) -> Path:
     pdf.save(path)
     pdf.close()
     return path
-
-
-def flat(text: str) -> str:
-    return " ".join(text.split())
 
 
 def test_clean_vietnamese_scores_above_garbled_ocr_layer_above_tcvn3() -> None:
@@ -178,3 +175,46 @@ def test_corrupt_pdf_is_an_ingest_error(tmp_path: Path, raw: bytes, reason: str)
 
     with pytest.raises(IngestError, match=rf"bad\.pdf: {reason}"):
         load_pdf(path)
+
+
+# --- loaded through load_file ------------------------------------------------------------------
+
+
+def test_pdf_has_one_section_per_page_and_lists_pages_without_text(tmp_path: Path) -> None:
+    path = write_pdf(tmp_path / "tb.pdf", [PAGE_1, PAGE_2, None], title="Thông báo tuyển sinh")
+
+    doc = load_file(path)
+
+    assert doc.title == "Thông báo tuyển sinh"
+    assert doc.language == "vi"
+    assert [(s.page, s.heading_path) for s in doc.sections] == [(1, ()), (2, ())]
+    assert flat(doc.sections[0].text) == (
+        "THÔNG BÁO TUYỂN SINH Điểm chuẩn ngành Khoa học máy tính là 28.5 điểm."
+    )
+    assert flat(doc.sections[1].text) == (
+        "Học phí dự kiến 40.000.000 đồng mỗi năm. Hạn nộp hồ sơ: 15/6/2026."
+    )
+    assert doc.meta["page_count"] == 3
+    assert doc.meta["pages_without_text"] == [3]
+
+
+def test_pdf_without_metadata_title_takes_the_document_type_line(tmp_path: Path) -> None:
+    pages = ["<p>HỌC VIỆN X</p><p>Số: 1/TB</p><p>THÔNG BÁO</p><p>V/v nhập học 2025</p>" + PAGE_2]
+    doc = load_file(write_pdf(tmp_path / "scan_0042.pdf", pages, title="SDaotao_45825072115040"))
+
+    assert doc.title.startswith("THÔNG BÁO V/v nhập học 2025")
+
+
+def test_pdf_page_showing_only_a_page_number_counts_as_without_text(tmp_path: Path) -> None:
+    doc = load_file(write_pdf(tmp_path / "p.pdf", [PAGE_1, "<p>2</p>"]))
+
+    assert [s.page for s in doc.sections] == [1]
+    assert doc.meta["pages_without_text"] == [2]
+
+
+def test_scanned_pdf_loads_with_no_sections(tmp_path: Path) -> None:
+    doc = load_file(write_pdf(tmp_path / "scan.pdf", [None, None]))
+
+    assert doc.sections == ()
+    assert doc.meta["pages_without_text"] == [1, 2]
+    assert doc.title == "Scan"

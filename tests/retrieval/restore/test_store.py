@@ -8,9 +8,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.answer.answerer import AnswererParts
 from bot.db.models import TextModel
-from retrieval.restore import store as restorer_store
 from retrieval.index.faq_entries import FaqDraft, upsert_faq
 from retrieval.index.indexer import Indexer
+from retrieval.restore import store as restorer_store
 from retrieval.restore.store import RESTORER, current_restorer, knowledge_signature
 
 
