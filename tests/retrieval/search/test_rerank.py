@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.answer.answerer import AnswererParts
 from bot.core.errors import RetrievalError
-from retrieval.embedders.transformer import bundled_minilm_path
+from retrieval.embedders.sentence_transformer import bundled_minilm_path
 from retrieval.search.hybrid import search_chunks
 from retrieval.search.rerank import Reranker
 
