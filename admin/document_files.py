@@ -29,8 +29,8 @@ from admin import audit
 from bot.core.errors import IngestError
 from bot.db.models import Chunk, Document
 from bot.runtime import Runtime
-from retrieval.index import index_document
-from retrieval.loaders import SUPPORTED_SUFFIXES, load_file
+from retrieval.index.documents import index_document
+from retrieval.loading import SUPPORTED_SUFFIXES, load_file
 
 log = logging.getLogger(__name__)
 

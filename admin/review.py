@@ -21,7 +21,7 @@ from admin.faq_store import EntryForm, delete_entry, save_entry, set_status
 from admin.i18n import add_strings
 from admin.web import field, form, int_param, me, redirect, render, requires, runtime
 from bot.db.models import Document, FaqEntry, FaqOrigin, FaqStatus, FaqVariant, StaffRole
-from retrieval.index import Indexer
+from retrieval.index.indexer import Indexer
 
 REVIEW_PAGE_SIZE = 20
 MAX_BULK = 200

@@ -16,8 +16,8 @@ from admin.i18n import add_strings
 from admin.web import render, runtime
 from bot.answer.question import MAX_QUESTION_CHARS
 from bot.answer.replies import Answer
-from retrieval.faq import CandidateVerdict
-from retrieval.search import Hit
+from retrieval.faq.decision import CandidateVerdict
+from retrieval.search.hits import Hit
 
 add_strings(
     {

@@ -47,7 +47,8 @@ from bot.evaluation.metrics import facts_found
 from bot.evaluation.questions import answer_body
 from bot.evaluation.workspace import load_corpus, load_faq, load_passages, throwaway_database
 from bot.runtime import build_parts
-from retrieval.text import detect_language, fold
+from retrieval.text.folding import fold
+from retrieval.text.language import detect_language
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = CACHE_DIR / "answers"

@@ -41,7 +41,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from bot.core.settings import Settings
 from bot.db import migrate
 from bot.db.engine import make_engine, make_sessionmaker, start_embedded
-from retrieval.embedders import embed_off_loop
+from retrieval.embedders.base import embed_off_loop
 from retrieval.query import prepare_query, question_vector
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -261,7 +261,7 @@ def add_embed_thread_option(parser: argparse.ArgumentParser) -> None:
         choices=EMBED_THREADS,
         default="answerer",
         help="run embed_queries on the answerer's one embedding thread (default; "
-        "retrieval.embedders.embed_off_loop), or via asyncio.to_thread, which alternates "
+        "retrieval.embedders.base.embed_off_loop), or via asyncio.to_thread, which alternates "
         "between worker threads and so between OpenMP thread teams (the earlier code, slower)",
     )
 

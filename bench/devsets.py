@@ -46,8 +46,9 @@ from bot.evaluation.questions_report import questions_report
 from bot.evaluation.report import write_markdown
 from bot.runtime import build_parts
 from retrieval.query import split_question
-from retrieval.restore import DiacriticRestorer, NgramCounts, has_marks
-from retrieval.text import fold
+from retrieval.restore.ngrams import NgramCounts, has_marks
+from retrieval.restore.restorer import DiacriticRestorer
+from retrieval.text.folding import fold
 
 MODES = ("dense", "bm25", "hybrid")
 MIN_MULTI_PART = 5  # questions that split, for a set's multi-part figure

@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from retrieval.text import fold
+from retrieval.text.folding import fold
 
 # (name, short forms students type, code)
 MAJORS: tuple[tuple[str, tuple[str, ...], str], ...] = (

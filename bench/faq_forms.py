@@ -37,8 +37,9 @@ from devsets import dev_sets, knowledge_texts
 from bot.evaluation.data import FaqQuery, read_faq_items, read_faq_queries
 from bot.runtime import build_parts
 from retrieval.query import prepare_query, question_vector
-from retrieval.restore import DiacriticRestorer, NgramCounts
-from retrieval.text import fold
+from retrieval.restore.ngrams import NgramCounts
+from retrieval.restore.restorer import DiacriticRestorer
+from retrieval.text.folding import fold
 
 Embed = Callable[[list[str]], np.ndarray[Any, Any]]
 

@@ -49,12 +49,15 @@ from faq_corpus import build_faq, held_out_queries
 from sqlalchemy import text
 
 from bot.runtime import build_parts
-from retrieval.faq import _DENSE_SQL, coverage_terms, decide_faq, faq_candidates, faq_lexicon
-from retrieval.index import ensure_index_state
+from retrieval.faq.candidates import FAQ_DENSE_SQL as _DENSE_SQL
+from retrieval.faq.candidates import coverage_terms, faq_candidates
+from retrieval.faq.decision import decide_faq
+from retrieval.faq.lexicon import faq_lexicon
+from retrieval.index.state import ensure_index_state
 from retrieval.query import question_vector
-from retrieval.restorer_store import current_restorer
-from retrieval.search import _vec
-from retrieval.text import detect_language
+from retrieval.restore.store import current_restorer
+from retrieval.search.dense import vector_literal as _vec
+from retrieval.text.language import detect_language
 from retrieval.thresholds import resolve_thresholds
 
 HNSW = ("ix_faq_entries_embedding_hnsw", "ix_faq_variants_embedding_hnsw")

@@ -39,8 +39,8 @@ from bot.evaluation.workspace import load_faq, throwaway_database
 from bot.knowledge.demo import demo_kb_dir
 from bot.knowledge.faq_check import check_entries
 from bot.runtime import build_parts
-from retrieval.faq import decide_faq
-from retrieval.text import fold
+from retrieval.faq.decision import decide_faq
+from retrieval.text.folding import fold
 from retrieval.thresholds import resolve_thresholds
 
 T_FAQ = [round(0.80 + 0.01 * i, 2) for i in range(16)]

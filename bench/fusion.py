@@ -53,11 +53,11 @@ from bot.evaluation.metrics import first_ranks, mean_metrics, ranking_metrics
 from bot.evaluation.questions import relevant_units
 from bot.evaluation.workspace import load_corpus, load_passages, prepare_all, throwaway_database
 from bot.runtime import build_parts
-from retrieval.bm25 import Bm25Index, bm25_index
-from retrieval.embedders import embed_off_loop
-from retrieval.fusion import interleave
+from retrieval.embedders.base import embed_off_loop
 from retrieval.query import question_vector
-from retrieval.text import fold
+from retrieval.search.fusion import interleave
+from retrieval.search.keyword import Bm25Index, bm25_index
+from retrieval.text.folding import fold
 
 KS = (1, 3, 5, 10)
 

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from bot.core.settings import TextSettings
-from retrieval.guard import NearMissGuard, load_guard
+from retrieval.guard.checks import NearMissGuard
+from retrieval.guard.vocabulary import load_guard
 
 DEFAULT_DATASET = Path("/work/shared/datasets/uit-admissions")
 

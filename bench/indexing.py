@@ -29,10 +29,12 @@ from common import (
 
 from bot.knowledge.ingest import expand_paths, ingest_paths
 from bot.runtime import build_parts
-from retrieval.chunking import chunk_document
-from retrieval.embedders import Embedder
-from retrieval.index import Indexer, chunk_search_text, ensure_index_state
-from retrieval.loaders import load_file
+from retrieval.chunking.structure import chunk_document
+from retrieval.embedders.base import Embedder
+from retrieval.index.documents import chunk_search_text
+from retrieval.index.indexer import Indexer
+from retrieval.index.state import ensure_index_state
+from retrieval.loading import load_file
 
 
 class TimedEmbedder:

@@ -28,8 +28,9 @@ from devsets import dev_sets, knowledge_texts
 from bot.evaluation.data import read_faq_items, read_faq_queries, read_questions
 from bot.runtime import build_parts
 from retrieval.query import prepare_query
-from retrieval.restore import DiacriticRestorer, NgramCounts
-from retrieval.text import fold
+from retrieval.restore.ngrams import NgramCounts
+from retrieval.restore.restorer import DiacriticRestorer
+from retrieval.text.folding import fold
 
 
 def main() -> None:

@@ -22,11 +22,12 @@ from common import DATASETS, read_jsonl
 
 from bot.core.errors import IngestError
 from bot.knowledge.ingest import expand_paths
-from retrieval.chunking import chunk_document
-from retrieval.embedders import Embedder
-from retrieval.index import chunk_search_text
-from retrieval.loaders import LoadedDocument, Section, load_file
-from retrieval.text import TextProcessor
+from retrieval.chunking.structure import chunk_document
+from retrieval.embedders.base import Embedder
+from retrieval.index.documents import chunk_search_text
+from retrieval.loading import load_file
+from retrieval.loading.document import LoadedDocument, Section
+from retrieval.text.terms import TextProcessor
 
 CORPORA = ("uit-admissions/corpus", "ptit-admissions/corpus", "alqac")
 CHUNKS_PER_SYNTHETIC_DOC = 25

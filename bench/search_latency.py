@@ -67,10 +67,14 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from bot.core.settings import SearchSettings, Settings
 from bot.runtime import build_parts
-from retrieval.bm25 import bm25_index
 from retrieval.query import question_vector, search_query
-from retrieval.restorer_store import current_restorer, knowledge_signature
-from retrieval.search import _DENSE_SQL, _FTS_SQL, Hit, _vec, or_tsquery, search_chunks
+from retrieval.restore.store import current_restorer, knowledge_signature
+from retrieval.search.dense import DENSE_SQL as _DENSE_SQL
+from retrieval.search.dense import vector_literal as _vec
+from retrieval.search.hits import Hit
+from retrieval.search.hybrid import search_chunks
+from retrieval.search.keyword import FTS_SQL as _FTS_SQL
+from retrieval.search.keyword import bm25_index, or_tsquery
 
 TARGET_HYBRID_P95_MS = 60.0
 INDEXES = ("ix_chunks_embedding_hnsw", "ix_chunks_tsv")

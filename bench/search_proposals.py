@@ -1,6 +1,6 @@
 """Two fixes proposed for keyword search on large stores, measured beside the current code.
 
-1. ``InvertedBm25`` (adopted: it is now retrieval.bm25.Bm25Index): the same Okapi BM25 as
+1. ``InvertedBm25`` (adopted: it is now retrieval.search.keyword.Bm25Index): the same Okapi BM25 as
    rank-bm25's ``BM25Okapi`` (k1 1.5, b 0.75, idf floor 0.25 x mean idf, unknown terms 0) over a
    sparse term-by-document matrix, so a query costs the postings of its terms instead of a
    Python loop over every document per term.
@@ -21,8 +21,11 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.core.settings import SearchSettings
-from retrieval.bm25 import Bm25Index
-from retrieval.search import Hit, _fuse, _hits, dense_ranking, diversify, or_tsquery
+from retrieval.search.dense import dense_ranking
+from retrieval.search.hits import Hit, diversify
+from retrieval.search.hits import load_hits as _hits
+from retrieval.search.hybrid import fuse as _fuse
+from retrieval.search.keyword import Bm25Index, or_tsquery
 
 _KEYWORD_ROWS = text("SELECT id, keyword_text FROM chunks ORDER BY id")
 _TS_STAT = text("SELECT word, ndoc FROM ts_stat('SELECT tsv FROM chunks')")
@@ -36,8 +39,8 @@ _TS_RANK_SQL = text(
 )
 
 
-# The proposal was adopted: retrieval.bm25.Bm25Index is this index, measured here in isolation
-# (without the per-query check that the chunks changed).
+# The proposal was adopted: retrieval.search.keyword.Bm25Index is this index, measured here in
+# isolation (without the per-query check that the chunks changed).
 InvertedBm25 = Bm25Index
 
 

@@ -23,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import retrieval.search
+import retrieval.search.summary
 from bot.core.settings import Settings
 from bot.evaluation.data import read_questions
 from bot.evaluation.metrics import mean_metrics
@@ -78,13 +78,13 @@ async def main(dataset: Path) -> None:
         print(f"wrote {report.summaries} extractive summaries")
         for documents in (5, 3):
             for weight in (0.0, 1.0, 2.0, 1000.0):
-                retrieval.search.SUMMARY_DOCUMENTS = documents
-                retrieval.search.SUMMARY_DOCUMENT_WEIGHT = weight
+                retrieval.search.summary.SUMMARY_DOCUMENTS = documents
+                retrieval.search.summary.SUMMARY_DOCUMENT_WEIGHT = weight
                 variant = await _rank(workspace, parts, questions, ["summary"], levels, KS, None)
                 label = f"summary, extractive, ≥{documents} documents, document weight {weight:g}"
                 lines.append(row(label, document_metrics(variant, "summary")))
-        retrieval.search.SUMMARY_DOCUMENTS = 5
-        retrieval.search.SUMMARY_DOCUMENT_WEIGHT = 1.0
+        retrieval.search.summary.SUMMARY_DOCUMENTS = 5
+        retrieval.search.summary.SUMMARY_DOCUMENT_WEIGHT = 1.0
         answers = []
         for mode in ("hybrid", "summary"):
             search = parts.settings.search.model_copy(update={"mode": mode})

@@ -17,10 +17,11 @@ from bot.db import migrate
 from bot.db.engine import database_url, engine_for, make_sessionmaker
 from bot.llm.client import LlmClient
 from retrieval.embedders import load_embedder
-from retrieval.guard import load_guard
-from retrieval.index import Indexer, ensure_index_state, faq_needs_reindex
-from retrieval.rerank import Reranker
-from retrieval.text import load_text_processor
+from retrieval.guard.vocabulary import load_guard
+from retrieval.index.indexer import Indexer
+from retrieval.index.state import ensure_index_state, faq_needs_reindex
+from retrieval.search.rerank import Reranker
+from retrieval.text.vocabulary import load_text_processor
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +50,7 @@ def build_parts(settings: Settings) -> AnswererParts:
         reranker = Reranker(settings.search.reranker_path)
     return AnswererParts(
         settings=settings,
-        embedder=load_embedder(settings),
+        embedder=load_embedder(settings.embedding),
         processor=load_text_processor(settings.text),
         guard=load_guard(settings.text),
         llm=LlmClient(settings.llm) if settings.llm.enabled else None,

@@ -23,10 +23,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.core.settings import SearchSettings
 from bot.core.types import SearchMode
-from retrieval.rerank import Reranker
-from retrieval.restore import DiacriticRestorer
-from retrieval.search import Hit, search_chunks, search_parts
-from retrieval.text import CLOSING_PARTICLES, TextProcessor, ends_with_abbreviation, fold
+from retrieval.restore.restorer import DiacriticRestorer
+from retrieval.search.hits import Hit
+from retrieval.search.hybrid import search_chunks, search_parts
+from retrieval.search.rerank import Reranker
+from retrieval.text.folding import fold
+from retrieval.text.sentences import ends_with_abbreviation
+from retrieval.text.terms import CLOSING_PARTICLES, TextProcessor
 
 MAX_PARTS = 4
 # A part needs this many keyword terms of its own; a shorter piece stays with its neighbour.

@@ -22,7 +22,9 @@ from bot.knowledge.demo import demo_kb_dir
 from bot.knowledge.faq_files import read_faq_file
 from bot.knowledge.ingest import ingest_paths
 from bot.runtime import build_parts
-from retrieval.index import Indexer, ensure_index_state, upsert_faq
+from retrieval.index.faq_entries import upsert_faq
+from retrieval.index.indexer import Indexer
+from retrieval.index.state import ensure_index_state
 from tests.fakes.openai_stub import OpenAIStub, start_openai_stub
 
 

@@ -29,7 +29,7 @@ from bot.answer.stream import StreamDone, StreamEvent, StreamMeta, StreamReplace
 from bot.answer.tiers import AnswerTier, FallbackTier, FaqTier, not_a_question
 from bot.core.errors import LlmError
 from bot.core.types import Language
-from retrieval.text import detect_language
+from retrieval.text.language import detect_language
 
 log = logging.getLogger(__name__)
 

@@ -23,9 +23,9 @@ from bot.answer.replies import Answer
 from bot.core.citations import Citation
 from bot.core.errors import LlmError
 from bot.core.types import Language
-from retrieval.guard import NearMissGuard
-from retrieval.search import Hit
-from retrieval.text import fold
+from retrieval.guard.checks import NearMissGuard
+from retrieval.search.hits import Hit
+from retrieval.text.folding import fold
 
 log = logging.getLogger(__name__)
 

@@ -30,9 +30,9 @@ from dataclasses import dataclass
 
 from bot.answer.reading import Reading, word_pairs
 from bot.answer.units import Unit, passage_units, quote_text, table_names, with_items
-from retrieval.guard import NearMissGuard
-from retrieval.search import Hit
-from retrieval.text import TextProcessor, tokens
+from retrieval.guard.checks import NearMissGuard
+from retrieval.search.hits import Hit
+from retrieval.text.terms import TextProcessor, tokens
 
 _SAME_CHARS = 60  # a quote this long inside one already chosen says nothing more
 # Below this share of the question (see _evidence) the chunks passed t_doc on embedding

@@ -23,8 +23,9 @@ from collections.abc import Sequence
 from bot.answer.small_talk import small_talk
 from bot.core.errors import TuvanError
 from bot.llm.client import LlmClient
-from retrieval.guard import NearMissGuard
-from retrieval.text import TextProcessor, fold
+from retrieval.guard.checks import NearMissGuard
+from retrieval.text.folding import fold
+from retrieval.text.terms import TextProcessor
 
 log = logging.getLogger(__name__)
 

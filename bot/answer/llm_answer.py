@@ -7,7 +7,7 @@ from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
 
 from bot.llm.client import LlmClient, Message
-from retrieval.search import Hit
+from retrieval.search.hits import Hit
 
 NO_ANSWER = "NO_ANSWER"
 _CITE = re.compile(r"\[(\d{1,3})\]")

@@ -14,12 +14,13 @@ from bot.answer.query_plan import PlannedSearch, plan_queries, search_plan, smal
 from bot.answer.reading import Reading, read_question
 from bot.answer.replies import Answer
 from bot.core.types import Language
-from retrieval.embedders import embed_off_loop
-from retrieval.faq import FaqCandidate, FaqDecision, coverage_terms, decide_faq, faq_candidates
-from retrieval.index import get_index_state
+from retrieval.embedders.base import embed_off_loop
+from retrieval.faq.candidates import FaqCandidate, coverage_terms, faq_candidates
+from retrieval.faq.decision import FaqDecision, decide_faq
+from retrieval.index.state import get_index_state
 from retrieval.query import PreparedQuery, prepare_query, question_vector, search_query
-from retrieval.restorer_store import current_restorer
-from retrieval.search import Hit, diversify
+from retrieval.restore.store import current_restorer
+from retrieval.search.hits import Hit, diversify
 from retrieval.thresholds import Thresholds, resolve_thresholds
 
 FAQ_CANDIDATES = 5  # FAQ entries read for a question, best first

@@ -6,10 +6,10 @@ from dataclasses import dataclass, field
 
 from bot.core.settings import Settings
 from bot.llm.client import LlmClient, load_prompt
-from retrieval.embedders import Embedder
-from retrieval.guard import NearMissGuard
-from retrieval.rerank import Reranker
-from retrieval.text import TextProcessor
+from retrieval.embedders.base import Embedder
+from retrieval.guard.checks import NearMissGuard
+from retrieval.search.rerank import Reranker
+from retrieval.text.terms import TextProcessor
 
 
 @dataclass

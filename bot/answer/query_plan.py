@@ -29,11 +29,13 @@ from bot.core.errors import TuvanError
 from bot.core.settings import ContactSettings, SearchSettings
 from bot.core.types import Language
 from bot.llm.client import LlmClient
-from retrieval.embedders import Embedder, embed_off_loop
-from retrieval.fusion import rrf
-from retrieval.rerank import Reranker
-from retrieval.search import Hit, chunk_similarities, diversify, search_chunks
-from retrieval.text import TextProcessor
+from retrieval.embedders.base import Embedder, embed_off_loop
+from retrieval.search.dense import chunk_similarities
+from retrieval.search.fusion import rrf
+from retrieval.search.hits import Hit, diversify
+from retrieval.search.hybrid import search_chunks
+from retrieval.search.rerank import Reranker
+from retrieval.text.terms import TextProcessor
 
 log = logging.getLogger(__name__)
 

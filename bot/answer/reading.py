@@ -6,8 +6,10 @@ import itertools
 import re
 from dataclasses import dataclass, field
 
-from retrieval.guard import Facets, NearMissGuard
-from retrieval.text import TextProcessor, fold, tokens
+from retrieval.guard.checks import NearMissGuard
+from retrieval.guard.verdicts import Facets
+from retrieval.text.folding import fold
+from retrieval.text.terms import TextProcessor, tokens
 
 # "những ngành nào": a list of the values of a guard category, which the answer must name.
 _LISTED = {

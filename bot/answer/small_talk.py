@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from retrieval.text import fold
+from retrieval.text.folding import fold
 
 Kind = Literal["greeting", "thanks", "goodbye", "human"]
 

@@ -14,8 +14,8 @@ from bot.answer.replies import Answer
 from bot.core.citations import Citation
 from bot.core.errors import LlmError
 from bot.core.types import Language
-from retrieval.faq import FaqDecision
-from retrieval.search import Hit
+from retrieval.faq.decision import FaqDecision
+from retrieval.search.hits import Hit
 from retrieval.thresholds import Thresholds
 
 log = logging.getLogger(__name__)

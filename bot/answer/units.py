@@ -7,8 +7,9 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from retrieval.search import Hit
-from retrieval.text import ends_with_abbreviation, fold
+from retrieval.search.hits import Hit
+from retrieval.text.folding import fold
+from retrieval.text.sentences import ends_with_abbreviation
 
 # A sentence ends at . ! ? … followed by a space and a capital or a digit (``_starts_sentence``),
 # never inside numbers such as 28.5, 40.000.000 or dates; lines (table rows, list items) are

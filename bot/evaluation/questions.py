@@ -50,10 +50,10 @@ from bot.evaluation.workspace import (
     prepare_all,
     throwaway_database,
 )
-from retrieval.graph import build_communities
 from retrieval.query import search_query
-from retrieval.search import Hit
-from retrieval.text import fold
+from retrieval.search.graph import build_communities
+from retrieval.search.hits import Hit
+from retrieval.text.folding import fold
 
 MODES: tuple[SearchMode, ...] = (
     "dense",

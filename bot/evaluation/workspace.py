@@ -30,12 +30,15 @@ from bot.db import migrate
 from bot.db.engine import make_engine, make_sessionmaker, sqlalchemy_url, start_embedded
 from bot.evaluation.data import FaqItem, Passage
 from bot.knowledge.ingest import ingest_paths
-from retrieval.chunking import ChunkDraft
-from retrieval.embedders import embed_off_loop
-from retrieval.index import FaqDraft, Indexer, ensure_index_state, index_document, upsert_faq
-from retrieval.loaders import LoadedDocument, Section
+from retrieval.chunking.base import ChunkDraft
+from retrieval.embedders.base import embed_off_loop
+from retrieval.index.documents import index_document
+from retrieval.index.faq_entries import FaqDraft, upsert_faq
+from retrieval.index.indexer import Indexer
+from retrieval.index.state import ensure_index_state
+from retrieval.loading.document import LoadedDocument, Section
 from retrieval.query import PreparedQuery
-from retrieval.text import detect_language
+from retrieval.text.language import detect_language
 
 log = logging.getLogger(__name__)
 

@@ -39,9 +39,10 @@ from bot.db.models import Chunk, Document
 from bot.llm.batch import BatchResult, Estimate, run_batch
 from bot.llm.client import LlmClient, Message, load_prompt
 from bot.llm.numbers import invented_numbers, missing_numbers
-from retrieval.chunking import HEADING_SEPARATOR, ChunkDraft, approx_tokens
-from retrieval.index import Indexer, chunk_search_text
-from retrieval.summaries import current_summaries, extractive_summary, store_summary
+from retrieval.chunking.base import HEADING_SEPARATOR, ChunkDraft, approx_tokens
+from retrieval.index.documents import chunk_search_text
+from retrieval.index.indexer import Indexer
+from retrieval.index.summaries import current_summaries, extractive_summary, store_summary
 
 log = logging.getLogger(__name__)
 

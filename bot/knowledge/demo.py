@@ -12,7 +12,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from bot.db.models import Document, FaqEntry
 from bot.knowledge.faq_files import read_faq_file
 from bot.knowledge.ingest import ingest_paths
-from retrieval.index import Indexer, upsert_faq
+from retrieval.index.faq_entries import upsert_faq
+from retrieval.index.indexer import Indexer
 
 
 def demo_kb_dir() -> Path:

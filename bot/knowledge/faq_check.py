@@ -30,7 +30,7 @@ from sqlalchemy.orm import selectinload
 
 from bot.answer.answerer import Answerer
 from bot.db.models import FaqEntry, FaqStatus
-from retrieval.faq import FaqDecision
+from retrieval.faq.decision import FaqDecision
 
 Problem = Literal["unanswered", "other_entry", "confusable", "guard"]
 

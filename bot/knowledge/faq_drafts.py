@@ -33,8 +33,9 @@ from bot.knowledge.faq_paraphrases import enrich_faq, paraphrase_messages
 from bot.llm.batch import Estimate, run_batch
 from bot.llm.client import LlmClient, Message
 from bot.llm.numbers import invented_numbers
-from retrieval.index import Indexer, embed_faq_entry
-from retrieval.text import detect_language
+from retrieval.index.faq_entries import embed_faq_entry
+from retrieval.index.indexer import Indexer
+from retrieval.text.language import detect_language
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ import yaml
 
 from bot.core.errors import FaqFileError
 from bot.db.models import FaqEntry, FaqStatus
-from retrieval.index import FaqDraft
+from retrieval.index.faq_entries import FaqDraft
 
 FORMATS = (".jsonl", ".json", ".csv", ".yaml", ".yml")
 CSV_FIELDS = ["id", "question", "answer", "source", "source_url", "language", "status", "variants"]

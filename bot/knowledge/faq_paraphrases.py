@@ -28,8 +28,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.db.models import FaqEntry, FaqStatus, FaqVariant, VariantOrigin
 from bot.llm.batch import Estimate, run_batch
 from bot.llm.client import LlmClient, Message
-from retrieval.index import Indexer, set_variants
-from retrieval.text import TextProcessor, fold
+from retrieval.index.faq_entries import set_variants
+from retrieval.index.indexer import Indexer
+from retrieval.text.folding import fold
+from retrieval.text.terms import TextProcessor
 
 log = logging.getLogger(__name__)
 

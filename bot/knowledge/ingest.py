@@ -10,8 +10,10 @@ from pathlib import Path
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.core.errors import IngestError
-from retrieval.index import Indexer, index_document
-from retrieval.loaders import SUPPORTED_SUFFIXES, LoadedDocument, load_file
+from retrieval.index.documents import index_document
+from retrieval.index.indexer import Indexer
+from retrieval.loading import SUPPORTED_SUFFIXES, load_file
+from retrieval.loading.document import LoadedDocument
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from typing import Generic, TypeVar
 
 from bot.core.errors import TuvanError
 from bot.llm.client import Message
-from retrieval.chunking import approx_tokens
+from retrieval.chunking.base import approx_tokens
 
 log = logging.getLogger(__name__)
 

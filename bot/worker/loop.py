@@ -49,7 +49,7 @@ from bot.core.metrics import METRICS
 from bot.core.settings import Settings
 from bot.core.types import Language
 from bot.worker.delivery import Delivery, backoff
-from retrieval.text import detect_language
+from retrieval.text.language import detect_language
 
 log = logging.getLogger(__name__)
 

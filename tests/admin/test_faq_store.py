@@ -12,8 +12,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from admin.faq_store import EntryForm, folded, get_entry, like_pattern, save_entry
 from bot.db.models import FaqVariant, VariantOrigin
-from retrieval.index import Indexer
-from retrieval.text import fold
+from retrieval.index.indexer import Indexer
+from retrieval.text.folding import fold
 
 SAMPLES = [
     "Học phí ngành Khoa học Máy tính",

@@ -9,7 +9,8 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.db.models import AuditEntry, Document, FaqEntry, FaqOrigin, FaqStatus
-from retrieval.index import FaqDraft, Indexer, upsert_faq
+from retrieval.index.faq_entries import FaqDraft, upsert_faq
+from retrieval.index.indexer import Indexer
 from tests.admin._support import AdminBrowser
 
 SOURCE = (

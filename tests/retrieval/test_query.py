@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from retrieval.query import prepare_query, question_vector, split_question
-from retrieval.restore import DiacriticRestorer, NgramCounts
-from retrieval.text import load_text_processor
+from retrieval.restore.ngrams import NgramCounts
+from retrieval.restore.restorer import DiacriticRestorer
+from retrieval.text.vocabulary import load_text_processor
 
 processor = load_text_processor()
 

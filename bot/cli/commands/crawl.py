@@ -22,9 +22,10 @@ from bot.cli.common import pass_settings, progress, with_runtime
 from bot.core.errors import IngestError
 from bot.core.settings import Settings
 from bot.runtime import Runtime
-from retrieval.crawl import CrawlResult, crawl
-from retrieval.index import index_document
-from retrieval.loaders import LoadedDocument, load_file
+from retrieval.crawl.crawler import CrawlResult, crawl
+from retrieval.index.documents import index_document
+from retrieval.loading import load_file
+from retrieval.loading.document import LoadedDocument
 
 log = logging.getLogger(__name__)
 

@@ -445,7 +445,7 @@ def _calibrate_doc(
 def _save(settings: Settings, chosen: dict[str, float]) -> None:
     from bot.cli.common import with_runtime
     from bot.runtime import Runtime
-    from retrieval.index import save_thresholds
+    from retrieval.index.state import save_thresholds
 
     if not chosen:
         click.echo("nothing to save: no threshold met its required precision", err=True)

@@ -17,7 +17,7 @@ from bot.runtime import Runtime
 def graph_command(settings: Settings, as_json: bool) -> None:
     """Find the communities of the link graph of the indexed pages, for search mode
     hybrid+graph. Run it after `tuvan crawl` or `tuvan ingest` changed the pages."""
-    from retrieval.graph import build_communities
+    from retrieval.search.graph import build_communities
 
     async def body(rt: Runtime) -> None:
         async with rt.sessionmaker.begin() as session:

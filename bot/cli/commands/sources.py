@@ -11,7 +11,7 @@ from bot.cli.common import pass_settings, with_runtime
 from bot.core.settings import Settings
 from bot.knowledge.sources import list_sources
 from bot.runtime import Runtime
-from retrieval.index import delete_document
+from retrieval.index.documents import delete_document
 
 
 @click.group("sources", invoke_without_command=True)

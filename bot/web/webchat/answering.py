@@ -41,7 +41,7 @@ from bot.core.types import Channel
 from bot.db.models import Conversation, Message, MessageStatus
 from bot.runtime import Runtime
 from bot.web.webchat.protocol import ChatRequest
-from retrieval.text import detect_language
+from retrieval.text.language import detect_language
 
 log = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ from bot.answer.extractive import select_quotes
 from bot.answer.parts import AnswererParts
 from bot.answer.reading import read_question
 from bot.answer.units import sentences
-from retrieval.search import Hit
-from retrieval.text import ends_with_abbreviation
+from retrieval.search.hits import Hit
+from retrieval.text.sentences import ends_with_abbreviation
 
 
 @pytest.mark.parametrize(

@@ -17,8 +17,9 @@ from bot.answer.parts import AnswererParts
 from bot.answer.query_plan import PlannedSearch, QueryPlan, parse_plan, search_plan
 from bot.core.settings import LlmSettings
 from bot.llm.client import LlmClient, load_prompt
-from retrieval.fusion import rrf
-from retrieval.search import Hit, search_chunks
+from retrieval.search.fusion import rrf
+from retrieval.search.hits import Hit
+from retrieval.search.hybrid import search_chunks
 from tests.fakes.openai_stub import OpenAIStub
 
 PLAN_PROMPT = load_prompt(LlmSettings(), "query_plan")

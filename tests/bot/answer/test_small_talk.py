@@ -10,7 +10,7 @@ import pytest
 
 from bot.answer.answerer import Answerer
 from bot.answer.small_talk import small_talk
-from retrieval.text import detect_language
+from retrieval.text.language import detect_language
 
 # Phrases written for this test (tests/data/small_talk.jsonl): greetings, thanks, goodbyes and
 # requests for a person in Vietnamese with and without diacritics, chat shorthand and English,

@@ -30,7 +30,7 @@ from bot.evaluation.faq import (
     miss_cause,
 )
 from bot.evaluation.metrics import Choice, FaqRates, choose_threshold, faq_rates, sweep
-from retrieval.text import fold
+from retrieval.text.folding import fold
 
 FAQ = [
     {

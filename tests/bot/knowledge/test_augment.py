@@ -24,10 +24,11 @@ from bot.knowledge.augment import (
 )
 from bot.knowledge.ingest import ingest_paths
 from bot.llm.client import LlmClient
-from retrieval.chunking import ChunkDraft
-from retrieval.index import Indexer, chunk_search_text
-from retrieval.search import search_chunks
-from retrieval.summaries import extractive_summary
+from retrieval.chunking.base import ChunkDraft
+from retrieval.index.documents import chunk_search_text
+from retrieval.index.indexer import Indexer
+from retrieval.index.summaries import extractive_summary
+from retrieval.search.hybrid import search_chunks
 from tests.bot.knowledge._support import (
     DORM,
     FEES,

@@ -7,7 +7,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.answer.answerer import Answerer
 from bot.knowledge.faq_check import check_entries
-from retrieval.index import FaqDraft, Indexer, upsert_faq
+from retrieval.index.faq_entries import FaqDraft, upsert_faq
+from retrieval.index.indexer import Indexer
 
 
 async def test_the_demo_faq_as_shipped_has_no_confusable_or_refused_phrasing(

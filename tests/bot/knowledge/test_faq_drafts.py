@@ -24,9 +24,10 @@ from bot.knowledge.faq_drafts import (
 )
 from bot.knowledge.faq_paraphrases import question_version
 from bot.llm.client import LlmClient
-from retrieval.faq import faq_candidates
-from retrieval.index import Indexer, index_document
-from retrieval.loaders import load_file
+from retrieval.faq.candidates import faq_candidates
+from retrieval.index.documents import index_document
+from retrieval.index.indexer import Indexer
+from retrieval.loading import load_file
 from tests.fakes.openai_stub import OpenAIStub
 
 FEES = (

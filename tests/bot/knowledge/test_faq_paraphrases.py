@@ -15,8 +15,9 @@ from bot.answer.parts import AnswererParts
 from bot.db.models import FaqStatus, FaqVariant, VariantOrigin
 from bot.knowledge.faq_paraphrases import enrich_faq, question_version, shorthand_variants
 from bot.llm.client import LlmClient
-from retrieval.faq import faq_candidates
-from retrieval.index import FaqDraft, Indexer, upsert_faq
+from retrieval.faq.candidates import faq_candidates
+from retrieval.index.faq_entries import FaqDraft, upsert_faq
+from retrieval.index.indexer import Indexer
 from tests.fakes.openai_stub import OpenAIStub
 
 QUESTION = "Học phí ngành Khoa học Máy tính năm 2026 là bao nhiêu?"

@@ -18,8 +18,9 @@ from bot.db.models import FaqEntry, FaqStatus, FaqVariant, VariantOrigin
 from bot.knowledge.faq_drafts import generate_faq
 from bot.knowledge.sources import SourceRow, list_sources
 from bot.llm.client import LlmClient
-from retrieval.index import Indexer, delete_document, index_document
-from retrieval.loaders import load_file
+from retrieval.index.documents import delete_document, index_document
+from retrieval.index.indexer import Indexer
+from retrieval.loading import load_file
 from tests.fakes.openai_stub import OpenAIStub
 
 DORM = "# Ký túc xá\n\nPhí ký túc xá là 500.000 đồng mỗi tháng, phòng 4 người.\n"

@@ -1,0 +1,179 @@
+"""The published FAQ entries' words (question, variants, answer) as BM25 and verbatim keys, kept
+per process and rebuilt when the FAQ tables change."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from retrieval.changes import signature_expression, tables_signature
+from retrieval.search.keyword import Bm25Index
+from retrieval.text.terms import TextProcessor, tokens
+
+UNKNOWN_WEIGHT = 0.5  # of a question's term that no entry holds, in the coverage
+PAIR_WEIGHT = 0.5  # of a two-word term against a word, in the coverage
+
+
+@dataclass(frozen=True)
+class Covering:
+    """The terms of a question whose coverage tier 1 weighs, and those of them that come from
+    words the guard reads (a major, an attribute, a year...): the guard checks those itself,
+    synonyms included ("sđt" and "hotline" are one slot), so they count as held by any entry
+    the guard lets through."""
+
+    terms: tuple[str, ...]
+    read: frozenset[str] = frozenset()
+
+
+_ENTRIES_SQL = text(
+    "SELECT id, external_id, question, answer, source, source_url, language "
+    "FROM faq_entries WHERE status = 'published' ORDER BY id"
+)
+_VARIANTS_SQL = text(
+    "SELECT v.faq_id, v.text FROM faq_variants v JOIN faq_entries e ON e.id = v.faq_id "
+    "WHERE e.status = 'published' ORDER BY v.faq_id, v.id"
+)
+
+# One round trip for both settings (they last until the end of the transaction) and for the
+# signature that tells whether the FAQ lexicon is still current.
+_FAQ_TABLES = ("faq_entries", "faq_variants")
+_SETTINGS_SQL = text(
+    "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+    "set_config('hnsw.ef_search', '64', true), "
+    f"{signature_expression(_FAQ_TABLES)} AS signature"
+)
+
+
+def verbatim_key(question: str) -> str:
+    """What two phrasings share when one is the other retyped: folded words, in order."""
+    return " ".join(tokens(question))
+
+
+@dataclass(frozen=True)
+class _Entry:
+    faq_id: int
+    external_id: str | None
+    question: str
+    answer: str
+    source: str | None
+    source_url: str | None
+    language: str
+    variants: tuple[str, ...]
+
+
+class FaqLexicon:
+    """The published entries' words, in memory: BM25 over each entry's question, variants and
+    answer, the document frequencies that weigh a question's coverage, and the verbatim index.
+    Rebuilt when the FAQ changes (retrieval.changes)."""
+
+    def __init__(
+        self, entries: Sequence[_Entry], processor: TextProcessor, signature: str = ""
+    ) -> None:
+        self.signature = signature
+        self._processor = processor
+        self.entries = {e.faq_id: e for e in entries}
+        self.ids = [e.faq_id for e in entries]
+        docs = [
+            processor.doc_terms("\n".join((e.question, *e.variants, e.answer))) or ["_"]
+            for e in entries
+        ]
+        self.bm25 = Bm25Index(self.ids, docs)
+        self.terms = {e.faq_id: frozenset(d) for e, d in zip(entries, docs, strict=True)}
+        self.df: dict[str, int] = {}
+        for d in self.terms.values():
+            for t in d:
+                self.df[t] = self.df.get(t, 0) + 1
+        self.verbatim: dict[str, tuple[int, ...]] = {}
+        for e in entries:
+            for phrasing in dict.fromkeys(verbatim_key(t) for t in (e.question, *e.variants)):
+                if phrasing:
+                    self.verbatim[phrasing] = (*self.verbatim.get(phrasing, ()), e.faq_id)
+
+    def _changed(self, faq_id: int, current: Any) -> bool:
+        known = self.entries.get(faq_id)
+        return known is None or (known.question, known.answer) != (current.question, current.answer)
+
+    def idf(self, term: str) -> float:
+        """log((N + 1) / df) for a term some entry holds. A term no entry holds is as likely a
+        filler of chat ("sợ quá", a typo) as a subject the FAQ never covers: it weighs
+        ``UNKNOWN_WEIGHT``, about what a term half the entries hold weighs."""
+        df = self.df.get(term)
+        return math.log((len(self.ids) + 1) / df) if df else UNKNOWN_WEIGHT
+
+    def coverage(
+        self, covering: Covering, faq_id: int, current: Any = None
+    ) -> tuple[float, tuple[str, ...]]:
+        """The IDF-weighted share of the question's terms the entry holds (its words, and the
+        words the guard reads), and the terms it does not hold. ``current`` (a row with its
+        question and answer) reads the words of an entry changed since the lexicon was built."""
+        terms = covering.terms
+        words = self.terms.get(faq_id, frozenset())
+        if current is not None and self._changed(faq_id, current):
+            variants = self.entries[faq_id].variants if faq_id in self.entries else ()
+            text = "\n".join((current.question, *variants, current.answer))
+            words = frozenset(self._processor.doc_terms(text))
+        held = words | covering.read
+        # A pair of words ("khoa_luan") counts half: its words count on their own already, and
+        # a paraphrase reorders words more often than it changes them.
+        weights = {
+            t: self.idf(t) * (PAIR_WEIGHT if "_" in t else 1.0) for t in dict.fromkeys(terms)
+        }
+        total = sum(weights.values())
+        if total <= 0:
+            return 1.0, ()
+        unsaid = tuple(t for t in weights if t not in held)
+        return 1.0 - sum(weights[t] for t in unsaid) / total, unsaid
+
+
+def _lexicon_key(session: AsyncSession, processor: TextProcessor) -> str:
+    return f"{session.bind.engine.url if session.bind is not None else ''}#{id(processor)}"
+
+
+_lexicons: dict[str, FaqLexicon] = {}
+_lock = asyncio.Lock()
+
+
+async def faq_lexicon(
+    session: AsyncSession, processor: TextProcessor, signature: str | None = None
+) -> FaqLexicon:
+    """The lexicon of the FAQ this session sees, rebuilt only when the FAQ changed
+    (``signature``: the FAQ tables' signature, when the caller read it already)."""
+    if signature is None:
+        signature = await tables_signature(session, _FAQ_TABLES)
+    key = _lexicon_key(session, processor)
+    async with _lock:
+        cached = _lexicons.get(key)
+        if cached is not None and cached.signature == signature:
+            return cached
+        variants: dict[int, list[str]] = {}
+        for faq_id, variant in (await session.execute(_VARIANTS_SQL)).all():
+            variants.setdefault(faq_id, []).append(variant)
+        entries = [
+            _Entry(
+                r.id,
+                r.external_id,
+                r.question,
+                r.answer,
+                r.source,
+                r.source_url,
+                r.language,
+                tuple(variants.get(r.id, ())),
+            )
+            for r in (await session.execute(_ENTRIES_SQL)).all()
+        ]
+        lexicon = await asyncio.to_thread(FaqLexicon, entries, processor, signature)
+        _lexicons[key] = lexicon
+        return lexicon
+
+
+async def current_lexicon(session: AsyncSession, processor: TextProcessor) -> FaqLexicon:
+    """The HNSW settings for this transaction and the FAQ lexicon, checked against the tables'
+    signature in the same round trip."""
+    row = (await session.execute(_SETTINGS_SQL)).one()
+    return await faq_lexicon(session, processor, str(row.signature))

@@ -1,0 +1,323 @@
+"""The guard's checks: the facets of a question and of an FAQ entry, compared by category."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
+from typing import Any
+
+from bot.core.errors import ConfigError
+from retrieval.guard.categories import Category, Extractor, Policy, pattern_extractor, value_spec
+from retrieval.guard.verdicts import Conflict, Facets, GuardVerdict, Missing
+from retrieval.text.terms import tokens
+
+_HIDDEN = "|"  # stands in for words an earlier match used; no pattern matches across it
+_FACET_CACHE = 20_000  # texts whose facets are remembered (FAQ questions, answers, variants)
+
+
+class NearMissGuard:
+    """Compares the facets of a question with those of the FAQ question it matched."""
+
+    def __init__(self, vocabulary: Mapping[str, Any]) -> None:
+        self._categories: list[Category] = []
+        # Word sequence -> the (category, value) pairs it names; () for an ignored phrase.
+        self._aliases: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {}
+        categories = vocabulary.get("categories") or {}
+        if not isinstance(categories, Mapping):
+            raise ConfigError("guard vocabulary: `categories` must be a mapping")
+        for name, spec in categories.items():
+            self._categories.append(self._add_category(str(name), spec or {}))
+        ignore = vocabulary.get("ignore") or []
+        if not isinstance(ignore, list):
+            raise ConfigError("guard vocabulary: `ignore` must be a list of phrases")
+        for phrase in ignore:
+            key = tuple(tokens(str(phrase)))
+            if key:
+                self._aliases[key] = ()
+        self._longest = max((len(k) for k in self._aliases), default=0)
+        self._by_name = {c.name: c for c in self._categories}
+        kinds = vocabulary.get("kinds") or {}
+        try:
+            self._kinds = {
+                str(k): re.compile(str(v), re.IGNORECASE) for k, v in dict(kinds).items()
+            }
+        except (TypeError, ValueError, re.error) as exc:
+            raise ConfigError(f"guard vocabulary, kinds: {exc}") from exc
+        for category in self._categories:
+            unknown = {k for ks in category.kinds.values() for k in ks} - set(self._kinds)
+            if unknown:
+                raise ConfigError(
+                    f"guard vocabulary, category {category.name!r}: unknown kinds {sorted(unknown)}"
+                )
+        try:
+            self._asks = {
+                str(kind): tuple(re.compile(str(p)) for p in patterns or [])
+                for kind, patterns in dict(vocabulary.get("asks") or {}).items()
+            }
+        except (TypeError, ValueError, re.error) as exc:
+            raise ConfigError(f"guard vocabulary, asks: {exc}") from exc
+        unknown_kinds = set(self._asks) - set(self._kinds)
+        if unknown_kinds:
+            raise ConfigError(f"guard vocabulary, asks: unknown kinds {sorted(unknown_kinds)}")
+        entities = vocabulary.get("entities") or []
+        if not isinstance(entities, list):
+            raise ConfigError("guard vocabulary: `entities` must be a list of category names")
+        self._entities = tuple(str(e) for e in entities if str(e) in self._by_name)
+        # The entity categories a passage unit must name itself (or in its context) to answer
+        # a question naming one: another school's figures are never this school's.
+        must_name = vocabulary.get("must_name") or []
+        if not isinstance(must_name, list):
+            raise ConfigError("guard vocabulary: `must_name` must be a list of category names")
+        self.named_by_answers = frozenset(str(c) for c in must_name if str(c) in self._by_name)
+        self._facet_cache: dict[str, Facets] = {}
+
+    def _add_category(self, name: str, spec: Mapping[str, Any]) -> Category:
+        try:
+            policy = Policy(**(spec.get("policy") or {}))
+            if policy.mode not in ("overlap", "equal"):
+                raise ValueError(f"policy mode must be overlap or equal, not {policy.mode!r}")
+            if policy.covered not in ("always", "each", "if_named", "no"):
+                raise ValueError(
+                    f"policy covered must be always, each, if_named or no, not {policy.covered!r}"
+                )
+            patterns: list[Extractor] = []
+            kinds: dict[str, tuple[str, ...]] = {}
+            generic: set[str] = set()
+            for value, aliases in (spec.get("values") or {}).items():
+                value = str(value)
+                alias_list, value_patterns = value_spec(aliases)
+                if isinstance(aliases, Mapping) and aliases.get("kinds"):
+                    kinds[value] = tuple(str(k) for k in aliases["kinds"])
+                if isinstance(aliases, Mapping) and aliases.get("generic"):
+                    generic.add(value)
+                # The canonical name is an alias too, unless it is a bare number ("100" for
+                # "toàn phần" must not claim every 100 in a question).
+                names = alias_list if value.isdigit() else [value, *alias_list]
+                for alias in names:
+                    key = tuple(tokens(str(alias)))
+                    if key:
+                        self._aliases[key] = (*self._aliases.get(key, ()), (name, value))
+                patterns += [Extractor(re.compile(p), value) for p in value_patterns]
+            patterns += [pattern_extractor(p) for p in spec.get("patterns") or []]
+            not_after = tuple(tuple(tokens(str(w))) for w in spec.get("not_after") or [])
+        except (AttributeError, TypeError, ValueError, re.error) as exc:
+            raise ConfigError(f"guard vocabulary, category {name!r}: {exc}") from exc
+        label = str(spec.get("label") or name)
+        return Category(
+            name,
+            policy,
+            not_after,
+            tuple(patterns),
+            label,
+            MappingProxyType(kinds),
+            frozenset(generic),
+        )
+
+    def facets(self, text: str) -> Facets:
+        """The values each category finds in ``text``; categories with none are left out.
+
+        Remembered per text (FAQ questions and answers are read again for every question)."""
+        found = self._facet_cache.get(text)
+        if found is None:
+            if len(self._facet_cache) >= _FACET_CACHE:
+                self._facet_cache.clear()
+            found = self._facet_cache[text] = self._read_facets(text)
+        return found
+
+    def _read_facets(self, text: str) -> Facets:
+        words = tokens(text.replace("%", " phần trăm "))
+        found: dict[str, set[str]] = {}
+        rest = self._match_aliases(words, found)
+        for category in self._categories:
+            for extractor in category.patterns:
+                values = found.setdefault(category.name, set())
+
+                def take(
+                    match: re.Match[str], e: Extractor = extractor, v: set[str] = values
+                ) -> str:
+                    v.add(e.read(match))
+                    return _HIDDEN
+
+                rest = extractor.pattern.sub(take, rest)
+        return {name: frozenset(values) for name, values in found.items() if values}
+
+    def _match_aliases(self, words: list[str], found: dict[str, set[str]]) -> str:
+        """Record the aliases in ``words``, longest first; return the words left for patterns."""
+        rest: list[str] = []
+        i = 0
+        while i < len(words):
+            for size in range(min(self._longest, len(words) - i), 0, -1):
+                key = tuple(words[i : i + size])
+                names = self._aliases.get(key)
+                if names is None:
+                    continue
+                for category, value in names:
+                    if not self._after_excluded(category, words, i):
+                        found.setdefault(category, set()).add(value)
+                rest.append(_HIDDEN)
+                i += size
+                break
+            else:
+                rest.append(words[i])
+                i += 1
+        return " ".join(rest)
+
+    def _after_excluded(self, category: str, words: list[str], start: int) -> bool:
+        """Whether the alias at ``start`` follows a word that makes it something else."""
+        return any(
+            start >= len(w) and tuple(words[start - len(w) : start]) == w
+            for w in self._by_name[category].not_after
+        )
+
+    def entity_spans(self, text: str) -> list[tuple[int, int, str]]:
+        """Where ``text`` names a value: (first word, end word, category), by index into
+        ``text.split()``. Aliases may span words; patterns (years, numbers) are tried one
+        word at a time. Used to carry a follow-up's new value into the previous question."""
+        owner: list[int] = []
+        flat: list[str] = []
+        for n, word in enumerate(text.split()):
+            for token in tokens(word):
+                flat.append(token)
+                owner.append(n)
+        spans: list[tuple[int, int, str]] = []
+        taken: set[int] = set()
+        i = 0
+        while i < len(flat):
+            for size in range(min(self._longest, len(flat) - i), 0, -1):
+                names = self._aliases.get(tuple(flat[i : i + size]))
+                if names is None:
+                    continue
+                for name in dict.fromkeys(c for c, _ in names):
+                    if not self._after_excluded(name, flat, i):
+                        spans.append((owner[i], owner[i + size - 1] + 1, name))
+                taken.update(range(owner[i], owner[i + size - 1] + 1))
+                i += size
+                break
+            else:
+                i += 1
+        for n, word in enumerate(text.split()):
+            if n in taken:
+                continue
+            normal = " ".join(tokens(word))
+            for category in self._categories:
+                if normal and any(e.pattern.search(normal) for e in category.patterns):
+                    spans.append((n, n + 1, category.name))
+                    break
+        return sorted(spans)
+
+    def unread(self, text: str) -> str:
+        """``text`` without the words that name a value (what ``entity_spans`` finds): what is
+        left is what the vocabulary does not know, for tier 1's word coverage."""
+        taken = {i for start, end, _ in self.entity_spans(text) for i in range(start, end)}
+        # A name taken out ends a clause: the words around it do not make a pair.
+        return " ".join(w if i not in taken else ";" for i, w in enumerate(text.split()))
+
+    def check(self, query: str, faq_question: str, answer: str = "") -> GuardVerdict:
+        """Whether the FAQ entry may answer ``query``: no category conflicts with its question,
+        and every value asked in a ``covered`` category said by its question or its ``answer``
+        (checked only when an answer is given). Its variants say nothing: a phrasing staff add
+        does not make the answer say more (the self-check flags a variant the guard refuses).
+
+        With an answer, a value the question names and the entry's question does not is no
+        conflict when the answer says it ("Học phí ngành CNTT" and the entry "Học phí chương
+        trình chuẩn" whose answer lists the fee of CNTT)."""
+        mine, theirs = self.facets(query), self.facets(faq_question)
+        said = self._said((faq_question, answer)) if answer else {}
+        conflicts = []
+        for category in self._categories:
+            q = mine.get(category.name, frozenset())
+            f = theirs.get(category.name, frozenset())
+            if not category.policy.conflicts(q, f) or category.compatible(q, f):
+                continue
+            if q and not f and not q.isdisjoint(said.get(category.name, ())):
+                continue
+            conflicts.append(Conflict(category.name, q, f))
+        missing = self._missing(mine, said, answer) if answer else ()
+        return GuardVerdict(not conflicts and not missing, tuple(conflicts), missing)
+
+    def asked_kinds(self, question: str) -> frozenset[str]:
+        """The kinds of value ``question`` asks for in so many words (`asks`: a date for "khi
+        nào", a phone number for "sđt", an amount for "học phí bao nhiêu")."""
+        folded = " ".join(tokens(question))
+        return frozenset(
+            k for k, patterns in self._asks.items() if any(p.search(folded) for p in patterns)
+        )
+
+    def hinted_kinds(self, question: str) -> frozenset[str]:
+        """The kinds of value of the attributes ``question`` names (an amount for học phí, a
+        date for hạn nộp), asked or only mentioned ("nếu nộp sau thời hạn thì sao")."""
+        kinds: set[str] = set()
+        found = self.facets(question)
+        for category in self._categories:
+            for value in found.get(category.name, ()):
+                kinds.update(category.kinds.get(value, ()))
+        return frozenset(kinds)
+
+    def holds(self, kinds: Iterable[str], text: str) -> bool:
+        """Whether ``text`` holds a value of one of ``kinds`` (a phone number, a date...)."""
+        return any(self._kinds[k].search(text) for k in kinds if k in self._kinds)
+
+    def entities(self, text: str) -> Facets:
+        """The values ``text`` names in the `entities` categories: whom or what it is about."""
+        found = self.facets(text)
+        return {name: found[name] for name in self._entities if name in found}
+
+    def _said(self, texts: Sequence[str]) -> dict[str, set[str]]:
+        said: dict[str, set[str]] = {}
+        for text in texts:
+            for name, values in self.facets(text).items():
+                said.setdefault(name, set()).update(values)
+        return said
+
+    def _missing(
+        self, mine: Facets, said: Mapping[str, set[str]], answer: str
+    ) -> tuple[Missing, ...]:
+        out = []
+        for category in self._categories:
+            asked = mine.get(category.name)
+            rule = category.policy.covered
+            if not asked or rule == "no":
+                continue
+            found = said.get(category.name, set())
+            if rule == "if_named" and not found:
+                continue
+            unsaid = frozenset(
+                v for v in asked if v not in found and not self._holds_kind(category, v, answer)
+            )
+            # One asked value said is enough for a category read with overlap (a question about
+            # "CNTT và KHMT" is answered by an entry about either, as the conflict rule reads it).
+            every = rule == "each" or category.policy.mode == "equal"
+            if unsaid and (every or len(unsaid) == len(asked)):
+                out.append(Missing(category.name, category.label, unsaid))
+        return tuple(out)
+
+    def _holds_kind(self, category: Category, value: str, answer: str) -> bool:
+        kinds = category.kinds.get(value, ())
+        return any(self._kinds[k].search(answer) for k in kinds)
+
+    def missing_from(
+        self, query: str, texts: Sequence[str], categories: Iterable[str]
+    ) -> dict[str, frozenset[str]]:
+        """The values ``query`` names in ``categories`` that ``texts`` contradict.
+
+        Tier 2's scope check, with each category's policy read against all the texts at once:
+        passages about 2024 do not answer a question about 2025 (years conflict only when both
+        sides name one), and this school's documents do not answer a question about another
+        school (``query_only``: the passages must name it). The ``faq_only`` and ``equal`` sides
+        of a policy do not apply: passages name many things a question does not.
+        """
+        mine = self.facets(query)
+        wanted = [c for c in self._categories if c.name in set(categories) and mine.get(c.name)]
+        if not wanted:
+            return {}
+        seen: dict[str, set[str]] = {}
+        for t in texts:
+            for name, values in self.facets(t).items():
+                seen.setdefault(name, set()).update(values)
+        out: dict[str, frozenset[str]] = {}
+        for category in wanted:
+            asked, found = mine[category.name], seen.get(category.name, set())
+            if (found and asked.isdisjoint(found)) or (not found and category.policy.query_only):
+                out[category.name] = asked
+        return out

@@ -1,0 +1,84 @@
+"""The word lists behind text processing: bundled YAML files, and an operator's overrides."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bot.core.errors import ConfigError
+from bot.core.settings import TextSettings
+from retrieval.text.folding import fold
+from retrieval.text.terms import Abbreviation, TextProcessor
+
+DATA_DIR = Path(__file__).parents[1] / "data"
+
+
+def load_text_processor(settings: TextSettings | None = None) -> TextProcessor:
+    """The bundled abbreviations and stopwords, extended by ``settings.abbreviations_file``."""
+    override = settings.abbreviations_file if settings is not None else None
+    return _load(override.resolve() if override is not None else None)
+
+
+@lru_cache(maxsize=8)
+def _load(override: Path | None) -> TextProcessor:
+    entries = _read_abbreviations(DATA_DIR / "abbreviations.yaml")
+    if override is not None:
+        for key, value in _read_abbreviations(override).items():
+            if value is None:
+                entries.pop(key, None)
+            else:
+                entries[key] = value
+    stopwords = read_yaml(DATA_DIR / "stopwords.yaml")
+    return TextProcessor(
+        {k: v for k, v in entries.items() if v is not None},
+        {lang: [str(w) for w in words or []] for lang, words in stopwords.items()},
+    )
+
+
+def read_yaml(path: Path) -> dict[str, Any]:
+    """A YAML mapping, or ConfigError naming the file."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level")
+    return data
+
+
+def _read_abbreviations(path: Path) -> dict[str, Abbreviation | None]:
+    data = read_yaml(path)
+    unknown = set(data) - {"chat", "domain"}
+    if unknown:
+        raise ConfigError(f"{path}: unknown sections {sorted(unknown)}; expected chat, domain")
+    entries: dict[str, Abbreviation | None] = {}
+    for section in ("chat", "domain"):
+        items = data.get(section) or {}
+        if not isinstance(items, dict):
+            raise ConfigError(f"{path}: `{section}` must map abbreviations to expansions")
+        for key, value in items.items():
+            folded = fold(str(key))
+            if not _ABBREVIATION_KEY.fullmatch(folded):
+                raise ConfigError(f"{path}: {key!r} is not one word of letters and digits")
+            entries[folded] = _abbreviation(path, str(key), value, chat=section == "chat")
+    return entries
+
+
+_ABBREVIATION_KEY = re.compile(r"[a-z0-9]+")
+
+
+def _abbreviation(path: Path, key: str, value: Any, *, chat: bool) -> Abbreviation | None:
+    if value is None:
+        return None
+    options: dict[str, Any] = value if isinstance(value, dict) else {"expand": value}
+    expand = options.get("expand")
+    expansions = tuple(str(e) for e in (expand if isinstance(expand, list) else [expand]) if e)
+    if not expansions or set(options) - {"expand", "at_end"}:
+        raise ConfigError(f"{path}: entry {key!r} needs `expand` (and optionally `at_end`)")
+    return Abbreviation(expansions, chat=chat, at_end=bool(options.get("at_end", False)))
