@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import click
 
+from admin.accounts import ensure_demo_admin
 from bot.cli.common import pass_settings, progress, with_runtime
 from bot.core.settings import Settings
+from bot.knowledge.demo import load_demo_kb
 from bot.runtime import Runtime
 
 host_option = click.option("--host", default=None, help="Default: TUVAN_HOST (127.0.0.1).")
@@ -25,8 +27,6 @@ def demo_command(
     settings: Settings, host: str | None, port: int | None, no_demo_data: bool
 ) -> None:
     """Web chat, webhooks and a worker in one process, on the embedded database."""
-    from admin.accounts import ensure_demo_admin
-    from bot.knowledge.demo import load_demo_kb
     from bot.processes import serve
 
     async def body(rt: Runtime) -> None:
