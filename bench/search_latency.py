@@ -573,7 +573,8 @@ async def main() -> None:
             "index builds after the load "
             f"(maintenance_work_mem {args.maintenance_work_mem}): "
             + ", ".join(f"{n} {b['seconds']} s" for n, b in builds.items())
-            + f"; in-memory BM25 (retrieval.bm25) build {bm25_build_s:.1f} s, +{mib(bm25_mem)} RSS",
+            + f"; in-memory BM25 (retrieval.search.keyword) build {bm25_build_s:.1f} s, "
+            + f"+{mib(bm25_mem)} RSS",
             f"{len(questions)} questions (UIT + ALQAC; n = {len(sample)} evenly spaced for the "
             f"slow modes), {args.warmup} warm-up; limit 10",
         ]
@@ -621,7 +622,7 @@ async def main() -> None:
     )
     print(
         f"\nCurrent BM25 per query: signature query p50 {percentiles(sig_ms)['p50']:.1f} ms, "
-        f"scoring (retrieval.bm25) p50 {percentiles(score_ms)['p50']:.1f} ms / p95 "
+        f"scoring (retrieval.search.keyword) p50 {percentiles(score_ms)['p50']:.1f} ms / p95 "
         f"{percentiles(score_ms)['p95']:.1f} ms."
     )
     print(

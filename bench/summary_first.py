@@ -25,17 +25,13 @@ from typing import Any
 
 import retrieval.search.summary
 from bot.core.settings import Settings
+from bot.evaluation.answer_summaries import key_facts_summary, out_of_scope_summary, tier_counts
 from bot.evaluation.data import read_questions
 from bot.evaluation.metrics import mean_metrics
-from bot.evaluation.questions import (
-    _answer_all,
-    _rank,
-    key_facts_summary,
-    out_of_scope_summary,
-    tier_counts,
-)
+from bot.evaluation.questions import answer_all, rank_questions
 from bot.evaluation.workspace import indexer_for, load_corpus, throwaway_database
-from bot.knowledge.augment import AugmentOptions, write_extractive_summaries
+from bot.knowledge.document_augment import DocumentAugmentOptions
+from bot.knowledge.extractive_summaries import ExtractiveSummaryJob
 from bot.runtime import build_parts
 
 KS = (1, 3, 5, 10)
@@ -60,7 +56,9 @@ async def main(dataset: Path) -> None:
         chunks, _ = await load_corpus(workspace, parts, dataset / "corpus")
         print(f"indexed {chunks} chunks in {time.perf_counter() - started:.0f} s")
         levels = ["document"]
-        ranked = await _rank(workspace, parts, questions, ["hybrid", "summary"], levels, KS, None)
+        ranked = await rank_questions(
+            workspace, parts, questions, ["hybrid", "summary"], levels, KS, None
+        )
         same = all(
             ranked["hybrid"].per_question["document"][q] == m
             for q, m in ranked["summary"].per_question["document"].items()
@@ -72,15 +70,18 @@ async def main(dataset: Path) -> None:
                 document_metrics(ranked, "summary"),
             )
         )
-        report = await write_extractive_summaries(
-            workspace.sessionmaker, indexer_for(parts), AugmentOptions()
+        job = ExtractiveSummaryJob(
+            workspace.sessionmaker, indexer_for(parts), DocumentAugmentOptions()
         )
+        report = await job.run()
         print(f"wrote {report.summaries} extractive summaries")
         for documents in (5, 3):
             for weight in (0.0, 1.0, 2.0, 1000.0):
                 retrieval.search.summary.SUMMARY_DOCUMENTS = documents
                 retrieval.search.summary.SUMMARY_DOCUMENT_WEIGHT = weight
-                variant = await _rank(workspace, parts, questions, ["summary"], levels, KS, None)
+                variant = await rank_questions(
+                    workspace, parts, questions, ["summary"], levels, KS, None
+                )
                 label = f"summary, extractive, ≥{documents} documents, document weight {weight:g}"
                 lines.append(row(label, document_metrics(variant, "summary")))
         retrieval.search.summary.SUMMARY_DOCUMENTS = 5
@@ -89,7 +90,7 @@ async def main(dataset: Path) -> None:
         for mode in ("hybrid", "summary"):
             search = parts.settings.search.model_copy(update={"mode": mode})
             moded = replace(parts, settings=parts.settings.model_copy(update={"search": search}))
-            outcomes = await _answer_all(workspace, moded, questions, None, None)
+            outcomes = await answer_all(workspace, moded, questions, None, None)
             facts = key_facts_summary(outcomes)
             scope = out_of_scope_summary(outcomes)
             answers.append(

@@ -1,10 +1,11 @@
-"""What the ``tuvan`` commands share: settings, running a coroutine, the runtime, progress."""
+"""What the ``tuvan`` commands share: settings, running a coroutine, the runtime, progress bars."""
 
 from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import click
@@ -12,6 +13,7 @@ from pydantic import ValidationError
 
 from bot.core.errors import TuvanError
 from bot.core.settings import Settings
+from bot.knowledge.jobs import Progress, ProgressBars
 from bot.runtime import Runtime, open_runtime
 
 T = TypeVar("T")
@@ -38,12 +40,20 @@ def config_problems(exc: ValidationError) -> str:
     return "\n".join(lines)
 
 
-def run(coro: Awaitable[T]) -> T:
-    """Run a command's coroutine; tuvan's own errors become a one-line message, exit 1."""
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """tuvan's own errors (a bad input file, a bad setting) are the user's to fix: a one-line
+    message naming what and where, exit 1, no traceback."""
     try:
-        return asyncio.run(coro)  # type: ignore[arg-type]
+        yield
     except TuvanError as exc:
         raise click.ClickException(str(exc)) from exc
+
+
+def run(coro: Awaitable[T]) -> T:
+    """Run a command's coroutine; tuvan's own errors become a one-line message, exit 1."""
+    with user_errors():
+        return asyncio.run(coro)  # type: ignore[arg-type]
 
 
 def with_runtime(
@@ -60,3 +70,20 @@ def progress(total: int | None, desc: str, unit: str) -> Any:
     from tqdm import tqdm
 
     return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=None, leave=False)
+
+
+@contextmanager
+def progress_bars(unit: str = "step") -> Iterator[ProgressBars]:
+    """Progress bars on standard error for a use-case's stages, all closed on the way out."""
+    opened: list[Any] = []
+
+    def make(label: str, total: int | None) -> Progress:
+        bar = progress(total or None, label, unit)
+        opened.append(bar)
+        return bar.update  # type: ignore[no-any-return]
+
+    try:
+        yield make
+    finally:
+        for bar in opened:
+            bar.close()

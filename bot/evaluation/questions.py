@@ -10,15 +10,13 @@ of every in-scope question; the ranking is scored at the levels the question set
     page       (file, page) against the sources that give a page
 
 Then the full answerer (the configured mode and thresholds, and the FAQ when ``--faq`` is given)
-answers every question once, for the tier distribution, the key facts and the out-of-scope rows.
+answers every question once, for the tier distribution, the key facts and the out-of-scope rows
+(summed up by ``answer_summaries``). ``calibration`` sweeps t_doc on the same machinery.
 """
 
 from __future__ import annotations
 
-import math
-import statistics
 import time
-from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -34,13 +32,10 @@ from bot.evaluation.data import FaqItem, Passage, Question
 from bot.evaluation.judge import Judge
 from bot.evaluation.metrics import (
     DEFAULT_KS,
-    Choice,
-    choose_threshold,
     facts_found,
     first_ranks,
     mean_metrics,
     ranking_metrics,
-    sweep,
 )
 from bot.evaluation.workspace import (
     Workspace,
@@ -50,6 +45,7 @@ from bot.evaluation.workspace import (
     prepare_all,
     throwaway_database,
 )
+from bot.knowledge.jobs import Progress
 from retrieval.query import search_query
 from retrieval.search.graph import build_communities
 from retrieval.search.hits import Hit
@@ -65,7 +61,6 @@ MODES: tuple[SearchMode, ...] = (
     "hybrid+graph",
 )
 LEVELS = ("chunk", "document", "page")
-Progress = Callable[[int], None]
 
 
 @dataclass(frozen=True)
@@ -180,7 +175,7 @@ def _scored_levels(questions: Sequence[Question], knowledge: Knowledge) -> list[
     return [level for level in knowledge.levels if any(relevant_units(q, level) for q in in_scope)]
 
 
-async def _load(
+async def load_knowledge(
     workspace: Workspace, parts: AnswererParts, knowledge: Knowledge, progress: Progress | None
 ) -> dict[str, Any]:
     loaded: dict[str, Any] = {}
@@ -213,7 +208,7 @@ async def _load(
     return loaded
 
 
-async def _rank(
+async def rank_questions(
     workspace: Workspace,
     parts: AnswererParts,
     questions: Sequence[Question],
@@ -258,7 +253,7 @@ async def _rank(
     return results
 
 
-async def _answer_all(
+async def answer_all(
     workspace: Workspace,
     parts: AnswererParts,
     questions: Sequence[Question],
@@ -322,7 +317,7 @@ async def evaluate_questions(
     async with throwaway_database(server_url) as workspace:
         started = time.perf_counter()
         total = len(knowledge.passages) if knowledge.passages is not None else 0
-        loaded = await _load(workspace, parts, knowledge, bar("indexing", total))
+        loaded = await load_knowledge(workspace, parts, knowledge, bar("indexing", total))
         if "hybrid+graph" in (*modes, parts.settings.search.mode):
             async with workspace.sessionmaker.begin() as session:
                 graph = await build_communities(session, parts.settings.search.graph)
@@ -332,7 +327,7 @@ async def evaluate_questions(
         for form, asked in forms.items():
             suffix = "" if form == "written" else f" ({form})"
             started = time.perf_counter()
-            ranked[form] = await _rank(
+            ranked[form] = await rank_questions(
                 workspace,
                 parts,
                 asked,
@@ -343,7 +338,7 @@ async def evaluate_questions(
             )
             seconds[f"ranking{suffix}"] = time.perf_counter() - started
             started = time.perf_counter()
-            outcomes[form] = await _answer_all(
+            outcomes[form] = await answer_all(
                 workspace, parts, asked, judge, bar(f"answering{suffix}", len(asked))
             )
             seconds[f"answering{suffix}"] = time.perf_counter() - started
@@ -373,128 +368,3 @@ async def evaluate_questions(
     if unaccented:
         result.unaccented = evaluation("unaccented")
     return result
-
-
-# -- answers: summaries ----------------------------------------------------------------------
-
-
-def tier_counts(outcomes: Sequence[AnswerOutcome]) -> dict[str, int]:
-    counts = Counter(o.answer.tier for o in outcomes)
-    return {tier: counts.get(tier, 0) for tier in ("faq", "documents", "fallback")}
-
-
-def key_facts_summary(outcomes: Sequence[AnswerOutcome]) -> dict[str, Any]:
-    """Key facts over the in-scope questions that list some: all found, overall (a fallback
-    counts as a miss), among the answered ones, and per tier; plus the mean share found."""
-    scope = [o for o in outcomes if not o.question.out_of_scope and o.question.key_facts]
-    answered = [o for o in scope if o.answer.tier != "fallback"]
-
-    def rate(rows: Sequence[AnswerOutcome]) -> float | None:
-        return sum(o.complete for o in rows) / len(rows) if rows else None
-
-    return {
-        "questions": len(scope),
-        "answered": len(answered),
-        "rate": rate(scope),
-        "rate_answered": rate(answered),
-        "mean_fraction": (
-            sum(o.found / len(o.question.key_facts) for o in scope) / len(scope) if scope else None
-        ),
-        "by_tier": {
-            tier: {"questions": len(rows), "rate": rate(rows)}
-            for tier in ("faq", "documents", "fallback")
-            if (rows := [o for o in scope if o.answer.tier == tier])
-        },
-    }
-
-
-def answer_lengths(outcomes: Sequence[AnswerOutcome]) -> dict[str, Any]:
-    """How long the documents answers are, in characters before their sources: the median and
-    the 90th percentile, over all of them and over the factoid questions (3/6)."""
-
-    def spread(rows: Sequence[AnswerOutcome]) -> dict[str, Any]:
-        sizes = sorted(len(answer_body(o.answer).strip()) for o in rows)
-        if not sizes:
-            return {"answers": 0, "median": None, "p90": None}
-        return {
-            "answers": len(sizes),
-            "median": statistics.median(sizes),
-            "p90": sizes[min(len(sizes) - 1, math.ceil(0.9 * len(sizes)) - 1)],
-        }
-
-    documents = [o for o in outcomes if o.answer.tier == "documents"]
-    return {
-        "documents": spread(documents),
-        "factoid": spread([o for o in documents if o.question.type == "factoid"]),
-    }
-
-
-def out_of_scope_summary(outcomes: Sequence[AnswerOutcome]) -> dict[str, Any]:
-    rows = [o for o in outcomes if o.question.out_of_scope]
-    right = sum(o.right for o in rows)
-    return {
-        "questions": len(rows),
-        "fallback": right,
-        "answered_wrongly": len(rows) - right,
-        "fallback_rate": right / len(rows) if rows else None,
-    }
-
-
-def judge_summary(outcomes: Sequence[AnswerOutcome]) -> dict[str, Any] | None:
-    judged = [o for o in outcomes if o.judged is not None]
-    if not judged:
-        return None
-    return {"questions": len(judged), "correct": sum(bool(o.judged) for o in judged)}
-
-
-# -- t_doc calibration -----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class DocPoint:
-    threshold: float
-    precision: float  # of the answers from documents, the share that is right
-    coverage: float  # of the in-scope questions with key facts, the share answered right there
-    answered: int
-
-
-async def calibrate_t_doc(
-    parts: AnswererParts,
-    questions: Sequence[Question],
-    knowledge: Knowledge,
-    *,
-    required_precision: float,
-    low: float = 0.80,
-    high: float = 0.95,
-    step: float = 0.01,
-    server_url: str | None = None,
-    progress: Callable[[str, int], Progress] | None = None,
-) -> tuple[Choice, list[DocPoint]]:
-    """Sweep ``t_doc`` and keep the one with the most right answers from documents while the
-    documents tier stays at ``required_precision``; an out-of-scope question answered from
-    documents counts against precision. FAQ answers are left out (t_faq decides those)."""
-    thresholds = sweep(low, high, step)
-    scored = [q for q in questions if q.out_of_scope or q.key_facts]
-    in_scope = sum(not q.out_of_scope for q in scored)
-    points: list[DocPoint] = []
-    async with throwaway_database(server_url) as workspace:
-        await _load(workspace, parts, knowledge, None)
-        tick = progress("t_doc sweep", len(thresholds) * len(scored)) if progress else None
-        for t in thresholds:
-            answer = parts.settings.answer.model_copy(update={"t_doc": t})
-            swept = replace(parts, settings=parts.settings.model_copy(update={"answer": answer}))
-            outcomes = await _answer_all(workspace, swept, scored, None, tick)
-            docs = [o for o in outcomes if o.answer.tier == "documents"]
-            right = sum(o.right for o in docs)
-            points.append(
-                DocPoint(
-                    t,
-                    right / len(docs) if docs else 1.0,
-                    right / in_scope if in_scope else 0.0,
-                    len(docs),
-                )
-            )
-    choice = choose_threshold(
-        [(p.threshold, p.precision, p.coverage) for p in points], required_precision
-    )
-    return choice, points

@@ -7,18 +7,20 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bot.evaluation.metrics import Choice, facts_found
-from bot.evaluation.questions import (
-    AnswerOutcome,
-    DocPoint,
-    QuestionsEvaluation,
-    answer_body,
+from bot.evaluation.answer_summaries import (
     answer_lengths,
     judge_summary,
     key_facts_summary,
     out_of_scope_summary,
-    relevant_units,
     tier_counts,
+)
+from bot.evaluation.calibration import DocPoint
+from bot.evaluation.metrics import Choice, facts_found
+from bot.evaluation.questions import (
+    AnswerOutcome,
+    QuestionsEvaluation,
+    answer_body,
+    relevant_units,
 )
 from bot.evaluation.report import bar_plot, cell, curve_plot, table
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -126,3 +126,13 @@ def curve_plot(
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
+
+
+def write_report(
+    out: Path, data: Mapping[str, Any], markdown: str, plots: Callable[[Path], object]
+) -> None:
+    """``report.json``, ``report.md`` and the plots ``plots(out)`` draws, in ``out``."""
+    prepare_out(out)
+    write_json(out, data)
+    write_markdown(out, markdown)
+    plots(out)

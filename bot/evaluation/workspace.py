@@ -29,6 +29,7 @@ from bot.core.types import ChunkerMode
 from bot.db import migrate
 from bot.db.engine import make_engine, make_sessionmaker, sqlalchemy_url, start_embedded
 from bot.evaluation.data import FaqItem, Passage
+from bot.knowledge.faq_paraphrases import FaqParaphraseJob, FaqParaphraseOptions
 from bot.knowledge.ingest import ingest_paths
 from retrieval.chunking.base import ChunkDraft
 from retrieval.embedders.base import embed_off_loop
@@ -193,10 +194,9 @@ async def load_faq(
                     variants=list(item.variants),
                 ),
             )
-        if enrich:
-            from bot.knowledge.faq_paraphrases import enrich_faq
-
-            await enrich_faq(session, indexer, parts.llm)
+    if enrich:
+        job = FaqParaphraseJob(workspace.sessionmaker, indexer, parts.llm, FaqParaphraseOptions())
+        await job.run()
 
 
 async def prepare_all(

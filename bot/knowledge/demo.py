@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
@@ -10,9 +9,9 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.db.models import Document, FaqEntry
-from bot.knowledge.faq_files import read_faq_file
+from bot.knowledge.faq_files import import_faq, read_faq_file
 from bot.knowledge.ingest import ingest_paths
-from retrieval.index.faq_entries import upsert_faq
+from bot.knowledge.jobs import Progress
 from retrieval.index.indexer import Indexer
 
 
@@ -23,7 +22,7 @@ def demo_kb_dir() -> Path:
 async def load_demo_kb(
     sessionmaker: async_sessionmaker[AsyncSession],
     indexer: Indexer,
-    progress: Callable[[int], None] | None = None,
+    progress: Progress | None = None,
 ) -> str:
     """Load the demo documents and FAQ into an empty store; '' when the store had content."""
     async with sessionmaker() as session:
@@ -34,10 +33,5 @@ async def load_demo_kb(
     kb = demo_kb_dir()
     report = await ingest_paths(sessionmaker, indexer, [kb / "docs"], on_chunks=progress)
     drafts = read_faq_file(kb / "faq.jsonl")
-    async with sessionmaker.begin() as session:
-        for draft in drafts:
-            draft.updated_by = "demo"
-            await upsert_faq(session, indexer, draft)
-            if progress:
-                progress(1)
+    await import_faq(sessionmaker, indexer, drafts, updated_by="demo", progress=progress)
     return f"{len(report.indexed)} documents ({report.chunks} chunks), {len(drafts)} FAQ entries"

@@ -1,4 +1,5 @@
-"""URAG-F (b) and (c): FAQ drafts written by the LLM from document chunks, and their phrasings.
+"""URAG-F (b) and (c), offline: FAQ drafts written by the LLM from document chunks, and their
+phrasings.
 
 For each chunk the model proposes up to N question–answer pairs a prospective student would ask
 and the chunk answers. A pair whose answer carries a number or date the chunk does not is
@@ -13,34 +14,42 @@ re-ingest of a changed document replaces the metadata), and a re-run skips them,
 chunks with drafts of the current version: so a chunk that gave no usable pair, or whose drafts
 staff deleted, is not asked again. ``force`` asks again, replacing the chunk's earlier drafts
 that are still unpublished and untouched by staff; published or staff-edited entries are never
-touched.
+touched. The store side is ``faq_draft_store``.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import delete, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.core.errors import LlmError
-from bot.db.models import Chunk, Document, FaqEntry, FaqOrigin, FaqStatus
-from bot.knowledge.faq_paraphrases import enrich_faq, paraphrase_messages
-from bot.llm.batch import Estimate, run_batch
+from bot.knowledge.faq_draft_store import (
+    GENERATED_BY,
+    QaPair,
+    SourceChunk,
+    asked_chunks,
+    generated_entries,
+    select_chunks,
+    store_drafts,
+)
+from bot.knowledge.faq_paraphrases import (
+    FaqParaphraseJob,
+    FaqParaphraseOptions,
+    paraphrase_messages,
+)
+from bot.knowledge.jobs import ProgressBars, no_progress
+from bot.llm.batch import DEFAULT_LIMITS, BatchLimits, Estimate, run_batch
 from bot.llm.client import LlmClient, Message
 from bot.llm.numbers import invented_numbers
-from retrieval.index.faq_entries import embed_faq_entry
 from retrieval.index.indexer import Indexer
-from retrieval.text.language import detect_language
 
 log = logging.getLogger(__name__)
 
-GENERATED_BY = "tuvan:faq-generate"  # updated_by of an entry no person has edited yet
-DONE_KEY = "faq_generated"  # Document.meta: {"version": hash, "ordinals": [chunks asked]}
+__all__ = ["GENERATED_BY", "FaqDraftJob", "FaqDraftOptions", "GenerateReport", "parse_pairs"]
 MAX_QUESTION_CHARS = 300
 MAX_ANSWER_CHARS = 1500
 # A typical student question, for estimating the paraphrase calls before the questions exist.
@@ -55,29 +64,6 @@ PROMPT = (
     'answer. Reply with a JSON list only: [{{"question": "...", "answer": "..."}}]; reply [] '
     "if the passage answers no such question."
 )
-
-# Numbers and dates: 2025, 3.000, 32,5, 30/08/2024, 8:00. Ranges ("2025-2026") split into parts.
-
-
-@dataclass(frozen=True)
-class QaPair:
-    question: str
-    answer: str
-
-
-@dataclass(frozen=True)
-class ChunkJob:
-    """A chunk to ask about, as plain values (safe across commits and concurrent calls)."""
-
-    chunk_id: int
-    ordinal: int
-    document_id: int
-    source: str
-    title: str
-    url: str | None
-    version: str  # the document's content hash
-    heading_path: str
-    text: str
 
 
 @dataclass
@@ -97,7 +83,7 @@ class GenerateReport:
 # -- the model's reply --------------------------------------------------------------------
 
 
-def generate_messages(job: ChunkJob, n: int) -> list[Message]:
+def generate_messages(job: SourceChunk, n: int) -> list[Message]:
     where = " › ".join(p for p in (job.title, job.heading_path) if p)
     return [
         {"role": "system", "content": PROMPT.format(n=n)},
@@ -141,250 +127,119 @@ def _text(value: object) -> str:
     return " ".join(value.split()) if isinstance(value, str) else ""
 
 
-# -- the store ----------------------------------------------------------------------------
-
-
-async def select_chunks(
-    session: AsyncSession, sources: Sequence[str]
-) -> tuple[list[ChunkJob], list[str]]:
-    """Every chunk, or those of the documents whose source is or starts with one of
-    ``sources``; and the ``sources`` that matched no document."""
-    query = (
-        select(Chunk, Document)
-        .join(Document, Document.id == Chunk.document_id)
-        .order_by(Document.source, Chunk.ordinal)
-    )
-    if sources:
-        query = query.where(
-            or_(
-                *(
-                    or_(Document.source == s, Document.source.startswith(s, autoescape=True))
-                    for s in sources
-                )
-            )
-        )
-    rows = (await session.execute(query)).all()
-    jobs = [
-        ChunkJob(
-            chunk_id=c.id,
-            ordinal=c.ordinal,
-            document_id=d.id,
-            source=d.source,
-            title=d.title,
-            url=d.url,
-            version=d.content_hash,
-            heading_path=c.heading_path,
-            text=c.text,
-        )
-        for c, d in rows
-    ]
-    unmatched = [s for s in sources if not any(j.source.startswith(s) for j in jobs)]
-    return jobs, unmatched
-
-
-async def _done(session: AsyncSession, jobs: Sequence[ChunkJob]) -> set[int]:
-    """The chunk ids asked about (or with drafts) for their document's current version."""
-    if not jobs:
-        return set()
-    rows = await session.execute(
-        select(FaqEntry.source_chunk_id, FaqEntry.source_version).where(
-            FaqEntry.origin == FaqOrigin.generated,
-            FaqEntry.source_chunk_id.in_(sorted({j.chunk_id for j in jobs})),
-        )
-    )
-    versions = {(chunk_id, version) for chunk_id, version in rows}
-    metas = await session.execute(
-        select(Document.id, Document.meta).where(
-            Document.id.in_(sorted({j.document_id for j in jobs}))
-        )
-    )
-    asked = {doc_id: meta.get(DONE_KEY) or {} for doc_id, meta in metas}
-    done = set()
-    for job in jobs:
-        marker = asked.get(job.document_id, {})
-        if (job.chunk_id, job.version) in versions or (
-            marker.get("version") == job.version and job.ordinal in marker.get("ordinals", [])
-        ):
-            done.add(job.chunk_id)
-    return done
-
-
-def _untouched_drafts() -> list[Any]:
-    return [
-        FaqEntry.origin == FaqOrigin.generated,
-        FaqEntry.status == FaqStatus.draft,
-        FaqEntry.updated_by == GENERATED_BY,
-    ]
-
-
-async def store_drafts(
-    session: AsyncSession,
-    indexer: Indexer,
-    job: ChunkJob,
-    pairs: Sequence[QaPair],
-    *,
-    force: bool,
-) -> tuple[list[int], int]:
-    """Store ``pairs`` as drafts traced to ``job``; returns their ids and how many earlier
-    drafts were replaced: the chunk's own (``force``) and the document's drafts of an older
-    version that nobody touched (the re-ingest flagged them; these take their place)."""
-    stale = FaqEntry.source_version != job.version
-    if force:
-        stale = or_(stale, FaqEntry.source_chunk_id == job.chunk_id)
-    replaced = (
-        await session.scalars(
-            delete(FaqEntry)
-            .where(FaqEntry.source_document_id == job.document_id, stale, *_untouched_drafts())
-            .returning(FaqEntry.id)
-        )
-    ).all()
-    ids = []
-    for pair in pairs:
-        entry = FaqEntry(
-            question=pair.question,
-            answer=pair.answer,
-            source=job.title or job.source,
-            source_url=job.url,
-            language=detect_language(pair.question),
-            status=FaqStatus.draft,
-            origin=FaqOrigin.generated,
-            source_document_id=job.document_id,
-            source_chunk_id=job.chunk_id,
-            source_text=job.text,
-            source_version=job.version,
-            updated_by=GENERATED_BY,
-        )
-        session.add(entry)
-        await embed_faq_entry(session, indexer, entry)
-        ids.append(entry.id)
-    await _record_asked(session, job)
-    return ids, len(replaced)
-
-
-async def _record_asked(session: AsyncSession, job: ChunkJob) -> None:
-    """Mark the chunk done for this version, so that a re-run does not ask again even when it
-    gave no usable pair or staff deleted its drafts (a re-ingest of a changed document resets
-    the metadata, and with it the marks)."""
-    row = (
-        await session.execute(
-            select(Document.meta).where(
-                Document.id == job.document_id, Document.content_hash == job.version
-            )
-        )
-    ).first()
-    if row is None:  # removed or re-ingested meanwhile
-        return
-    meta = dict(row.meta)
-    marker = meta.get(DONE_KEY) or {}
-    ordinals = marker.get("ordinals", []) if marker.get("version") == job.version else []
-    meta[DONE_KEY] = {"version": job.version, "ordinals": sorted({*ordinals, job.ordinal})}
-    # updated_at kept: it says when the source was indexed (`tuvan sources`), not this mark.
-    await session.execute(
-        update(Document)
-        .where(Document.id == job.document_id)
-        .values(meta=meta, updated_at=Document.updated_at)
-    )
-
-
 # -- the job ------------------------------------------------------------------------------
 
 
-async def generate_faq(
-    sessionmaker: async_sessionmaker[AsyncSession],
-    indexer: Indexer,
-    llm: LlmClient | None,
-    *,
-    per_chunk: int = 3,
-    sources: Sequence[str] = (),
-    force: bool = False,
-    dry_run: bool = False,
-    paraphrases: int = 5,
-    concurrency: int = 4,
-    attempts: int = 3,
-    base_delay: float = 1.0,
-    max_tokens: int = 700,
-    on_chunk: Callable[[int], None] | None = None,
-    on_entry: Callable[[int], None] | None = None,
-) -> GenerateReport:
-    """Draft FAQ entries from every chunk in scope, then phrasings of their questions.
+@dataclass(frozen=True)
+class FaqDraftOptions:
+    per_chunk: int = 3  # question-answer pairs asked for per chunk
+    sources: tuple[str, ...] = ()  # only these sources (or prefixes); empty: all
+    force: bool = False  # ask again, replacing untouched unpublished drafts
+    paraphrases: int = 5  # phrasings generated per drafted question (0: none)
 
-    Each chunk's drafts are committed as they come, so an interrupted run keeps them. Needs
-    ``llm`` unless ``dry_run`` (which only counts and estimates; it changes nothing).
-    """
-    report = GenerateReport()
-    async with sessionmaker() as session:
-        jobs, report.unmatched = await select_chunks(session, sources)
-        done = set() if force else await _done(session, jobs)
-    todo = [j for j in jobs if j.chunk_id not in done]
-    report.chunks, report.skipped = len(todo), len(jobs) - len(todo)
-    if dry_run:
-        for job in todo:
-            report.estimate.add(generate_messages(job, per_chunk), max_tokens)
-        if paraphrases:
-            for _ in range(len(todo) * per_chunk):  # at most, if every chunk gives N pairs
-                report.estimate.add(paraphrase_messages(_SAMPLE_QUESTION, paraphrases), max_tokens)
+
+class FaqDraftJob:
+    """Draft FAQ entries from every chunk in scope, then phrasings of their questions
+    (`tuvan faq generate`): an ``OfflineJob`` (``bot.knowledge.jobs``). Each chunk's drafts are
+    committed as they come, so an interrupted run keeps them. A run needs ``llm``."""
+
+    def __init__(
+        self,
+        sessionmaker: async_sessionmaker[AsyncSession],
+        indexer: Indexer,
+        llm: LlmClient | None,
+        options: FaqDraftOptions,
+        limits: BatchLimits = DEFAULT_LIMITS,
+    ) -> None:
+        self.sessionmaker = sessionmaker
+        self.indexer = indexer
+        self.llm = llm
+        self.options = options
+        self.limits = limits
+
+    async def _todo(self) -> tuple[GenerateReport, list[SourceChunk], list[SourceChunk]]:
+        report = GenerateReport()
+        async with self.sessionmaker() as session:
+            chunks, report.unmatched = await select_chunks(session, self.options.sources)
+            done = set() if self.options.force else await asked_chunks(session, chunks)
+        todo = [c for c in chunks if c.chunk_id not in done]
+        report.chunks, report.skipped = len(todo), len(chunks) - len(todo)
+        return report, chunks, todo
+
+    async def plan(self) -> GenerateReport:
+        """The chunks to ask about, and the calls: one per chunk, then at most one per draft
+        for its phrasings (if every chunk gives ``per_chunk`` pairs)."""
+        report, _, todo = await self._todo()
+        per_chunk, n, max_tokens = (
+            self.options.per_chunk,
+            self.options.paraphrases,
+            self.limits.max_tokens,
+        )
+        for chunk in todo:
+            report.estimate.add(generate_messages(chunk, per_chunk), max_tokens)
+        if n:
+            for _ in range(len(todo) * per_chunk):
+                report.estimate.add(paraphrase_messages(_SAMPLE_QUESTION, n), max_tokens)
         return report
-    if llm is None:
-        raise LlmError("generating FAQ drafts needs an LLM: set TUVAN_LLM__BASE_URL")
-    client = llm
 
-    async def ask(job: ChunkJob) -> list[QaPair]:
-        return parse_pairs(await client.complete(generate_messages(job, per_chunk)), per_chunk)
+    async def run(self, bars: ProgressBars = no_progress) -> GenerateReport:
+        report, chunks, todo = await self._todo()
+        if self.llm is None:
+            raise LlmError("generating FAQ drafts needs an LLM: set TUVAN_LLM__BASE_URL")
+        client, per_chunk = self.llm, self.options.per_chunk
 
-    async def keep(job: ChunkJob, pairs: list[QaPair]) -> None:
-        usable = []
-        for pair in pairs:
-            missing = invented_numbers(pair.answer, [job.text])
-            if missing:
-                log.info(
-                    "dropped %r: %s not in %s #%d", pair.question, missing, job.source, job.ordinal
-                )
-                report.rejected += 1
-            else:
-                usable.append(pair)
-        async with sessionmaker.begin() as session:
-            ids, replaced = await store_drafts(session, indexer, job, usable, force=force)
-        report.drafts += len(ids)
-        report.replaced += replaced
-
-    batch = await run_batch(
-        todo,
-        ask,
-        concurrency=concurrency,
-        attempts=attempts,
-        base_delay=base_delay,
-        on_done=keep,
-        on_progress=on_chunk,
-    )
-    report.llm_calls = batch.calls
-    report.failed = [(f"{job.source} #{job.ordinal}", reason) for job, reason in batch.failed]
-    if paraphrases:
-        async with sessionmaker() as session:
-            entries = (
-                await session.scalars(
-                    select(FaqEntry)
-                    .where(
-                        FaqEntry.origin == FaqOrigin.generated,
-                        FaqEntry.source_chunk_id.in_(sorted({j.chunk_id for j in jobs})),
-                    )
-                    .order_by(FaqEntry.id)
-                )
-            ).all()
-            # Entries with phrasings of their current question are skipped (faq_paraphrases).
-            enriched = await enrich_faq(
-                session,
-                indexer,
-                client,
-                n=paraphrases,
-                entries=entries,
-                concurrency=concurrency,
-                attempts=attempts,
-                base_delay=base_delay,
-                max_tokens=max_tokens,
-                on_entry=on_entry,
-                on_stored=session.commit,
+        async def ask(chunk: SourceChunk) -> list[QaPair]:
+            return parse_pairs(
+                await client.complete(generate_messages(chunk, per_chunk)), per_chunk
             )
+
+        async def keep(chunk: SourceChunk, pairs: list[QaPair]) -> None:
+            usable = []
+            for pair in pairs:
+                missing = invented_numbers(pair.answer, [chunk.text])
+                if missing:
+                    log.info(
+                        "dropped %r: %s not in %s #%d",
+                        pair.question,
+                        missing,
+                        chunk.source,
+                        chunk.ordinal,
+                    )
+                    report.rejected += 1
+                else:
+                    usable.append(pair)
+            async with self.sessionmaker.begin() as session:
+                ids, replaced = await store_drafts(
+                    session, self.indexer, chunk, usable, force=self.options.force
+                )
+            report.drafts += len(ids)
+            report.replaced += replaced
+
+        batch = await run_batch(
+            todo,
+            ask,
+            **self.limits.batch_options(),
+            on_done=keep,
+            on_progress=bars("chunks", len(todo)),
+        )
+        report.llm_calls = batch.calls
+        report.failed = [(f"{c.source} #{c.ordinal}", reason) for c, reason in batch.failed]
+        if self.options.paraphrases:
+            await self._paraphrase(chunks, report, bars)
+        return report
+
+    async def _paraphrase(
+        self, chunks: list[SourceChunk], report: GenerateReport, bars: ProgressBars
+    ) -> None:
+        """Phrasings of the chunks' generated questions; those with phrasings of their current
+        question are skipped (``faq_paraphrases``)."""
+        async with self.sessionmaker() as session:
+            entries = await generated_entries(session, chunks)
+        options = FaqParaphraseOptions(
+            n=self.options.paraphrases, entry_ids=tuple(e.id for e in entries)
+        )
+        job = FaqParaphraseJob(self.sessionmaker, self.indexer, self.llm, options, self.limits)
+        enriched = await job.run(lambda _, total: bars("phrasings", total))
         report.variants = enriched.variants
         report.llm_calls += enriched.llm_calls
         report.failed += [(f"FAQ {label}", f"phrasings: {why}") for label, why in enriched.failed]
-    return report

@@ -1,4 +1,5 @@
-"""FAQ files: JSONL, CSV and YAML in the format of ../shared/datasets/README.md.
+"""FAQ files: JSONL, CSV and YAML in the format of ../shared/datasets/README.md, and the FAQ
+imported from them and exported to them (`tuvan faq import|export`, the demo).
 
 A row has ``question`` and ``answer``; optional ``id`` (kept as the entry's external id, so a
 re-import updates instead of duplicating), ``source``, ``source_url``/``url``, ``language``,
@@ -15,10 +16,15 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.orm import selectinload
 
 from bot.core.errors import FaqFileError
 from bot.db.models import FaqEntry, FaqStatus
-from retrieval.index.faq_entries import FaqDraft
+from bot.knowledge.jobs import Progress
+from retrieval.index.faq_entries import FaqDraft, upsert_faq
+from retrieval.index.indexer import Indexer
 
 FORMATS = (".jsonl", ".json", ".csv", ".yaml", ".yml")
 CSV_FIELDS = ["id", "question", "answer", "source", "source_url", "language", "status", "variants"]
@@ -155,3 +161,37 @@ def _csv_text(rows: Iterable[dict[str, Any]]) -> str:
     for r in rows:
         writer.writerow({**r, "variants": " | ".join(r["variants"])})
     return out.getvalue()
+
+
+async def import_faq(
+    sessionmaker: async_sessionmaker[AsyncSession],
+    indexer: Indexer,
+    drafts: Sequence[FaqDraft],
+    *,
+    updated_by: str,
+    status: FaqStatus | None = None,
+    progress: Progress | None = None,
+) -> list[int]:
+    """Create or update an entry per draft (matched on its id) in one transaction, as
+    ``updated_by``, all with ``status`` when given; the entries' ids."""
+    ids = []
+    async with sessionmaker.begin() as session:
+        for draft in drafts:
+            if status is not None:
+                draft.status = status
+            draft.updated_by = updated_by
+            ids.append((await upsert_faq(session, indexer, draft)).id)
+            if progress is not None:
+                progress(1)
+    return ids
+
+
+async def export_faq(sessionmaker: async_sessionmaker[AsyncSession], path: Path) -> int:
+    """Write every FAQ entry, with its staff variants, to ``path``; how many."""
+    async with sessionmaker() as session:
+        entries = (
+            await session.scalars(
+                select(FaqEntry).options(selectinload(FaqEntry.variants)).order_by(FaqEntry.id)
+            )
+        ).all()
+    return write_faq_file(path, entries)

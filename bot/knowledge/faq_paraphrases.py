@@ -1,4 +1,5 @@
-"""URAG-F, part (a): more phrasings for every published FAQ question, as `generated` variants.
+"""URAG-F, part (a), offline: more phrasings for every published FAQ question, as `generated`
+variants.
 
 With an LLM, the model paraphrases each question into ~N student phrasings (formal and informal,
 with and without diacritics). Without one, deterministic phrasings: the question as students
@@ -19,14 +20,15 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy import select, update
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.db.models import FaqEntry, FaqStatus, FaqVariant, VariantOrigin
-from bot.llm.batch import Estimate, run_batch
+from bot.knowledge.jobs import ProgressBars, no_progress
+from bot.llm.batch import DEFAULT_LIMITS, BatchLimits, Estimate, run_batch
 from bot.llm.client import LlmClient, Message
 from retrieval.index.faq_entries import set_variants
 from retrieval.index.indexer import Indexer
@@ -148,72 +150,86 @@ async def _enriched(session: AsyncSession, ids: Sequence[int]) -> set[int]:
     return seen - stale
 
 
-async def enrich_faq(
-    session: AsyncSession,
-    indexer: Indexer,
-    llm: LlmClient | None,
-    *,
-    n: int = 10,
-    force: bool = False,
-    dry_run: bool = False,
-    entries: Sequence[FaqEntry] | None = None,
-    concurrency: int = 4,
-    attempts: int = 3,
-    base_delay: float = 1.0,
-    max_tokens: int = 700,
-    on_entry: Callable[[int], None] | None = None,
-    on_stored: Callable[[], Awaitable[None]] | None = None,
-) -> EnrichReport:
-    """Add generated variants to ``entries`` (default: every published entry).
+@dataclass(frozen=True)
+class FaqParaphraseOptions:
+    n: int = 10  # phrasings asked for per question
+    force: bool = False  # redo entries whose phrasings are current
+    entry_ids: tuple[int, ...] | None = None  # these entries (drafts too); None: every published
 
-    Each entry's variants are stored as soon as its paraphrases arrive, then ``on_stored`` runs
-    (a commit, for a resumable run); without it the caller commits. An entry whose LLM call
-    fails every attempt still gets the shorthand phrasings.
-    """
-    if entries is None:
-        entries = (
-            await session.scalars(
-                select(FaqEntry).where(FaqEntry.status == FaqStatus.published).order_by(FaqEntry.id)
-            )
-        ).all()
-    items = [_Item(e.id, e.question, e.external_id or str(e.id)) for e in entries]
-    done = set() if force else await _enriched(session, [i.id for i in items])
-    todo = [i for i in items if i.id not in done]
-    report = EnrichReport(entries=len(todo), skipped=len(items) - len(todo))
-    if dry_run:
-        if llm is not None:
+
+class FaqParaphraseJob:
+    """Generated phrasings for FAQ questions (`tuvan faq enrich`): an ``OfflineJob``
+    (``bot.knowledge.jobs``). Each entry's phrasings are stored in a transaction of their own as
+    soon as they arrive; an entry whose LLM call fails every attempt still gets the shorthand
+    phrasings, and so does every entry when ``llm`` is None."""
+
+    def __init__(
+        self,
+        sessionmaker: async_sessionmaker[AsyncSession],
+        indexer: Indexer,
+        llm: LlmClient | None,
+        options: FaqParaphraseOptions,
+        limits: BatchLimits = DEFAULT_LIMITS,
+    ) -> None:
+        self.sessionmaker = sessionmaker
+        self.indexer = indexer
+        self.llm = llm
+        self.options = options
+        self.limits = limits
+
+    async def _todo(self) -> tuple[EnrichReport, list[_Item]]:
+        query = select(FaqEntry.id, FaqEntry.question, FaqEntry.external_id).order_by(FaqEntry.id)
+        if self.options.entry_ids is None:
+            query = query.where(FaqEntry.status == FaqStatus.published)
+        else:
+            query = query.where(FaqEntry.id.in_(self.options.entry_ids))
+        async with self.sessionmaker() as session:
+            rows = (await session.execute(query)).all()
+            items = [_Item(id_, question, external or str(id_)) for id_, question, external in rows]
+            done = set() if self.options.force else await _enriched(session, [i.id for i in items])
+        todo = [i for i in items if i.id not in done]
+        return EnrichReport(entries=len(todo), skipped=len(items) - len(todo)), todo
+
+    async def plan(self) -> EnrichReport:
+        """The entries to enrich, those done already, and the LLM calls a run would make."""
+        report, todo = await self._todo()
+        if self.llm is not None:
             for item in todo:
-                report.estimate.add(paraphrase_messages(item.question, n), max_tokens)
+                report.estimate.add(
+                    paraphrase_messages(item.question, self.options.n), self.limits.max_tokens
+                )
         report.llm_calls = report.estimate.calls
         return report
 
-    async def store(item: _Item, extra: list[str]) -> None:
-        entry = await session.get(FaqEntry, item.id)
-        if entry is None:  # removed while the job ran
-            return
-        variants = list(dict.fromkeys(extra + shorthand_variants(item.question, indexer.processor)))
-        await store_generated_variants(session, indexer, entry, variants)
-        report.variants += len(variants)
-        if on_stored is not None:
-            await on_stored()
-        if on_entry:
-            on_entry(1)
+    async def run(self, bars: ProgressBars = no_progress) -> EnrichReport:
+        report, todo = await self._todo()
+        progress = bars("FAQ entries", report.entries)
 
-    if llm is None:
-        for item in todo:
+        async def store(item: _Item, extra: list[str]) -> None:
+            async with self.sessionmaker.begin() as session:
+                entry = await session.get(FaqEntry, item.id)
+                if entry is None:  # removed while the job ran
+                    return
+                shorthand = shorthand_variants(item.question, self.indexer.processor)
+                variants = list(dict.fromkeys(extra + shorthand))
+                await store_generated_variants(session, self.indexer, entry, variants)
+            report.variants += len(variants)
+            progress(1)
+
+        if self.llm is None:
+            for item in todo:
+                await store(item, [])
+            return report
+        llm, n = self.llm, self.options.n
+        batch = await run_batch(
+            todo,
+            lambda item: paraphrases(llm, item.question, n),
+            **self.limits.batch_options(),
+            on_done=store,
+        )
+        report.llm_calls = batch.calls
+        for item, reason in batch.failed:
+            log.warning("paraphrasing FAQ %s failed: %s", item.label, reason)
+            report.failed.append((item.label, reason))
             await store(item, [])
         return report
-    batch = await run_batch(
-        todo,
-        lambda item: paraphrases(llm, item.question, n),
-        concurrency=concurrency,
-        attempts=attempts,
-        base_delay=base_delay,
-        on_done=store,
-    )
-    report.llm_calls = batch.calls
-    for item, reason in batch.failed:
-        log.warning("paraphrasing FAQ %s failed: %s", item.label, reason)
-        report.failed.append((item.label, reason))
-        await store(item, [])
-    return report

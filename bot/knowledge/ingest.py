@@ -1,32 +1,114 @@
-"""Ingesting files: load, chunk, embed, store. A broken file is logged and skipped."""
+"""Ingestion, the one use-case that puts documents into the knowledge base: files and folders
+(`tuvan ingest`, the demo, the evaluation), single URLs and crawled sites (`tuvan ingest URL`,
+`tuvan crawl`) and the admin's uploads and re-ingests.
+
+Every way in ends in the same two steps: ``load_document`` reads a file in a thread (PDF parsing
+and OCR are CPU-bound), and ``store_document`` chunks, embeds and stores one document in a
+transaction of its own, so one failure loses nothing else and an interrupted run keeps what it
+stored. A caller that must write beside the document in that same transaction (the admin's
+audit log) passes ``StoreHooks``. A document whose text has not changed is left alone.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import logging
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path, PurePosixPath
+from typing import Protocol
+from urllib.parse import unquote, urlsplit
 
+import aiohttp
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.core.errors import IngestError
-from retrieval.index.documents import index_document
+from bot.knowledge.jobs import Progress, ProgressBars, no_progress
+from retrieval.crawl.crawler import CrawlResult, crawl
+from retrieval.index.documents import IndexResult, index_document
 from retrieval.index.indexer import Indexer
+from retrieval.index.reindex import count_embeddable, reindex
 from retrieval.loading import SUPPORTED_SUFFIXES, load_file
 from retrieval.loading.document import LoadedDocument
 
 log = logging.getLogger(__name__)
 
+USER_AGENT = "tuvan-crawler"
+DOWNLOAD_TIMEOUT = aiohttp.ClientTimeout(total=60, sock_connect=15)
+MAX_FILE_BYTES = 50_000_000
 
-@dataclass
+Sessions = async_sessionmaker[AsyncSession]
+
+
+class StoreHooks(Protocol):
+    """What a caller does inside a document's transaction, around storing it."""
+
+    async def before(self, session: AsyncSession, source: str) -> None: ...
+
+    async def after(
+        self, session: AsyncSession, doc: LoadedDocument, result: IndexResult
+    ) -> None: ...
+
+
+@dataclasses.dataclass
 class IngestReport:
-    indexed: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)  # (source, reason)
+    indexed: list[str] = dataclasses.field(default_factory=list)
+    unchanged: list[str] = dataclasses.field(default_factory=list)
+    skipped: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # (source, reason)
     chunks: int = 0
+
+    def count(self, source: str, result: IndexResult) -> None:
+        if result.unchanged:
+            self.unchanged.append(source)
+        else:
+            self.indexed.append(source)
+            self.chunks += result.chunks
+
+
+# -- the two steps ----------------------------------------------------------------------------
+
+
+async def load_document(path: Path) -> LoadedDocument:
+    """One file read in a thread; `IngestError` names the file and why it can't be used."""
+    return await asyncio.to_thread(load_file, path)
+
+
+async def store_document(
+    sessionmaker: Sessions,
+    indexer: Indexer,
+    doc: LoadedDocument,
+    *,
+    progress: Progress | None = None,
+    hooks: StoreHooks | None = None,
+) -> IndexResult:
+    """Chunk, embed and store ``doc`` in a transaction of its own."""
+    async with sessionmaker.begin() as session:
+        return await _store_in(session, indexer, doc, progress, hooks)
+
+
+async def _store_in(
+    session: AsyncSession,
+    indexer: Indexer,
+    doc: LoadedDocument,
+    progress: Progress | None,
+    hooks: StoreHooks | None,
+) -> IndexResult:
+    if hooks is not None:
+        await hooks.before(session, doc.source)
+    result = await index_document(session, indexer, doc, progress=progress)
+    if hooks is not None:
+        await hooks.after(session, doc, result)
+    return result
+
+
+# -- files and folders ------------------------------------------------------------------------
 
 
 def expand_paths(paths: Iterable[Path]) -> Iterator[Path]:
+    """The files named, and the readable files under the folders named (hidden ones skipped)."""
     for path in paths:
         if path.is_dir():
             for child in sorted(path.rglob("*")):
@@ -38,37 +120,169 @@ def expand_paths(paths: Iterable[Path]) -> Iterator[Path]:
 
 
 async def ingest_paths(
-    sessionmaker: async_sessionmaker[AsyncSession],
+    sessionmaker: Sessions,
     indexer: Indexer,
     paths: Iterable[Path],
     *,
     on_file: Callable[[Path], None] | None = None,
     on_loaded: Callable[[LoadedDocument], None] | None = None,
-    on_chunks: Callable[[int], None] | None = None,
+    on_chunks: Progress | None = None,
     on_done: Callable[[Path], None] | None = None,
 ) -> IngestReport:
-    """Each file in its own transaction, so one failure loses nothing else."""
+    """Each file in its own transaction; a file that cannot be read is logged and skipped."""
     report = IngestReport()
     for path in expand_paths(paths):
         if on_file:
             on_file(path)
         try:
-            doc: LoadedDocument = load_file(path)
+            doc = await load_document(path)
         except IngestError as exc:
             log.warning("skipped %s: %s", path, exc)
             report.skipped.append((str(path), str(exc)))
-            if on_done:
-                on_done(path)
-            continue
-        if on_loaded:
-            on_loaded(doc)
-        async with sessionmaker.begin() as session:
-            result = await index_document(session, indexer, doc, progress=on_chunks)
-        if result.unchanged:
-            report.unchanged.append(doc.source)
         else:
-            report.indexed.append(doc.source)
-            report.chunks += result.chunks
+            if on_loaded:
+                on_loaded(doc)
+            report.count(
+                doc.source, await store_document(sessionmaker, indexer, doc, progress=on_chunks)
+            )
         if on_done:
             on_done(path)
     return report
+
+
+async def ingest_file(
+    sessionmaker: Sessions,
+    indexer: Indexer,
+    target: Path,
+    *,
+    staged: Path | None = None,
+    hooks: StoreHooks | None = None,
+) -> IndexResult:
+    """Store the file at ``target`` under that name; an upload is read from ``staged`` instead
+    and moved to ``target`` inside the transaction that stores it, so a file that fails to
+    load or index changes nothing, not even a file already there. ``staged``'s folder (one of
+    its own) is removed either way."""
+    try:
+        loaded = await load_document(staged or target)
+        doc = dataclasses.replace(loaded, source=str(target))
+        async with sessionmaker.begin() as session:
+            result = await _store_in(session, indexer, doc, None, hooks)
+            if staged is not None:
+                await asyncio.to_thread(os.replace, staged, target)
+        return result
+    finally:
+        if staged is not None:
+            await asyncio.to_thread(shutil.rmtree, staged.parent, True)
+
+
+# -- URLs and sites ---------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class CrawlOptions:
+    depth: int = 2
+    max_pages: int = 500
+    delay_s: float = 1.0
+    concurrency: int = 2
+    allow_domains: tuple[str, ...] = ()
+    files: bool = True  # download and index the PDFs the pages link to
+
+
+@dataclasses.dataclass
+class CrawlReport:
+    crawl: CrawlResult
+    stored: IngestReport
+
+    @property
+    def skipped(self) -> list[tuple[str, str]]:
+        """Pages the crawler could not use, then files that failed to download or load."""
+        return [*self.crawl.skipped, *self.stored.skipped]
+
+
+async def crawl_and_index(
+    sessionmaker: Sessions,
+    indexer: Indexer,
+    urls: Sequence[str],
+    options: CrawlOptions,
+    bars: ProgressBars = no_progress,
+) -> CrawlReport:
+    """Crawl from ``urls`` (same site, robots.txt honoured), storing every page as it arrives,
+    then download and store the files the pages link to, one by one (politely)."""
+    stored = IngestReport()
+    pages = bars("pages", options.max_pages)
+    chunks = bars("chunks", None)
+
+    async def on_page(doc: LoadedDocument) -> None:
+        pages(1)
+        result = await store_document(sessionmaker, indexer, doc, progress=chunks)
+        stored.count(doc.source, result)
+
+    async with aiohttp.ClientSession(timeout=DOWNLOAD_TIMEOUT) as http:
+        result = await crawl(
+            urls,
+            http=http,
+            allow_domains=options.allow_domains or None,
+            max_depth=options.depth,
+            max_pages=options.max_pages,
+            delay_s=options.delay_s,
+            concurrency=options.concurrency,
+            user_agent=USER_AGENT,
+            on_page=on_page,
+        )
+        if options.files and result.files:
+            await _ingest_linked_files(
+                sessionmaker, indexer, http, result.files, options.delay_s, stored, bars
+            )
+    return CrawlReport(result, stored)
+
+
+async def _ingest_linked_files(
+    sessionmaker: Sessions,
+    indexer: Indexer,
+    http: aiohttp.ClientSession,
+    urls: Sequence[str],
+    delay_s: float,
+    stored: IngestReport,
+    bars: ProgressBars,
+) -> None:
+    """Download the linked files one by one (politely) and store them under their URLs."""
+    chunks = bars("files", None)
+    with tempfile.TemporaryDirectory(prefix="tuvan-crawl-") as folder:
+        for number, url in enumerate(urls):
+            if number:
+                await asyncio.sleep(delay_s)
+            try:
+                path = await _download(http, url, Path(folder), number)
+                loaded = await load_document(path)
+            except (aiohttp.ClientError, TimeoutError, IngestError) as exc:
+                log.warning("crawl: file %s: %s", url, exc)
+                stored.skipped.append((url, str(exc) or type(exc).__name__))
+                continue
+            doc = dataclasses.replace(loaded, source=url, url=url)
+            stored.count(url, await store_document(sessionmaker, indexer, doc, progress=chunks))
+
+
+async def _download(http: aiohttp.ClientSession, url: str, folder: Path, number: int) -> Path:
+    """The file at `url` in `folder`, under its own name (the loaders go by the suffix)."""
+    name = PurePosixPath(unquote(urlsplit(url).path)).name or "file.pdf"
+    target = folder / f"{number}-{name}"
+    async with http.get(url, headers={"User-Agent": USER_AGENT}) as response:
+        response.raise_for_status()
+        body = await response.content.read(MAX_FILE_BYTES + 1)
+    if len(body) > MAX_FILE_BYTES:
+        raise IngestError(f"{url}: larger than {MAX_FILE_BYTES // 1_000_000} MB")
+    await asyncio.to_thread(target.write_bytes, body)
+    return target
+
+
+# -- a new embedder ---------------------------------------------------------------------------
+
+
+async def reindex_all(
+    sessionmaker: Sessions, indexer: Indexer, bars: ProgressBars = no_progress
+) -> int:
+    """Re-embed every FAQ entry, variant and chunk with ``indexer``'s embedder, in one
+    transaction (the vectors of one model are never mixed with another's); how many texts."""
+    async with sessionmaker.begin() as session:
+        total = await count_embeddable(session)
+        return await reindex(session, indexer, progress=bars("re-embedding", total))

@@ -1,5 +1,5 @@
 """The indexed sources and what derives from each: one query for ``tuvan sources`` and the
-admin's Documents page, so both show the same states and counts."""
+admin's Documents page, so both show the same states and counts; and a source removed."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from retrieval.index.documents import delete_document
 
 # Chunks and FAQ counts aggregated apart, then joined: one join of both would multiply them.
 _LIST = text(
@@ -96,3 +98,9 @@ class SourceRow:
 
 async def list_sources(session: AsyncSession) -> list[SourceRow]:
     return [SourceRow(**row._mapping) for row in await session.execute(_LIST)]
+
+
+async def remove_source(sessionmaker: async_sessionmaker[AsyncSession], source: str) -> bool:
+    """Remove ``source``, its chunks and the FAQ entries generated from it; False if unknown."""
+    async with sessionmaker.begin() as session:
+        return await delete_document(session, source)

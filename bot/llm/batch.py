@@ -1,5 +1,6 @@
-"""Offline LLM jobs (``tuvan augment``, ``tuvan faq enrich``, ``tuvan faq generate``): many calls,
-run concurrently under a limit, each retried with backoff, and estimated before they are made.
+"""The runner of the offline LLM jobs (``tuvan augment``, ``tuvan faq enrich``, ``tuvan faq
+generate``; their shape is ``bot.knowledge.jobs.OfflineJob``): many calls, run concurrently under
+the job's ``BatchLimits``, each retried with backoff, and estimated before they are made.
 
 Resumability belongs to the jobs: each stores its results as it goes and, on a re-run, skips the
 items whose result is already stored for the same source version. This module only runs calls.
@@ -17,9 +18,10 @@ import logging
 import random
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Generic, TypedDict, TypeVar
 
 from bot.core.errors import TuvanError
+from bot.core.settings import LlmSettings
 from bot.llm.client import Message
 from retrieval.chunking.base import approx_tokens
 
@@ -49,6 +51,40 @@ class Estimate:
             f"{self.calls} LLM calls, ~{self.prompt_tokens:,} prompt tokens, "
             f"up to {self.max_completion_tokens:,} completion tokens"
         )
+
+
+class BatchOptions(TypedDict):
+    concurrency: int
+    attempts: int
+    base_delay: float
+
+
+@dataclass(frozen=True)
+class BatchLimits:
+    """How a job calls the model: at most ``concurrency`` calls at once, each item tried
+    ``attempts`` times with backoff from ``base_delay`` seconds, replies of up to ``max_tokens``
+    (what an estimate counts)."""
+
+    concurrency: int = 4
+    attempts: int = 3
+    base_delay: float = 1.0
+    max_tokens: int = 700
+
+    @classmethod
+    def of(cls, settings: LlmSettings, *, base_delay: float = 1.0) -> BatchLimits:
+        """The limits ``TUVAN_LLM__CONCURRENCY``, ``__ATTEMPTS`` and ``__MAX_TOKENS`` set."""
+        return cls(settings.concurrency, settings.attempts, base_delay, settings.max_tokens)
+
+    def batch_options(self) -> BatchOptions:
+        """The keywords of ``run_batch`` these limits set."""
+        return {
+            "concurrency": self.concurrency,
+            "attempts": self.attempts,
+            "base_delay": self.base_delay,
+        }
+
+
+DEFAULT_LIMITS = BatchLimits()
 
 
 @dataclass

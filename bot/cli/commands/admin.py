@@ -15,7 +15,18 @@ from typing import TypeVar
 import click
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from admin import audit
+from admin.accounts import (
+    check_password_rules,
+    create_user,
+    find_user,
+    list_users,
+    normalize_email,
+    set_active,
+    set_password,
+)
 from bot.cli.common import pass_settings, run
+from bot.core.errors import AccountError
 from bot.core.settings import Settings
 from bot.db.engine import database_url, engine_for, make_sessionmaker
 from bot.db.models import StaffRole
@@ -27,9 +38,6 @@ ACTOR = "cli"
 
 def read_password() -> str:
     """The new password, given twice: at a hidden prompt, or as two lines of standard input."""
-    from admin.accounts import check_password_rules
-    from bot.core.errors import AccountError
-
     stdin = sys.stdin
     if stdin.isatty():
         password = str(
@@ -82,10 +90,6 @@ def admin_group() -> None:
 @pass_settings
 def create_user_command(settings: Settings, email: str, role: str) -> None:
     """Create an account for EMAIL (the password is asked twice)."""
-    from admin import audit
-    from admin.accounts import create_user, normalize_email
-    from bot.core.errors import AccountError
-
     try:
         address = normalize_email(email)
     except AccountError as exc:
@@ -105,7 +109,6 @@ def create_user_command(settings: Settings, email: str, role: str) -> None:
 @pass_settings
 def list_users_command(settings: Settings) -> None:
     """List the accounts: e-mail, role, active, last login."""
-    from admin.accounts import list_users
 
     async def body(session: AsyncSession) -> list[tuple[str, str, bool, str]]:
         return [
@@ -126,9 +129,6 @@ def list_users_command(settings: Settings) -> None:
 
 
 def _change(settings: Settings, email: str, action: str, password: str | None = None) -> None:
-    from admin import audit
-    from admin.accounts import find_user, set_active, set_password
-
     async def body(session: AsyncSession) -> None:
         user = await find_user(session, email)
         if user is None:

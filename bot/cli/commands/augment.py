@@ -1,11 +1,21 @@
-"""``tuvan augment``: URAG-D document augmentation with the LLM (bot.knowledge.augment)."""
+"""``tuvan augment``: URAG-D document augmentation with the LLM
+(``bot.knowledge.document_augment``), or extractive summaries without one
+(``bot.knowledge.extractive_summaries``)."""
 
 from __future__ import annotations
 
 import click
 
-from bot.cli.common import pass_settings, progress, with_runtime
+from bot.cli.common import pass_settings, progress_bars, with_runtime
 from bot.core.settings import Settings
+from bot.knowledge.document_augment import (
+    DocumentAugmentJob,
+    DocumentAugmentOptions,
+    DocumentAugmentReport,
+)
+from bot.knowledge.extractive_summaries import ExtractiveSummaryJob
+from bot.knowledge.jobs import OfflineJob
+from bot.llm.batch import BatchLimits
 from bot.runtime import Runtime
 
 NEEDS_LLM = (
@@ -52,30 +62,22 @@ def augment_command(
     re-run does only what is missing. Without an LLM there is nothing to do: the deterministic
     contextual header (title › headings, page) is already in front of every chunk.
     """
-    from bot.knowledge.augment import Augmenter, AugmentOptions, write_extractive_summaries
-
     if not settings.llm.enabled and not dry_run and not extractive_summaries:
         raise click.ClickException(NEEDS_LLM)
-    options = AugmentOptions(
-        force=force, summaries=not no_summaries, sources=sources, dry_run=dry_run
-    )
+    options = DocumentAugmentOptions(force=force, summaries=not no_summaries, sources=sources)
 
     async def body(rt: Runtime) -> None:
-        bar = progress(None, "augmenting", "call")
-
-        def plan(total: int) -> None:
-            bar.reset(total=total)
-
-        try:
-            if extractive_summaries:
-                report = await write_extractive_summaries(
-                    rt.sessionmaker, rt.indexer, options, bar.update
-                )
-            else:
-                augmenter = Augmenter(rt.sessionmaker, rt.indexer, rt.parts.llm, settings.llm)
-                report = await augmenter.run(options, on_plan=plan, on_progress=bar.update)
-        finally:
-            bar.close()
+        job: OfflineJob[DocumentAugmentReport]
+        if extractive_summaries:
+            job = ExtractiveSummaryJob(rt.sessionmaker, rt.indexer, options)
+        else:
+            limits = BatchLimits.of(settings.llm)
+            job = DocumentAugmentJob(rt.sessionmaker, rt.indexer, rt.parts.llm, options, limits)
+        if dry_run:
+            report = await job.plan()
+        else:
+            with progress_bars("call") as bars:
+                report = await job.run(bars)
         if sources and not report.documents:
             raise click.ClickException(
                 f"no indexed source matches {', '.join(sources)}: see `tuvan sources`"

@@ -1,49 +1,34 @@
-"""``tuvan eval questions|faq|calibrate``: the commands; the work is in the sibling modules."""
+"""``tuvan eval questions|faq|calibrate``: the commands parse and print; the work is in
+``bot.evaluation``.
+
+The evaluation package (plots, the judge's client) is imported when an ``eval`` command runs, not
+when ``tuvan`` starts: it adds about a second to every other command.
+"""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from bot.cli.common import pass_settings, progress, run
-from bot.core.errors import TuvanError
+from bot.cli.common import pass_settings, progress_bars, run, user_errors, with_runtime
 from bot.core.settings import LlmSettings, Settings
+from bot.runtime import Runtime, build_parts
+
+if TYPE_CHECKING:
+    from bot.evaluation.calibration import DocPoint
+    from bot.evaluation.faq import FaqEvaluation
+    from bot.evaluation.metrics import Choice
 
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 # The chunker names, spelled out so that `--help` needs no import of the retrieval package
-# (tests/bot/test_evaluation_questions.py checks them against retrieval.legal_chunking).
+# (tests/bot/evaluation/test_questions.py checks them against retrieval.chunking).
 _CHUNKERS = ("auto", "structure", "markdown", "legal", "semantic")
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
-
-
-def _bars() -> tuple[Callable[[str, int], Callable[[int], None]], Callable[[], None]]:
-    """A progress-bar factory for the evaluation stages, and a function closing them all."""
-    bars: list[Any] = []
-
-    def make(label: str, total: int) -> Callable[[int], None]:
-        bar = progress(total or None, label, "step")
-        bars.append(bar)
-        return bar.update  # type: ignore[no-any-return]
-
-    def close() -> None:
-        for bar in bars:
-            bar.close()
-
-    return make, close
-
-
-@contextmanager
-def _readable() -> Iterator[None]:
-    """A bad input file is the user's to fix: one line naming file and line, no traceback."""
-    try:
-        yield
-    except TuvanError as exc:
-        raise click.ClickException(str(exc)) from exc
 
 
 def _ks(value: str) -> tuple[int, ...]:
@@ -83,16 +68,12 @@ def _knowledge(
 def _write(
     out: Path | None, data: dict[str, Any], markdown: str, plots: Callable[[Path], Any]
 ) -> None:
-    from bot.evaluation.report import prepare_out, write_json, write_markdown
+    from bot.evaluation.report import write_report
 
     click.echo(markdown)
-    if out is None:
-        return
-    prepare_out(out)
-    write_json(out, data)
-    write_markdown(out, markdown)
-    plots(out)
-    click.echo(f"\nreport.json, report.md and plots written to {out}", err=True)
+    if out is not None:
+        write_report(out, data, markdown, plots)
+        click.echo(f"\nreport.json, report.md and plots written to {out}", err=True)
 
 
 def _judge_settings(settings: Settings, url: str | None, model: str | None) -> LlmSettings:
@@ -186,10 +167,9 @@ def eval_questions(
     from bot.evaluation.judge import Judge
     from bot.evaluation.questions import MODES, evaluate_questions
     from bot.evaluation.questions_report import questions_plots, questions_report
-    from bot.runtime import build_parts
 
     cut_offs = _ks(ks)
-    with _readable():
+    with user_errors():
         questions = read_questions(questions_file)
         knowledge = _knowledge(corpus, chunks, faq, chunker=chunker, context_header=context_header)
         parts = build_parts(settings)
@@ -199,23 +179,22 @@ def eval_questions(
     else:
         chosen = list(dict.fromkeys(modes)) or [settings.search.mode]
     grader = Judge(_judge_settings(settings, judge_url, judge_model)) if judge else None
-    make_bar, close_bars = _bars()
 
     async def main() -> Any:
         try:
-            return await evaluate_questions(
-                parts,
-                questions,
-                knowledge,
-                modes=chosen,
-                ks=cut_offs,
-                server_url=server_url,
-                judge=grader,
-                progress=make_bar,
-                unaccented=unaccented,
-            )
+            with progress_bars() as bars:
+                return await evaluate_questions(
+                    parts,
+                    questions,
+                    knowledge,
+                    modes=chosen,
+                    ks=cut_offs,
+                    server_url=server_url,
+                    judge=grader,
+                    progress=bars,
+                    unaccented=unaccented,
+                )
         finally:
-            close_bars()
             if grader is not None:
                 await grader.aclose()
 
@@ -248,7 +227,7 @@ def eval_faq(
     server_url: str | None,
 ) -> None:
     """Tier 1 alone: precision, coverage and false accepts, and their curve over t_faq."""
-    from bot.evaluation.faq import faq_plots, faq_report
+    from bot.evaluation.faq_report import faq_plots, faq_report
 
     evaluation = _evaluate_faq(
         settings, faq_file, queries_file, required, server_url, enrich=enrich, unaccented=unaccented
@@ -266,31 +245,27 @@ def _evaluate_faq(
     *,
     enrich: bool = False,
     unaccented: bool = False,
-) -> Any:
+) -> FaqEvaluation:
     from bot.evaluation.data import read_faq_items, read_faq_queries
     from bot.evaluation.faq import evaluate_faq
-    from bot.runtime import build_parts
 
-    with _readable():
+    with user_errors():
         items = read_faq_items(faq_file)
         queries = read_faq_queries(queries_file, {i.id for i in items})
         parts = build_parts(settings)
-    make_bar, close_bars = _bars()
 
-    async def main() -> Any:
-        try:
+    async def main() -> FaqEvaluation:
+        with progress_bars() as bars:
             return await evaluate_faq(
                 parts,
                 items,
                 queries,
                 server_url=server_url,
                 required_precision=required,
-                on_query=make_bar("FAQ queries", len(queries) * (2 if unaccented else 1)),
+                on_query=bars("FAQ queries", len(queries) * (2 if unaccented else 1)),
                 enrich=enrich,
                 unaccented=unaccented,
             )
-        finally:
-            close_bars()
 
     return run(main())
 
@@ -343,67 +318,31 @@ def eval_calibrate(
     server_url: str | None,
 ) -> None:
     """Choose t_faq (and t_doc): the most coverage that keeps the required precision."""
-    from bot.evaluation.faq import faq_plots
+    from bot.evaluation.calibration import Calibration
+    from bot.evaluation.faq_report import faq_plots
+    from bot.evaluation.questions_report import doc_calibration_plot
+    from bot.evaluation.report import prepare_out, write_json
 
     evaluation = _evaluate_faq(settings, faq_file, queries_file, required, server_url)
-    choice = evaluation.choice
-    chosen: dict[str, float] = {}
-    lines = []
-    if choice.met:
-        chosen["t_faq"] = choice.threshold
-        lines.append(
-            f"t_faq {choice.threshold:.3f}: precision {choice.precision:.3f}, coverage "
-            f"{choice.coverage:.3f} (required precision {required})"
-        )
-    else:
-        lines.append(
-            f"t_faq: no threshold in the sweep reaches precision {required}; the best is "
-            f"{choice.threshold:.3f} with precision {choice.precision:.3f} and coverage "
-            f"{choice.coverage:.3f}. Add FAQ variants or tighten the guard, then calibrate again."
-        )
-    doc_choice, doc_points = None, []
+    calibration = Calibration(evaluation.embedder, evaluation.choice, required)
     if questions_file is not None:
         doc_choice, doc_points = _calibrate_doc(
             settings, questions_file, corpus, chunks, doc_precision, server_url
         )
-        if doc_choice.met:
-            chosen["t_doc"] = doc_choice.threshold
-            lines.append(
-                f"t_doc {doc_choice.threshold:.3f}: precision {doc_choice.precision:.3f}, "
-                f"coverage {doc_choice.coverage:.3f} (required precision {doc_precision})"
-            )
-        else:
-            lines.append(
-                f"t_doc: no threshold reaches precision {doc_precision}; the best is "
-                f"{doc_choice.threshold:.3f} (precision {doc_choice.precision:.3f}, coverage "
-                f"{doc_choice.coverage:.3f})."
-            )
-    for line in lines:
+        calibration = replace(
+            calibration, doc=doc_choice, doc_precision=doc_precision, doc_points=doc_points
+        )
+    for line in calibration.lines():
         click.echo(line)
+    chosen = calibration.chosen
     for key, value in chosen.items():
         click.echo(f"TUVAN_ANSWER__{key.upper()}={value:.3f}")
     if out is not None:
-        from bot.evaluation.questions_report import doc_calibration_plot
-        from bot.evaluation.report import prepare_out, write_json
-
         prepare_out(out)
-        data = {
-            "embedder": evaluation.embedder,
-            "t_faq": {"required_precision": required, **vars(choice)},
-            "t_doc": (
-                {
-                    "required_precision": doc_precision,
-                    **vars(doc_choice),
-                    "curve": [vars(p) for p in doc_points],
-                }
-                if doc_choice
-                else None
-            ),
-        }
-        write_json(out, data)
+        write_json(out, calibration.to_json())
         faq_plots(evaluation, out)
-        if doc_choice is not None:
-            doc_calibration_plot(doc_points, doc_choice, out)
+        if calibration.doc is not None:
+            doc_calibration_plot(calibration.doc_points, calibration.doc, out)
     if save:
         _save(settings, chosen)
 
@@ -415,45 +354,38 @@ def _calibrate_doc(
     chunks: Path | None,
     required: float,
     server_url: str | None,
-) -> Any:
+) -> tuple[Choice, list[DocPoint]]:
+    from bot.evaluation.calibration import calibrate_t_doc
     from bot.evaluation.data import read_questions
-    from bot.evaluation.questions import calibrate_t_doc
-    from bot.runtime import build_parts
 
-    with _readable():
+    with user_errors():
         questions = read_questions(questions_file)
         knowledge = _knowledge(corpus, chunks, None)
         parts = build_parts(settings)
-    make_bar, close_bars = _bars()
 
-    async def main() -> Any:
-        try:
+    async def main() -> tuple[Choice, list[DocPoint]]:
+        with progress_bars() as bars:
             return await calibrate_t_doc(
                 parts,
                 questions,
                 knowledge,
                 required_precision=required,
                 server_url=server_url,
-                progress=make_bar,
+                progress=bars,
             )
-        finally:
-            close_bars()
 
     return run(main())
 
 
 def _save(settings: Settings, chosen: dict[str, float]) -> None:
-    from bot.cli.common import with_runtime
-    from bot.runtime import Runtime
-    from retrieval.index.state import save_thresholds
+    from bot.evaluation.calibration import store_thresholds
 
     if not chosen:
         click.echo("nothing to save: no threshold met its required precision", err=True)
         sys.exit(1)
 
     async def body(rt: Runtime) -> None:
-        async with rt.sessionmaker.begin() as session:
-            await save_thresholds(session, chosen)
+        await store_thresholds(rt.sessionmaker, chosen)
         click.echo(
             f"saved for {rt.parts.embedder.name}: "
             + ", ".join(f"{k} {v:.3f}" for k, v in chosen.items())

@@ -1,4 +1,4 @@
-"""``tuvan graph``: the communities of the indexed pages' link graph (retrieval.graph)."""
+"""``tuvan graph``: the communities of the indexed pages' link graph (bot.knowledge.link_graph)."""
 
 from __future__ import annotations
 
@@ -17,11 +17,11 @@ from bot.runtime import Runtime
 def graph_command(settings: Settings, as_json: bool) -> None:
     """Find the communities of the link graph of the indexed pages, for search mode
     hybrid+graph. Run it after `tuvan crawl` or `tuvan ingest` changed the pages."""
-    from retrieval.search.graph import build_communities
+    # Here, not at the top: networkx takes most of a second to import, for this command only.
+    from bot.knowledge.link_graph import find_communities
 
     async def body(rt: Runtime) -> None:
-        async with rt.sessionmaker.begin() as session:
-            report = await build_communities(session, settings.search.graph)
+        report = await find_communities(rt.sessionmaker, settings.search.graph)
         if as_json:
             click.echo(
                 json.dumps(

@@ -9,9 +9,8 @@ import click
 
 from bot.cli.common import pass_settings, with_runtime
 from bot.core.settings import Settings
-from bot.knowledge.sources import list_sources
+from bot.knowledge.sources import list_sources, remove_source
 from bot.runtime import Runtime
-from retrieval.index.documents import delete_document
 
 
 @click.group("sources", invoke_without_command=True)
@@ -56,8 +55,7 @@ def sources_remove(settings: Settings, source: str) -> None:
     from it (published ones too: their answers came from it)."""
 
     async def body(rt: Runtime) -> None:
-        async with rt.sessionmaker.begin() as session:
-            removed = await delete_document(session, source)
+        removed = await remove_source(rt.sessionmaker, source)
         if not removed:
             raise click.ClickException(f"no source {source!r}: see `tuvan sources`")
         click.echo(f"removed {source}")

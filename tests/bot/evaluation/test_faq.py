@@ -25,10 +25,9 @@ from bot.evaluation.faq import (
     FaqEvaluation,
     QueryOutcome,
     evaluate_faq,
-    faq_plots,
-    faq_report,
     miss_cause,
 )
+from bot.evaluation.faq_report import faq_plots, faq_report
 from bot.evaluation.metrics import Choice, FaqRates, choose_threshold, faq_rates, sweep
 from retrieval.text.folding import fold
 

@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.answer.parts import AnswererParts
 from bot.cli.group import cli
 from bot.core.errors import DatasetError, RetrievalError
+from bot.evaluation.calibration import calibrate_t_doc
 from bot.evaluation.data import read_passages, read_questions
 from bot.evaluation.judge import Judge
 from bot.evaluation.metrics import facts_found, first_ranks, norm, ranking_metrics
@@ -23,7 +24,6 @@ from bot.evaluation.questions import (
     Knowledge,
     QuestionsEvaluation,
     answer_body,
-    calibrate_t_doc,
     evaluate_questions,
 )
 from bot.evaluation.questions_report import questions_plots, questions_report

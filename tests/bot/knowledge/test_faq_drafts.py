@@ -19,10 +19,12 @@ from bot.core.errors import LlmError
 from bot.db.models import Chunk, Document, FaqEntry, FaqOrigin, FaqStatus, FaqVariant, VariantOrigin
 from bot.knowledge.faq_drafts import (
     GENERATED_BY,
-    generate_faq,
+    FaqDraftJob,
+    FaqDraftOptions,
     parse_pairs,
 )
 from bot.knowledge.faq_paraphrases import question_version
+from bot.llm.batch import BatchLimits
 from bot.llm.client import LlmClient
 from retrieval.faq.candidates import faq_candidates
 from retrieval.index.documents import index_document
@@ -98,9 +100,17 @@ def run(
     indexer: Indexer,
     llm: LlmClient | None,
     source: str,
+    *,
+    dry_run: bool = False,
+    attempts: int = 3,
     **options: Any,
 ) -> Any:
-    return generate_faq(sessionmaker, indexer, llm, sources=[source], base_delay=0.001, **options)
+    """The draft job on ``source`` with ``options``: its plan (``dry_run``) or a run."""
+    limits = BatchLimits(attempts=attempts, base_delay=0.001)
+    job = FaqDraftJob(
+        sessionmaker, indexer, llm, FaqDraftOptions(sources=(source,), **options), limits
+    )
+    return job.plan() if dry_run else job.run()
 
 
 def test_pairs_are_read_from_prose_fences_and_wrappers() -> None:

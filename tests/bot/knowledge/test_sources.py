@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.answer.parts import AnswererParts
 from bot.db.models import FaqEntry, FaqStatus, FaqVariant, VariantOrigin
-from bot.knowledge.faq_drafts import generate_faq
+from bot.knowledge.faq_drafts import FaqDraftJob, FaqDraftOptions
 from bot.knowledge.sources import SourceRow, list_sources
 from bot.llm.client import LlmClient
 from retrieval.index.documents import delete_document, index_document
@@ -67,7 +67,8 @@ async def test_sources_count_flag_and_remove_what_was_generated(
         document_id = (await index_document(s, indexer, load_file(path))).document_id
     for _ in range(3):
         stub.script_chat(reply)
-    report = await generate_faq(sessionmaker, indexer, llm, sources=[str(path)], paraphrases=3)
+    options = FaqDraftOptions(sources=(str(path),), paraphrases=3)
+    report = await FaqDraftJob(sessionmaker, indexer, llm, options).run()
     assert report.drafts == 2
     async with sessionmaker.begin() as s:
         first = await s.scalar(select(FaqEntry).where(FaqEntry.question == PAIRS[0]["question"]))

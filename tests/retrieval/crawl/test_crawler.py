@@ -18,7 +18,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.cli.commands.crawl import crawl_command
-from bot.cli.group import ingest
+from bot.cli.commands.ingest import ingest_command as ingest
 from bot.core.settings import Settings
 from bot.db.models import Document
 from retrieval.crawl.crawler import CrawlResult, crawl

@@ -4,7 +4,7 @@ stub on 127.0.0.1 stands in for it — stored, embedded, searched; and kept hone
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +17,14 @@ from bot.answer.answerer import Answerer
 from bot.answer.parts import AnswererParts
 from bot.core.settings import LlmSettings
 from bot.db.models import Chunk, Document, DocumentSummary
-from bot.knowledge.augment import (
-    Augmenter,
-    AugmentOptions,
-    write_extractive_summaries,
+from bot.knowledge.document_augment import (
+    DocumentAugmentJob,
+    DocumentAugmentOptions,
+    DocumentAugmentReport,
 )
+from bot.knowledge.extractive_summaries import ExtractiveSummaryJob
 from bot.knowledge.ingest import ingest_paths
+from bot.llm.batch import BatchLimits
 from bot.llm.client import LlmClient
 from retrieval.chunking.base import ChunkDraft
 from retrieval.index.documents import chunk_search_text
@@ -71,11 +73,11 @@ def augmenter(
     indexer: Indexer,
     llm: tuple[LlmClient, LlmSettings],
     **update: Any,
-) -> Augmenter:
+) -> Callable[[DocumentAugmentOptions], Awaitable[DocumentAugmentReport]]:
+    """A run of the augmentation job with ``options``, under the LLM settings ``update``d."""
     client, settings = llm
-    return Augmenter(
-        sessionmaker, indexer, client, settings.model_copy(update=update), base_delay=0
-    )
+    limits = BatchLimits.of(settings.model_copy(update=update), base_delay=0)
+    return lambda options: DocumentAugmentJob(sessionmaker, indexer, client, options, limits).run()
 
 
 async def stored(session: AsyncSession, folder: Path) -> dict[str, Any]:
@@ -95,8 +97,8 @@ async def stored(session: AsyncSession, folder: Path) -> dict[str, Any]:
     return out
 
 
-def options(folder: Path, **kw: Any) -> AugmentOptions:
-    return AugmentOptions(sources=(str(folder),), **kw)
+def options(folder: Path, **kw: Any) -> DocumentAugmentOptions:
+    return DocumentAugmentOptions(sources=(str(folder),), **kw)
 
 
 # -- the job ----------------------------------------------------------------------------------
@@ -112,7 +114,7 @@ async def test_augment_stores_contexts_rewrites_and_summaries_that_search_uses(
     parts: AnswererParts,
 ) -> None:
     script(stub, faithful)
-    report = await augmenter(sessionmaker, indexer, llm).run(options(corpus))
+    report = await augmenter(sessionmaker, indexer, llm)(options(corpus))
     found = await stored(session, corpus)
     n_chunks = sum(len(chunks) for _, chunks, _ in found.values())
     assert (report.documents, report.contexts, report.summaries) == (2, 2, 2)
@@ -170,8 +172,8 @@ async def test_a_rewrite_that_changes_a_number_is_rejected_and_the_original_kept
     why: str,
 ) -> None:
     script(stub, chunks_then(lambda body: change(faithful(body))))
-    with caplog.at_level(logging.WARNING, logger="bot.knowledge.augment"):
-        report = await augmenter(sessionmaker, indexer, llm).run(options(corpus))
+    with caplog.at_level(logging.WARNING, logger="bot.knowledge.document_augment"):
+        report = await augmenter(sessionmaker, indexer, llm)(options(corpus))
     changed = [c for _, cs, _ in (await stored(session, corpus)).values() for c in cs]
     rejected = [c for c in changed if c.augmented_text == c.text]
     assert len(rejected) == report.kept_original == 1
@@ -188,11 +190,11 @@ async def test_a_re_run_calls_nothing_and_force_redoes_everything(
 ) -> None:
     script(stub, faithful)
     job = augmenter(sessionmaker, indexer, llm)
-    first = await job.run(options(corpus))
-    again = await job.run(options(corpus))
+    first = await job(options(corpus))
+    again = await job(options(corpus))
     assert (again.planned, again.calls, again.already_done) == (0, 0, first.chunks)
     assert chats(stub) == first.calls
-    forced = await job.run(options(corpus, force=True))
+    forced = await job(options(corpus, force=True))
     assert forced.calls == forced.planned == first.planned
     assert (forced.contexts, forced.chunks, forced.summaries) == (2, first.chunks, 2)
 
@@ -207,7 +209,7 @@ async def test_re_ingesting_a_changed_document_drops_its_augmentation_and_summar
 ) -> None:
     script(stub, faithful)
     job = augmenter(sessionmaker, indexer, llm)
-    await job.run(options(corpus))
+    await job(options(corpus))
     (corpus / "ky-tuc-xa-vi-mach.md").write_text(DORM.replace("1200", "1500"), encoding="utf-8")
     report = await ingest_paths(sessionmaker, indexer, [corpus])
     assert len(report.indexed) == 1
@@ -221,7 +223,7 @@ async def test_re_ingesting_a_changed_document_drops_its_augmentation_and_summar
     assert fees_summary
     assert all(c.augmented_text for c in fees_chunks)
     before = chats(stub)
-    redo = await job.run(options(corpus))
+    redo = await job(options(corpus))
     assert redo.calls == chats(stub) - before == 2 + len(dorm_chunks)
 
 
@@ -235,8 +237,9 @@ async def test_dry_run_estimates_and_neither_calls_nor_changes_anything(
 ) -> None:
     client, settings = llm
     for with_llm in (client, None):  # --dry-run estimates without an LLM too
-        job = Augmenter(sessionmaker, indexer, with_llm, settings)
-        report = await job.run(options(corpus, dry_run=True))
+        limits = BatchLimits.of(settings)
+        job = DocumentAugmentJob(sessionmaker, indexer, with_llm, options(corpus), limits)
+        report = await job.plan()
         n_chunks = sum(len(cs) for _, cs, _ in (await stored(session, corpus)).values())
         assert report.planned == report.estimate.calls == 4 + n_chunks
         assert report.estimate.prompt_tokens > 100
@@ -259,7 +262,7 @@ async def test_a_failing_call_is_retried_then_skipped_without_stopping_the_other
     script(stub, faithful)
     stub.fail(500, times=2)  # one at a time: the first job, the fees document's context
     job = augmenter(sessionmaker, indexer, llm, concurrency=1)
-    report = await job.run(options(corpus))
+    report = await job(options(corpus))
     failed = [what for what, _ in report.failed]
     assert any(w.startswith("context of") and w.endswith("hoc-phi-vi-mach.md") for w in failed)
     assert any(w.startswith("rewrites of") and w.endswith("hoc-phi-vi-mach.md") for w in failed)
@@ -272,7 +275,7 @@ async def test_a_failing_call_is_retried_then_skipped_without_stopping_the_other
     assert dorm.context
     assert dorm_summary
     assert all(c.augmented_text for c in dorm_chunks)
-    redo = await job.run(options(corpus))
+    redo = await job(options(corpus))
     assert not redo.failed
     assert redo.calls == 1 + len(fees_chunks)
 
@@ -287,7 +290,7 @@ async def test_a_context_that_invents_a_number_is_asked_for_again(
 ) -> None:
     stub.script_chat("Thông báo năm 2031 của trường.")  # 2031 is in neither document
     script(stub, faithful)
-    report = await augmenter(sessionmaker, indexer, llm, concurrency=1).run(
+    report = await augmenter(sessionmaker, indexer, llm, concurrency=1)(
         options(corpus, summaries=False)
     )
     assert not report.failed
@@ -306,7 +309,7 @@ async def test_extractive_summaries_need_no_llm_and_an_llm_run_replaces_them(
     sessionmaker: async_sessionmaker[AsyncSession],
     indexer: Indexer,
 ) -> None:
-    report = await write_extractive_summaries(sessionmaker, indexer, options(corpus))
+    report = await ExtractiveSummaryJob(sessionmaker, indexer, options(corpus)).run()
     assert report.summaries == 2
     assert chats(stub) == 0
     written = []
@@ -317,7 +320,7 @@ async def test_extractive_summaries_need_no_llm_and_an_llm_run_replaces_them(
         written.append(expected)
     assert any("1200 chỗ ở" in w for w in written)  # the dorm document's opening, as written
     script(stub, faithful)
-    await augmenter(sessionmaker, indexer, llm).run(options(corpus))
+    await augmenter(sessionmaker, indexer, llm)(options(corpus))
     for doc, _, summary in (await stored(session, corpus)).values():
         assert summary is not None
         assert summary.summary.startswith(f"Tài liệu {doc.title}")
