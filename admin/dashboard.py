@@ -60,7 +60,7 @@ add_strings(
     }
 )
 
-_MESSAGES = text(
+MESSAGES_PER_DAY = text(
     """
     SELECT date_trunc('day', created_at, 'UTC') AS day, channel AS key, count(*) AS n
     FROM messages
@@ -69,7 +69,7 @@ _MESSAGES = text(
     """
 )
 
-_TIERS = text(
+TIERS_PER_DAY = text(
     """
     SELECT date_trunc('day', created_at, 'UTC') AS day, tier AS key, count(*) AS n
     FROM messages
@@ -122,7 +122,7 @@ class Counts:
         return 100.0 * self.key_total(key) / total if total else 0.0
 
 
-async def _counts(
+async def daily_counts(
     session: AsyncSession, query: Any, period: Period, order: tuple[str, ...]
 ) -> Counts:
     by_day: dict[date, dict[str, int]] = {d: {} for d in period.dates()}
@@ -145,7 +145,7 @@ class Latency:
     p95: float
 
 
-async def _latency(
+async def reply_latency(
     session: AsyncSession, period: Period
 ) -> tuple[dict[date, Latency], Latency | None]:
     per_day: dict[date, Latency] = {}
@@ -191,9 +191,9 @@ async def dashboard_page(request: web.Request) -> web.Response:
     rt = runtime(request)
     t = translator(request)
     async with rt.sessionmaker() as session:
-        messages = await _counts(session, _MESSAGES, period, CHANNELS)
-        tiers = await _counts(session, _TIERS, period, TIERS)
-        per_day, overall = await _latency(session, period)
+        messages = await daily_counts(session, MESSAGES_PER_DAY, period, CHANNELS)
+        tiers = await daily_counts(session, TIERS_PER_DAY, period, TIERS)
+        per_day, overall = await reply_latency(session, period)
     report = await unanswered_report(rt, request.config_dict[QUESTION_VECTORS], period)
     tier_names = {k: t(f"dash.tier.{k}") if t.knows(f"dash.tier.{k}") else k for k in tiers.keys}
     return await render(
