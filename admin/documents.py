@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -256,9 +257,11 @@ async def delete(request: web.Request) -> web.Response:
     redirect(request, "admin.documents", {"msg": "doc_deleted"})
 
 
-async def _finish_ingests(app: web.Application) -> None:
-    """On shutdown, ingestions under way get a moment; the rest stop (nothing half-stored:
-    each stores in one transaction)."""
+async def _ingests(app: web.Application) -> AsyncIterator[None]:
+    """The uploads' ingestions run in tasks of their own (``INGESTS``); when the server stops,
+    those under way get a moment and the rest stop (nothing half-stored: each stores in one
+    transaction)."""
+    yield
     tasks = app[INGESTS].copy()
     if tasks:
         await asyncio.wait(tasks, timeout=10)
@@ -268,7 +271,7 @@ async def _finish_ingests(app: web.Application) -> None:
 
 def setup(app: web.Application) -> None:
     app[INGESTS] = set()
-    app.on_shutdown.append(_finish_ingests)
+    app.cleanup_ctx.append(_ingests)
     app.middlewares.insert(0, upload_body_limit)
     r = app.router
     r.add_get("/documents", documents_page, name="admin.documents")
