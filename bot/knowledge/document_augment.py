@@ -32,22 +32,21 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 from sqlalchemy import update
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.core.errors import LlmError
 from bot.core.settings import LlmSettings
 from bot.db.models import Chunk, Document
-from bot.knowledge.jobs import ProgressBars, no_progress
+from bot.knowledge.jobs import LlmJob, ProgressBars, no_progress
 from bot.knowledge.stored_documents import ChunkRow, DocumentRow, load_documents
-from bot.llm.batch import DEFAULT_LIMITS, BatchLimits, BatchResult, Estimate, run_batch
-from bot.llm.client import LlmClient, Message, load_prompt
+from bot.llm.batch import BatchResult, Estimate, run_batch
+from bot.llm.client import Message, load_prompt
 from bot.llm.numbers import invented_numbers, missing_numbers
 from retrieval.chunking.base import HEADING_SEPARATOR, ChunkDraft
 from retrieval.index.documents import chunk_search_text
-from retrieval.index.indexer import Indexer
 from retrieval.index.summaries import store_summary
 
 log = logging.getLogger(__name__)
@@ -123,24 +122,13 @@ def _describe(call: DocumentCall | ChunkCall) -> str:
     return f"{call.kind} of {call.doc.source}"
 
 
-class DocumentAugmentJob:
+class DocumentAugmentJob(LlmJob[DocumentAugmentOptions]):
     """`tuvan augment` over a store: an ``OfflineJob`` (``bot.knowledge.jobs``)."""
 
-    def __init__(
-        self,
-        sessionmaker: async_sessionmaker[AsyncSession],
-        indexer: Indexer,
-        llm: LlmClient | None,
-        options: DocumentAugmentOptions,
-        limits: BatchLimits = DEFAULT_LIMITS,
-    ) -> None:
-        self.sessionmaker = sessionmaker
-        self.indexer = indexer
-        self.llm = llm
-        self.options = options
-        self.limits = limits
-        # The bundled prompts (only the answer prompt can be replaced by a file).
-        self._prompts = {
+    @cached_property
+    def _prompts(self) -> dict[str, str]:
+        """The bundled prompts (only the answer prompt can be replaced by a file)."""
+        return {
             kind: load_prompt(LlmSettings(), f"augment_{kind}")
             for kind in ("context", "summary", "chunk")
         }

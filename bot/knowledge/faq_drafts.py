@@ -24,8 +24,6 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
 from bot.core.errors import LlmError
 from bot.knowledge.faq_draft_store import (
     GENERATED_BY,
@@ -41,11 +39,10 @@ from bot.knowledge.faq_paraphrases import (
     FaqParaphraseOptions,
     paraphrase_messages,
 )
-from bot.knowledge.jobs import ProgressBars, no_progress
-from bot.llm.batch import DEFAULT_LIMITS, BatchLimits, Estimate, run_batch
-from bot.llm.client import LlmClient, Message
+from bot.knowledge.jobs import LlmJob, ProgressBars, no_progress
+from bot.llm.batch import Estimate, run_batch
+from bot.llm.client import Message
 from bot.llm.numbers import invented_numbers
-from retrieval.index.indexer import Indexer
 
 log = logging.getLogger(__name__)
 
@@ -138,24 +135,10 @@ class FaqDraftOptions:
     paraphrases: int = 5  # phrasings generated per drafted question (0: none)
 
 
-class FaqDraftJob:
+class FaqDraftJob(LlmJob[FaqDraftOptions]):
     """Draft FAQ entries from every chunk in scope, then phrasings of their questions
     (`tuvan faq generate`): an ``OfflineJob`` (``bot.knowledge.jobs``). Each chunk's drafts are
     committed as they come, so an interrupted run keeps them. A run needs ``llm``."""
-
-    def __init__(
-        self,
-        sessionmaker: async_sessionmaker[AsyncSession],
-        indexer: Indexer,
-        llm: LlmClient | None,
-        options: FaqDraftOptions,
-        limits: BatchLimits = DEFAULT_LIMITS,
-    ) -> None:
-        self.sessionmaker = sessionmaker
-        self.indexer = indexer
-        self.llm = llm
-        self.options = options
-        self.limits = limits
 
     async def _todo(self) -> tuple[GenerateReport, list[SourceChunk], list[SourceChunk]]:
         report = GenerateReport()

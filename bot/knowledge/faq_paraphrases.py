@@ -24,11 +24,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy import select, update
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.db.models import FaqEntry, FaqStatus, FaqVariant, VariantOrigin
-from bot.knowledge.jobs import ProgressBars, no_progress
-from bot.llm.batch import DEFAULT_LIMITS, BatchLimits, Estimate, run_batch
+from bot.knowledge.jobs import LlmJob, ProgressBars, no_progress
+from bot.llm.batch import Estimate, run_batch
 from bot.llm.client import LlmClient, Message
 from retrieval.index.faq_entries import set_variants
 from retrieval.index.indexer import Indexer
@@ -157,25 +157,11 @@ class FaqParaphraseOptions:
     entry_ids: tuple[int, ...] | None = None  # these entries (drafts too); None: every published
 
 
-class FaqParaphraseJob:
+class FaqParaphraseJob(LlmJob[FaqParaphraseOptions]):
     """Generated phrasings for FAQ questions (`tuvan faq enrich`): an ``OfflineJob``
     (``bot.knowledge.jobs``). Each entry's phrasings are stored in a transaction of their own as
     soon as they arrive; an entry whose LLM call fails every attempt still gets the shorthand
     phrasings, and so does every entry when ``llm`` is None."""
-
-    def __init__(
-        self,
-        sessionmaker: async_sessionmaker[AsyncSession],
-        indexer: Indexer,
-        llm: LlmClient | None,
-        options: FaqParaphraseOptions,
-        limits: BatchLimits = DEFAULT_LIMITS,
-    ) -> None:
-        self.sessionmaker = sessionmaker
-        self.indexer = indexer
-        self.llm = llm
-        self.options = options
-        self.limits = limits
 
     async def _todo(self) -> tuple[EnrichReport, list[_Item]]:
         query = select(FaqEntry.id, FaqEntry.question, FaqEntry.external_id).order_by(FaqEntry.id)

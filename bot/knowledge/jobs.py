@@ -14,9 +14,16 @@ callers with nothing.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bot.llm.batch import DEFAULT_LIMITS, BatchLimits
+from bot.llm.client import LlmClient
+from retrieval.index.indexer import Indexer
 
 R_co = TypeVar("R_co", covariant=True)
+OptionsT = TypeVar("OptionsT")
 
 Progress = Callable[[int], None]  # advance by n
 ProgressBars = Callable[[str, int | None], Progress]  # a counter for a stage: label, total
@@ -41,3 +48,22 @@ class OfflineJob(Protocol[R_co]):
     async def run(self, bars: ProgressBars = no_progress) -> R_co:
         """Do it; each result is stored as it comes, so an interrupted run keeps it."""
         ...
+
+
+class LlmJob(Generic[OptionsT]):
+    """What every offline LLM job is built from: the store, the indexer, the model (None when
+    none is configured), its options and the limits of its calls."""
+
+    def __init__(
+        self,
+        sessionmaker: async_sessionmaker[AsyncSession],
+        indexer: Indexer,
+        llm: LlmClient | None,
+        options: OptionsT,
+        limits: BatchLimits = DEFAULT_LIMITS,
+    ) -> None:
+        self.sessionmaker = sessionmaker
+        self.indexer = indexer
+        self.llm = llm
+        self.options = options
+        self.limits = limits
