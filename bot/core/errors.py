@@ -18,6 +18,10 @@ TuvanError
 │   └── LoginThrottledError  too many failed logins; try again later
 ├── FaqFileError             an FAQ file that cannot be read as documented
 └── DatasetError             an evaluation file that cannot be read as documented
+
+A library's own exception raised inside an adapter to travel through that library (the Telegram
+adapter's FloodControl, a python-telegram-bot TelegramError) never leaves the adapter: it comes
+out as SendError.
 """
 
 from __future__ import annotations
