@@ -40,6 +40,7 @@ class MessengerAdapter:
             read_receipts=True,
             text_limit=TEXT_LIMIT,
             source_buttons=TEMPLATE_BUTTONS,
+            staff_pause_minutes=self.settings.staff_pause_minutes,
         )
 
     def handshake(self, raw: RawRequest) -> str:

@@ -92,7 +92,9 @@ class Capabilities:
     ``read_receipts``: the adapter's ``mark_seen`` shows the user the question was read
     (Messenger). ``text_limit``: the characters of one message; a longer reply goes in parts
     (None: no limit). ``source_buttons``: how many sources a reply shows as link buttons
-    instead of lines of text (0: the source list stays in the text). Every adapter sends
+    instead of lines of text (0: the source list stays in the text). ``staff_pause_minutes``:
+    how long the bot stays quiet in a thread after a person replied there from the platform's
+    own inbox (Messenger's Page inbox; 0: never). Every adapter sends
     plain text: none renders markup from the answer (Telegram's is escaped).
     """
 
@@ -104,3 +106,4 @@ class Capabilities:
     read_receipts: bool = False
     text_limit: int | None = None
     source_buttons: int = 0
+    staff_pause_minutes: int = 0

@@ -76,15 +76,20 @@ async def _receive(request: web.Request, channel: str) -> web.Response:
         log.info("%s webhook with a malformed body: %s", channel, exc)
         return _text(400, f"malformed: {exc}")
     try:
-        await store_inbound(request.app[RUNTIME], messages)
+        await store_inbound(
+            request.app[RUNTIME], messages, adapter.capabilities.staff_pause_minutes
+        )
     except (SQLAlchemyError, OSError) as exc:
         log.error("could not store a %s webhook (the platform will retry): %s", channel, exc)
         return _text(503, "try again later")
     return _text(200, "ok")
 
 
-async def store_inbound(runtime: Runtime, messages: list[InboundMessage]) -> None:
-    """Store a webhook's events in one transaction; pause threads where staff replied."""
+async def store_inbound(
+    runtime: Runtime, messages: list[InboundMessage], staff_pause_minutes: int
+) -> None:
+    """Store a webhook's events in one transaction; pause for ``staff_pause_minutes`` the threads
+    where a person replied from the platform's inbox."""
     if len(messages) == 1 and messages[0].kind != "staff":
         # The common case, one event: a single atomic statement, no BEGIN/COMMIT round trips.
         async with runtime.engine.connect() as conn:
@@ -97,8 +102,7 @@ async def store_inbound(runtime: Runtime, messages: list[InboundMessage]) -> Non
             recorded = await record_inbound(session, message)
             _count(message, recorded.message_id)
             if recorded.message_id is not None and message.kind == "staff":
-                minutes = runtime.settings.messenger.staff_pause_minutes
-                await pause_conversation(session, recorded.conversation_id, minutes)
+                await pause_conversation(session, recorded.conversation_id, staff_pause_minutes)
 
 
 def _count(message: InboundMessage, message_id: int | None) -> None:
