@@ -13,8 +13,8 @@ from retrieval.chunking.markdown import chunk_markdown
 from retrieval.crawl.pages import extract_page, page_document
 from retrieval.loading import load_file
 from retrieval.loading.document import LoadedDocument, Section
+from tests.retrieval._support import DATASETS
 
-DATASETS = Path(__file__).resolve().parents[3] / "shared" / "datasets"
 UIT = DATASETS / "uit-admissions" / "corpus"
 
 SYLLABLES = [
