@@ -26,6 +26,7 @@ from retrieval.index.faq_entries import upsert_faq
 from retrieval.index.indexer import Indexer
 from retrieval.index.state import ensure_index_state
 from tests.fakes.openai_stub import OpenAIStub, start_openai_stub
+from tests.fakes.telegram_api import FakeTelegramApi, start_telegram_api
 
 
 @pytest.fixture(scope="session")
@@ -133,3 +134,13 @@ async def stub() -> AsyncIterator[OpenAIStub]:
         yield server
     finally:
         await server.close()
+
+
+@pytest.fixture
+async def telegram_api() -> AsyncIterator[FakeTelegramApi]:
+    """The fake Telegram Bot API on 127.0.0.1, for a test."""
+    api = await start_telegram_api()
+    try:
+        yield api
+    finally:
+        await api.close()

@@ -1,18 +1,12 @@
-"""Fixtures of the Telegram adapter's tests: the fake Bot API."""
+"""Fixtures of the Telegram adapter's tests: the fake Bot API (tests/conftest.py starts it)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 
-from tests.fakes.telegram_api import FakeTelegramApi, start_telegram_api
+from tests.fakes.telegram_api import FakeTelegramApi
 
 
 @pytest.fixture
-async def api() -> AsyncIterator[FakeTelegramApi]:
-    api = await start_telegram_api()
-    try:
-        yield api
-    finally:
-        await api.close()
+def api(telegram_api: FakeTelegramApi) -> FakeTelegramApi:
+    return telegram_api

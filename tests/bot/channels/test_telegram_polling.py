@@ -16,7 +16,7 @@ from tests.adapters.telegram._support import (
     message_update,
     wait_for,
 )
-from tests.fakes.telegram_api import FakeTelegramApi, start_telegram_api
+from tests.fakes.telegram_api import FakeTelegramApi
 
 # A whole Sticker (PTB's types need its required fields).
 STICKER = {
@@ -31,22 +31,13 @@ STICKER = {
 
 
 @pytest.fixture
-async def api() -> AsyncIterator[FakeTelegramApi]:
-    api = await start_telegram_api()
-    try:
-        yield api
-    finally:
-        await api.close()
-
-
-@pytest.fixture
 async def http() -> AsyncIterator[aiohttp.ClientSession]:
     async with aiohttp.ClientSession() as session:
         yield session
 
 
 async def poll_until(
-    api: FakeTelegramApi,
+    telegram_api: FakeTelegramApi,
     http: aiohttp.ClientSession,
     sessionmaker: async_sessionmaker[AsyncSession],
     offset: int,
@@ -54,30 +45,30 @@ async def poll_until(
     """Poll into the store until the fake has been asked for updates from ``offset`` on."""
     stop = asyncio.Event()
     task = asyncio.create_task(
-        poll_into_store(api.settings(), sessionmaker, http, stop=stop, timeout=1)
+        poll_into_store(telegram_api.settings(), sessionmaker, http, stop=stop, timeout=1)
     )
     try:
-        await wait_for(lambda: offset in api.offsets or task.done())
+        await wait_for(lambda: offset in telegram_api.offsets or task.done())
     finally:
         stop.set()
         await asyncio.wait_for(task, 5)
 
 
 async def test_poll_stores_updates_once_and_advances_the_offset(
-    api: FakeTelegramApi,
+    telegram_api: FakeTelegramApi,
     http: aiohttp.ClientSession,
     sessionmaker: async_sessionmaker[AsyncSession],
 ) -> None:
-    api.push_update(message_update(501, text="Học phí bao nhiêu?"))
-    api.push_update(message_update(502, sticker=STICKER))
-    await poll_until(api, http, sessionmaker, 503)
+    telegram_api.push_update(message_update(501, text="Học phí bao nhiêu?"))
+    telegram_api.push_update(message_update(502, sticker=STICKER))
+    await poll_until(telegram_api, http, sessionmaker, 503)
     # Telegram re-sends what was not confirmed (here: across a restart); new updates come.
-    api.push_update(message_update(502, sticker=STICKER))
-    api.push_update(message_update(503, text="/start"))
-    await poll_until(api, http, sessionmaker, 504)
+    telegram_api.push_update(message_update(502, sticker=STICKER))
+    telegram_api.push_update(message_update(503, text="/start"))
+    await poll_until(telegram_api, http, sessionmaker, 504)
 
-    assert api.offsets[0] is None
-    assert api.offsets.index(503) < api.offsets.index(504)
+    assert telegram_api.offsets[0] is None
+    assert telegram_api.offsets.index(503) < telegram_api.offsets.index(504)
     async with sessionmaker() as session:
         rows = (
             await session.execute(
