@@ -11,10 +11,11 @@ from bot.core.messages import RawRequest
 
 
 def json_body(raw: RawRequest) -> Any:
-    """The request's body as JSON, or ``WebhookPayloadError``."""
+    """The request's body as JSON, or ``WebhookPayloadError``: also for a body nested too deep
+    to parse ("[[[[…": RecursionError) or an integer too long to read (ValueError)."""
     try:
         return json.loads(raw.body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError too
         raise WebhookPayloadError(f"body is not JSON: {exc}") from exc
 
 

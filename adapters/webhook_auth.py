@@ -7,9 +7,13 @@ import hmac
 
 
 def secrets_equal(given: str | bytes | None, expected: str | bytes) -> bool:
-    """Constant-time comparison; a missing value never matches (nor does an empty secret)."""
+    """Constant-time comparison; a missing value never matches (nor does an empty secret).
+
+    A header that is not UTF-8 reaches us with its bytes as lone surrogates (aiohttp decodes
+    with ``surrogateescape``): encoded back as they came, it simply does not match.
+    """
     if given is None or not expected:
         return False
-    a = given.encode() if isinstance(given, str) else given
+    a = given.encode("utf-8", "surrogatepass") if isinstance(given, str) else given
     b = expected.encode() if isinstance(expected, str) else expected
     return hmac.compare_digest(a, b)

@@ -53,7 +53,8 @@ SECURITY_HEADERS = {
 def tokens_match(given: str | None, expected: str | None) -> bool:
     if not given or not expected:
         return False
-    return hmac.compare_digest(given.encode("utf-8"), expected.encode("utf-8"))
+    # A header that is not UTF-8 arrives as lone surrogates: it does not match, never a 500.
+    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), expected.encode("utf-8"))
 
 
 async def submitted_token(request: web.Request) -> str | None:

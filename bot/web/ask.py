@@ -20,7 +20,7 @@ async def ask(request: web.Request) -> web.Response:
         question = body["question"]
         if not isinstance(question, str):
             raise TypeError("question must be a string")
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, RecursionError, KeyError, TypeError) as exc:  # "[[[[…": RecursionError
         return _json_error(400, f'expected {{"question": "..."}}: {exc}')
     answer = await request.app[RUNTIME].answerer.answer(question)
     return web.json_response(answer.to_json(), dumps=lambda o: json.dumps(o, ensure_ascii=False))

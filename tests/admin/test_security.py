@@ -12,6 +12,7 @@ from admin.app import create_admin_app
 from admin.web import is_public, required_role
 from bot.db.models import StaffRole
 from tests.admin._support import AdminBrowser, NewBrowser
+from tests.fakes.raw_http import raw_post
 
 
 def admin_routes() -> list[tuple[str, str, object]]:
@@ -126,3 +127,17 @@ async def test_an_unknown_admin_page_is_a_polite_404(viewer: AdminBrowser) -> No
     response = await viewer.get("/admin/nowhere")
     assert response.status == 404
     assert "Không tìm thấy" in await response.text()
+
+
+async def test_a_csrf_header_that_is_not_utf8_is_refused_not_an_error(
+    admin: AdminBrowser, browser: NewBrowser
+) -> None:
+    visitor = browser()
+    server = visitor.server
+    await visitor.get("/admin/login")  # the login form's token cookie, to compare against
+    cookies = "; ".join(f"{c.key}={c.value}" for c in visitor.http.cookie_jar)
+    not_utf8 = b"X-CSRF-Token: \xff\r\n"  # one byte 0xff on the wire
+    form = b"email=y%40shut.example.vn&password=long+enough+pw"
+    headers = not_utf8 + b"Content-Type: application/x-www-form-urlencoded\r\n"
+    headers += f"Cookie: {cookies}\r\n".encode()
+    assert await raw_post(server.host, server.port, "/admin/login", headers, form) == 403

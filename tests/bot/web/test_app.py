@@ -98,6 +98,8 @@ async def test_documents_question_is_answered_with_citations(
         (b'{"question": null}', "question must be a string"),
         (b'["question"]', "list indices"),
         (b'"question"', "string indices"),
+        (b"[" * 2000, "recursion"),  # nested too deep to parse
+        (b'{"question": ' + b"1" * 5000 + b"}", "integer string conversion"),  # too long
     ],
 )
 async def test_malformed_request_is_a_json_400(client: Client, body: bytes, why: str) -> None:

@@ -39,6 +39,7 @@ from bot.runtime import Runtime
 from bot.web.app import create_app
 from bot.worker.loop import Worker
 from tests.fakes.messenger_api import MessengerApiFake, start_messenger_api
+from tests.fakes.raw_http import raw_post
 from tests.fakes.telegram_api import FakeTelegramApi, start_telegram_api
 from tests.fakes.zalo_api import ZaloApiFake, start_zalo_api
 
@@ -210,6 +211,26 @@ async def test_malformed_oversized_and_unconfigured_webhooks_get_clear_statuses(
     assert big.status == 413
     unsigned = await stack.client.post("/webhooks/zalo", data=b"{}")
     assert unsigned.status == 403
+
+
+async def test_bad_bytes_in_a_webhook_are_a_403_or_400_never_a_500(stack: Stack) -> None:
+    update = json.dumps(telegram_update(chat_id(), 1, "hi")).encode()
+    server = stack.client.server
+    not_utf8 = b"X-Telegram-Bot-Api-Secret-Token: \xff\r\n"  # one byte 0xff on the wire
+    assert await raw_post(server.host, server.port, "/webhooks/telegram", not_utf8, update) == 403
+    headers = {"X-Telegram-Bot-Api-Secret-Token": SECRET}
+    for body in (b"[" * 2000, b'{"update_id": ' + b"1" * 5000 + b"}"):
+        response = await stack.client.post("/webhooks/telegram", data=body, headers=headers)
+        assert response.status == 400
+    deep = await stack.client.post(
+        "/webhooks/zalo", data=b"[" * 2000, headers={"X-ZEvent-Signature": "mac=00"}
+    )
+    assert deep.status == 400
+    assert (
+        await stack.client.post(
+            "/webhooks/messenger", data=b"[" * 2000, **{"headers": signed(b"[" * 2000)}
+        )
+    ).status == 400
 
 
 async def test_telegram_429_is_retried_after_its_retry_after(stack: Stack) -> None:
