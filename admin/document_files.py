@@ -6,7 +6,9 @@ it loads and indexes is it moved to ``<data_dir>/uploads/<name>``, inside the tr
 stores its chunks. A broken file so changes nothing: not the store, not a file already there
 under that name. The same name uploaded again replaces that document (its generated FAQ entries
 are flagged for review, as with `tuvan ingest`). Every outcome, failures included, is written to
-the audit log, which the page shows as recent activity.
+the audit log, which the page shows as recent activity. Ingestions take turns through the
+process's ``IngestGate`` (``Runtime.ingest_gate``, one at a time by default), so uploads never
+take the cores ``serve`` answers webhooks with.
 """
 
 from __future__ import annotations
@@ -147,7 +149,13 @@ async def ingest_file(
     try:
         try:
             result = await ingest.ingest_file(
-                rt.sessionmaker, rt.indexer, target, staged=staged, hooks=hooks
+                rt.sessionmaker,
+                rt.indexer,
+                target,
+                staged=staged,
+                hooks=hooks,
+                pdf=ingest.pdf_options(rt.settings.ingest),
+                gate=rt.ingest_gate,
             )
         except IngestError as exc:
             await _record_failure(rt, actor, action, source, str(exc))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
@@ -15,6 +15,7 @@ from bot.core.errors import DatabaseError
 from bot.core.settings import Settings
 from bot.db import migrate
 from bot.db.engine import database_url, engine_for, make_sessionmaker
+from bot.knowledge.gate import IngestGate
 from bot.llm.client import LlmClient
 from retrieval.embedders import load_embedder
 from retrieval.guard.vocabulary import load_guard
@@ -33,6 +34,11 @@ class Runtime:
     sessionmaker: async_sessionmaker[AsyncSession]
     parts: AnswererParts
     answerer: Answerer
+    # The process's one gate for ingestions (``ingest.concurrency`` at a time).
+    ingest_gate: IngestGate = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.ingest_gate = IngestGate(self.settings.ingest.concurrency)
 
     @property
     def indexer(self) -> Indexer:

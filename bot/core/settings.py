@@ -153,6 +153,21 @@ class IngestSettings(BaseModel):
     # chatbot's heading and blank-line thresholds), legal, semantic (topic shifts between
     # sentences, as the embedder sees them; embeds every sentence).
     chunker: ChunkerMode = "auto"
+    # Hostile or huge files. Pages of a PDF past this many are skipped (and logged); the
+    # first ones are ingested.
+    max_pdf_pages: int = Field(default=500, ge=1)
+    # Pixels of one page rendered for OCR: a page that would be bigger at the OCR resolution
+    # (300 DPI) is rendered at the DPI that fits (a 7,000 pt poster at ~51 DPI, not 29,000 px
+    # square). 25 Mpx is an A3 page at 300 DPI.
+    max_page_pixels: int = Field(default=25_000_000, ge=10_000)
+    # Seconds of OCR per file: Tesseract gets what is left for each page, and once it is spent
+    # the remaining pages keep their text layer (or stay empty), listed in the log and in the
+    # document's metadata.
+    ocr_budget_s: float = Field(default=120.0, ge=0)
+    # Ingestions at a time in one process (the admin's uploads and re-ingests in `serve`); the
+    # others wait their turn, so parsing, OCR and embedding never take every core from the
+    # webhooks.
+    concurrency: int = Field(default=1, ge=1, le=8)
 
 
 class TelegramSettings(BaseModel):

@@ -7,6 +7,10 @@ and OCR are CPU-bound), and ``store_document`` chunks, embeds and stores one doc
 transaction of its own, so one failure loses nothing else and an interrupted run keeps what it
 stored. A caller that must write beside the document in that same transaction (the admin's
 audit log) passes ``StoreHooks``. A document whose text has not changed is left alone.
+
+How much of a PDF is read is the ``ingest`` settings' (``pdf_options``). In ``serve`` the
+admin's ingestions pass the process's ``IngestGate`` (``ingest_file(gate=...)``), one at a time
+by default, so that they never take the cores the webhooks need.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ import aiohttp
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.core.errors import IngestError
+from bot.core.settings import IngestSettings
+from bot.knowledge.gate import IngestGate
 from bot.knowledge.jobs import Progress, ProgressBars, no_progress
 from retrieval.crawl.crawler import CrawlResult, crawl
 from retrieval.index.documents import IndexResult, index_document
@@ -33,6 +39,8 @@ from retrieval.index.indexer import Indexer
 from retrieval.index.reindex import count_embeddable, reindex
 from retrieval.loading import SUPPORTED_SUFFIXES, load_file
 from retrieval.loading.document import LoadedDocument
+from retrieval.loading.ocr import OcrOptions
+from retrieval.loading.pdf import PdfOptions
 
 log = logging.getLogger(__name__)
 
@@ -71,9 +79,16 @@ class IngestReport:
 # -- the two steps ----------------------------------------------------------------------------
 
 
-async def load_document(path: Path) -> LoadedDocument:
-    """One file read in a thread; `IngestError` names the file and why it can't be used."""
-    return await asyncio.to_thread(load_file, path)
+def pdf_options(settings: IngestSettings) -> PdfOptions:
+    """How much of a PDF the ``ingest`` settings let an ingestion read."""
+    ocr = OcrOptions(max_pixels=settings.max_page_pixels, budget_s=settings.ocr_budget_s)
+    return PdfOptions(max_pages=settings.max_pdf_pages, ocr=ocr)
+
+
+async def load_document(path: Path, pdf: PdfOptions | None = None) -> LoadedDocument:
+    """One file read in a thread (a PDF as ``pdf`` says, the defaults if None); `IngestError`
+    names the file and why it can't be used."""
+    return await asyncio.to_thread(load_file, path, pdf)
 
 
 async def store_document(
@@ -128,6 +143,7 @@ async def ingest_paths(
     on_loaded: Callable[[LoadedDocument], None] | None = None,
     on_chunks: Progress | None = None,
     on_done: Callable[[Path], None] | None = None,
+    pdf: PdfOptions | None = None,
 ) -> IngestReport:
     """Each file in its own transaction; a file that cannot be read is logged and skipped."""
     report = IngestReport()
@@ -135,7 +151,7 @@ async def ingest_paths(
         if on_file:
             on_file(path)
         try:
-            doc = await load_document(path)
+            doc = await load_document(path, pdf)
         except IngestError as exc:
             log.warning("skipped %s: %s", path, exc)
             report.skipped.append((str(path), str(exc)))
@@ -157,22 +173,38 @@ async def ingest_file(
     *,
     staged: Path | None = None,
     hooks: StoreHooks | None = None,
+    pdf: PdfOptions | None = None,
+    gate: IngestGate | None = None,
 ) -> IndexResult:
     """Store the file at ``target`` under that name; an upload is read from ``staged`` instead
     and moved to ``target`` inside the transaction that stores it, so a file that fails to
     load or index changes nothing, not even a file already there. ``staged``'s folder (one of
-    its own) is removed either way."""
+    its own) is removed either way. With a ``gate``, loading and storing wait for a slot."""
     try:
-        loaded = await load_document(staged or target)
-        doc = dataclasses.replace(loaded, source=str(target))
-        async with sessionmaker.begin() as session:
-            result = await _store_in(session, indexer, doc, None, hooks)
-            if staged is not None:
-                await asyncio.to_thread(os.replace, staged, target)
-        return result
+        if gate is None:
+            return await _ingest_file(sessionmaker, indexer, target, staged, hooks, pdf)
+        async with gate.slot():
+            return await _ingest_file(sessionmaker, indexer, target, staged, hooks, pdf)
     finally:
         if staged is not None:
             await asyncio.to_thread(shutil.rmtree, staged.parent, True)
+
+
+async def _ingest_file(
+    sessionmaker: Sessions,
+    indexer: Indexer,
+    target: Path,
+    staged: Path | None,
+    hooks: StoreHooks | None,
+    pdf: PdfOptions | None,
+) -> IndexResult:
+    loaded = await load_document(staged or target, pdf)
+    doc = dataclasses.replace(loaded, source=str(target))
+    async with sessionmaker.begin() as session:
+        result = await _store_in(session, indexer, doc, None, hooks)
+        if staged is not None:
+            await asyncio.to_thread(os.replace, staged, target)
+    return result
 
 
 # -- URLs and sites ---------------------------------------------------------------------------
@@ -186,6 +218,7 @@ class CrawlOptions:
     concurrency: int = 2
     allow_domains: tuple[str, ...] = ()
     files: bool = True  # download and index the PDFs the pages link to
+    pdf: PdfOptions = dataclasses.field(default_factory=PdfOptions)  # how much of each is read
 
 
 @dataclasses.dataclass
@@ -231,7 +264,7 @@ async def crawl_and_index(
         )
         if options.files and result.files:
             await _ingest_linked_files(
-                sessionmaker, indexer, http, result.files, options.delay_s, stored, bars
+                sessionmaker, indexer, http, result.files, options, stored, bars
             )
     return CrawlReport(result, stored)
 
@@ -241,7 +274,7 @@ async def _ingest_linked_files(
     indexer: Indexer,
     http: aiohttp.ClientSession,
     urls: Sequence[str],
-    delay_s: float,
+    options: CrawlOptions,
     stored: IngestReport,
     bars: ProgressBars,
 ) -> None:
@@ -250,10 +283,10 @@ async def _ingest_linked_files(
     with tempfile.TemporaryDirectory(prefix="tuvan-crawl-") as folder:
         for number, url in enumerate(urls):
             if number:
-                await asyncio.sleep(delay_s)
+                await asyncio.sleep(options.delay_s)
             try:
                 path = await _download(http, url, Path(folder), number)
-                loaded = await load_document(path)
+                loaded = await load_document(path, options.pdf)
             except (aiohttp.ClientError, TimeoutError, IngestError) as exc:
                 log.warning("crawl: file %s: %s", url, exc)
                 stored.skipped.append((url, str(exc) or type(exc).__name__))

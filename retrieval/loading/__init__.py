@@ -3,6 +3,9 @@
 `load_file` picks the loader by suffix (`LOADERS`); each loader turns a file's bytes into a
 `ParsedDocument` (retrieval.loading.document), which `loaded_document` completes. No database.
 
+How much of a PDF is read (pages, pixels per rendered page, OCR time) is `PdfOptions`
+(retrieval.loading.pdf), passed by the caller from its settings.
+
 Every failure - unknown suffix, unreadable, empty, binary, truncated or corrupt file - is raised as
 `IngestError` naming the file, so an ingestion run can log it and go on with the next one.
 
@@ -20,7 +23,7 @@ from retrieval.loading.document import LoadedDocument, ParsedDocument, loaded_do
 from retrieval.loading.docx import read_docx
 from retrieval.loading.html import read_html
 from retrieval.loading.markdown import read_markdown, read_text
-from retrieval.loading.pdf import read_pdf
+from retrieval.loading.pdf import PdfOptions, read_pdf
 
 LOADERS: dict[str, Callable[[Path, bytes], ParsedDocument]] = {
     ".md": read_markdown,
@@ -36,8 +39,9 @@ LOADERS: dict[str, Callable[[Path, bytes], ParsedDocument]] = {
 SUPPORTED_SUFFIXES: frozenset[str] = frozenset(LOADERS)
 
 
-def load_file(path: Path) -> LoadedDocument:
-    """Read one file, or raise `IngestError` naming the file and why it can't be used."""
+def load_file(path: Path, pdf: PdfOptions | None = None) -> LoadedDocument:
+    """Read one file (a PDF as `pdf` says, the defaults if None), or raise `IngestError`
+    naming the file and why it can't be used."""
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
         supported = ", ".join(sorted(SUPPORTED_SUFFIXES))
@@ -47,14 +51,14 @@ def load_file(path: Path) -> LoadedDocument:
     raw = read_bytes(path)
     if not raw.strip():
         raise IngestError(f"{path.name}: empty file")
-    parsed = LOADERS[suffix](path, raw)
+    parsed = read_pdf(path, raw, pdf) if suffix == ".pdf" else LOADERS[suffix](path, raw)
     if not parsed.sections and not parsed.meta.get("pages_without_text"):
         raise IngestError(f"{path.name}: no text found")
     return loaded_document(path, raw, parsed)
 
 
 def load_directory(
-    path: Path, *, recursive: bool = True
+    path: Path, *, recursive: bool = True, pdf: PdfOptions | None = None
 ) -> Iterator[tuple[Path, LoadedDocument | IngestError]]:
     """Each supported, non-hidden file under `path` in sorted order, with its document or error."""
     if not path.is_dir():
@@ -69,6 +73,6 @@ def load_directory(
     )
     for file in files:
         try:
-            yield file, load_file(file)
+            yield file, load_file(file, pdf)
         except IngestError as exc:
             yield file, exc

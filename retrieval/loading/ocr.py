@@ -1,5 +1,10 @@
 """OCR of a PDF page with Tesseract, run as a command (`vie+eng`, 300 DPI by default).
 
+A page is rendered at the OCR resolution unless that would exceed `OcrOptions.max_pixels`: then
+at the resolution that fits (`render_zoom`), so a poster-sized page (7,000 pt square is 850 Mpx at
+300 DPI) costs no more memory, in this process or in Tesseract's, than an A3 scan. The image is
+handed to Tesseract as PNG and released before the next page is rendered.
+
 Tesseract is run as a command (Debian `tesseract-ocr tesseract-ocr-vie`, see scripts/setup.sh)
 rather than through MuPDF's built-in OCR: on the PTIT scans MuPDF's OCR text page lost most
 diacritics and word spaces ("CONGNGHE", "Bộtrưởng BộGiáo") where the command kept them. Without
@@ -9,6 +14,7 @@ Tesseract `ocr_page` raises `OcrUnavailableError` and says why, each problem log
 from __future__ import annotations
 
 import logging
+import math
 import os
 import shutil
 import subprocess
@@ -34,7 +40,22 @@ class OcrOptions:
     # Clean text layers of the PTIT and UIT PDFs score 0.9 or more; garbled ones below 0.5.
     min_quality: float = 0.7
     command: str = "tesseract"
+    # The longest one page may take; a file's pages share `budget_s` (retrieval.loading.pdf).
     timeout_s: float = 120.0
+    # The most pixels a page is rendered at (the DPI is lowered to fit), and the seconds of OCR
+    # one file may spend in all.
+    max_pixels: int = 25_000_000
+    budget_s: float = 120.0
+
+
+@dataclass(frozen=True)
+class OcrReading:
+    """What Tesseract read on a page, and the size and resolution of the image it was given."""
+
+    text: str
+    width: int
+    height: int
+    dpi: int
 
 
 @cache
@@ -56,20 +77,40 @@ def _tesseract_languages(command: str, wanted: str) -> tuple[str, str]:
     return "+".join(usable), ""
 
 
-def ocr_page(page: pymupdf.Page, options: OcrOptions) -> str:
+def render_zoom(rect: pymupdf.Rect, options: OcrOptions) -> float:
+    """The scale (pixels per point) a page of `rect` is rendered at: `options.dpi`, or less when
+    the image would exceed `options.max_pixels`."""
+    zoom = options.dpi / 72
+    # Pixmaps round each side outwards, hence the pixel of margin on both sides.
+    width, height = max(rect.width, 1.0), max(rect.height, 1.0)
+    if (width * zoom + 1) * (height * zoom + 1) > options.max_pixels:
+        zoom = math.sqrt(options.max_pixels / (width * height)) * 0.999
+        while (math.ceil(width * zoom) + 1) * (math.ceil(height * zoom) + 1) > options.max_pixels:
+            zoom *= 0.99
+    return zoom
+
+
+def ocr_page(page: pymupdf.Page, options: OcrOptions, *, timeout_s: float) -> OcrReading:
+    """Tesseract's text of `page`, given at most `timeout_s` (`subprocess.TimeoutExpired`)."""
     languages, problem = _tesseract_languages(options.command, options.languages)
     if problem:
         raise OcrUnavailableError(problem)
-    pixmap = page.get_pixmap(dpi=options.dpi, colorspace=pymupdf.csGRAY)
+    zoom = render_zoom(page.rect, options)
+    dpi = max(1, round(zoom * 72))
+    matrix = pymupdf.Matrix(zoom, zoom)  # type: ignore[no-untyped-call]
+    pixmap = page.get_pixmap(matrix=matrix, colorspace=pymupdf.csGRAY)
+    width, height = pixmap.width, pixmap.height
     png: bytes = pixmap.tobytes("png")  # type: ignore[no-untyped-call]
+    del pixmap  # only the PNG is kept while Tesseract runs
     # Tesseract's OpenMP threads make one page 7x slower on two cores (13.7 s vs 1.9 s at
     # 300 DPI); the child inherits the environment with that one variable set.
     env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
-    command = [options.command, "stdin", "stdout", "-l", languages, "--dpi", str(options.dpi)]
+    command = [options.command, "stdin", "stdout", "-l", languages, "--dpi", str(dpi)]
+    # On timeout `run` kills Tesseract before raising: nothing is left running.
     result = subprocess.run(  # noqa: S603 - the configured Tesseract binary, fixed arguments
-        command, input=png, capture_output=True, timeout=options.timeout_s, env=env, check=False
+        command, input=png, capture_output=True, timeout=timeout_s, env=env, check=False
     )
     if result.returncode != 0:
         message = result.stderr.decode("utf-8", "replace").strip().splitlines()
         raise RuntimeError(f"tesseract exit {result.returncode}: {' '.join(message[-2:])}")
-    return result.stdout.decode("utf-8", "replace")
+    return OcrReading(result.stdout.decode("utf-8", "replace"), width, height, dpi)

@@ -5,6 +5,11 @@ read (`retrieval.loading.quality`). Each page's layer is scored with `text_quali
 characters) or low-scoring layer is OCR'd (`retrieval.loading.ocr`) and the better-scoring text
 kept. `meta["pages"]` records, per page, which text was used, both scores and why a page is
 empty. Without Tesseract the layer is kept and a warning logged once; nothing crashes.
+
+Hostile files are read as far as they are good (`PdfOptions`): pages past `max_pages` are not
+read; a page MuPDF cannot load or read is skipped; once the file's OCR budget is spent, the
+remaining pages keep their text layer. Every page not read in full is logged and listed in
+`meta["skipped_pages"]` (page number and why), which the index stores with the document.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import re
 import subprocess
 import time
 import unicodedata
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -46,27 +52,46 @@ _DOCUMENT_TYPES = re.compile(
     r"^(THÔNG BÁO|QUYẾT ĐỊNH|HƯỚNG DẪN|KẾ HOẠCH|ĐỀ ÁN|CÔNG VĂN|BÁO CÁO|QUY CHẾ|QUY ĐỊNH|TỜ TRÌNH)\b"
 )
 _PDF_TITLE_MAX_CHARS = 160
+# FileDataError is a RuntimeError; errors raised from inside MuPDF derive from FzErrorBase.
+_MUPDF_ERRORS = (RuntimeError, ValueError, pymupdf.mupdf.FzErrorBase)
+OCR_BUDGET_SPENT = "OCR time budget spent"
+_UNREADABLE = "unreadable page"
 
 
-def load_pdf(path: Path, *, ocr: OcrOptions | None = None) -> LoadedDocument:
+@dataclass(frozen=True)
+class PdfOptions:
+    """How much of a PDF is read: at most `max_pages` pages, OCR'd as `ocr` says."""
+
+    max_pages: int = 500
+    ocr: OcrOptions = field(default_factory=OcrOptions)
+
+
+def load_pdf(
+    path: Path, *, ocr: OcrOptions | None = None, options: PdfOptions | None = None
+) -> LoadedDocument:
     """Read one PDF, OCR'ing pages whose text layer falls short; `IngestError` if unusable."""
+    options = options or PdfOptions()
+    if ocr is not None:
+        options = PdfOptions(options.max_pages, ocr)
     raw = read_bytes(path)
-    title, sections, meta = parse_pdf(path, raw, ocr or OcrOptions())
+    title, sections, meta = parse_pdf(path, raw, options)
     return loaded_document(path, raw, ParsedDocument(title, sections, meta=meta))
 
 
-def read_pdf(path: Path, raw: bytes) -> ParsedDocument:
-    """A PDF file's bytes, read with the default OCR options; a web page saved under a .pdf name
-    (seen in the wild) is read for what it is."""
+def read_pdf(path: Path, raw: bytes, options: PdfOptions | None = None) -> ParsedDocument:
+    """A PDF file's bytes, read as `options` says (the defaults if None); a web page saved
+    under a .pdf name (seen in the wild) is read for what it is."""
     if b"%PDF-" not in raw[:1024] and looks_like_html(raw):
         parsed = read_html(path, raw)
         parsed.meta["declared_suffix"] = path.suffix.lower()
         return parsed
-    title, sections, meta = parse_pdf(path, raw, OcrOptions())
+    title, sections, meta = parse_pdf(path, raw, options or PdfOptions())
     return ParsedDocument(title, sections, meta=meta)
 
 
-def parse_pdf(path: Path, raw: bytes, ocr: OcrOptions) -> tuple[str, list[Section], dict[str, Any]]:
+def parse_pdf(
+    path: Path, raw: bytes, options: PdfOptions
+) -> tuple[str, list[Section], dict[str, Any]]:
     """Title, one section per page with text (1-based page numbers) and meta of a PDF's bytes."""
     if b"%PDF-" not in raw[:1024]:
         raise IngestError(f"{path.name}: not a PDF (no %PDF header)")
@@ -79,30 +104,83 @@ def parse_pdf(path: Path, raw: bytes, ocr: OcrOptions) -> tuple[str, list[Sectio
                 raise IngestError(f"{path.name}: truncated PDF (no %%EOF; MuPDF had to repair it)")
             metadata_title = ((pdf.metadata or {}).get("title") or "").strip()
             repaired = bool(pdf.is_repaired)
+            page_count = pdf.page_count
             started = time.perf_counter()
-            pages = [_page_text(page, number, ocr) for number, page in enumerate(pdf, start=1)]
+            records = _read_pages(path, pdf, options)
             seconds = time.perf_counter() - started
-    # FileDataError is a RuntimeError; errors raised from inside MuPDF derive from FzErrorBase.
-    except (RuntimeError, ValueError, pymupdf.mupdf.FzErrorBase) as exc:
+    except _MUPDF_ERRORS as exc:
         raise IngestError(f"{path.name}: corrupt PDF ({exc})") from exc
-    if not pages:
+    if not page_count:
         raise IngestError(f"{path.name}: PDF has no pages")
-    sections = [Section((), text, page=n) for n, (text, _) in enumerate(pages, start=1) if text]
-    records = [record for _, record in pages]
+    if all(str(r.get("reason", "")).startswith(_UNREADABLE) for r in records):
+        raise IngestError(f"{path.name}: corrupt PDF (no page can be read: {records[0]['reason']})")
+    texts = [record.pop("text") for record in records]
+    sections = [Section((), t, page=r["page"]) for r, t in zip(records, texts, strict=True) if t]
     title = metadata_title if _plausible_pdf_title(metadata_title, path.stem) else ""
     if not title and sections and sections[0].page == 1:
         title = _first_page_title(sections[0].text)
+    skipped = [r for r in records if r.get("skipped")]
     meta: dict[str, Any] = {
         "format": "pdf",
-        "page_count": len(pages),
+        "page_count": page_count,
         "pages_without_text": [r["page"] for r in records if r["source"] == "empty"],
         "pages": records,
         "ocr_pages": sum(1 for r in records if "ocr_quality" in r),
         "seconds": round(seconds, 2),
     }
+    if skipped or page_count > options.max_pages:
+        meta["skipped_pages"] = [{"page": r["page"], "reason": r["reason"]} for r in skipped]
+    if page_count > options.max_pages:
+        meta["pages_over_limit"] = page_count - options.max_pages
     if repaired:
         meta["repaired"] = True
     return title or prettify_stem(path.stem), sections, meta
+
+
+def _read_pages(path: Path, pdf: pymupdf.Document, options: PdfOptions) -> list[dict[str, Any]]:
+    """Each page's record (its text under "text"), up to `options.max_pages`; a page MuPDF
+    cannot read is skipped with a record that says why."""
+    budget = _OcrBudget(options.ocr.budget_s)
+    records: list[dict[str, Any]] = []
+    for index in range(min(pdf.page_count, options.max_pages)):
+        number = index + 1
+        try:
+            page = pdf.load_page(index)  # type: ignore[no-untyped-call]
+            text, record = _page_text(page, number, options.ocr, budget)
+        except _MUPDF_ERRORS as exc:
+            log.warning("%s: page %d skipped, MuPDF cannot read it: %s", path.name, number, exc)
+            reason = f"{_UNREADABLE} ({exc})"
+            text, record = "", {"page": number, "source": "empty", "skipped": True}
+            record.update(quality=0.0, reason=reason)
+        records.append({**record, "text": text})
+    if pdf.page_count > options.max_pages:
+        log.warning(
+            "%s: %d pages, only the first %d read (ingest.max_pdf_pages); pages %d-%d skipped",
+            path.name,
+            pdf.page_count,
+            options.max_pages,
+            options.max_pages + 1,
+            pdf.page_count,
+        )
+    if budget.spent_on:
+        log.warning(
+            "%s: OCR budget of %.0f s spent; pages %s kept their text layer unread by OCR",
+            path.name,
+            options.ocr.budget_s,
+            ", ".join(map(str, budget.spent_on)),
+        )
+    return records
+
+
+class _OcrBudget:
+    """The seconds of OCR a file has left, and the pages that found none left."""
+
+    def __init__(self, seconds: float) -> None:
+        self.deadline = time.monotonic() + seconds
+        self.spent_on: list[int] = []
+
+    def left(self) -> float:
+        return self.deadline - time.monotonic()
 
 
 def _clean(page_text: str) -> str:
@@ -114,7 +192,9 @@ def _readable(text: str) -> bool:
     return any(ch.isalpha() for ch in text)
 
 
-def _page_text(page: pymupdf.Page, number: int, options: OcrOptions) -> tuple[str, dict[str, Any]]:
+def _page_text(
+    page: pymupdf.Page, number: int, options: OcrOptions, budget: _OcrBudget
+) -> tuple[str, dict[str, Any]]:
     """The page's text ("" if none is readable) and its record for `meta["pages"]`."""
     layer = _clean(page.get_text("text", sort=True))  # type: ignore[no-untyped-call]
     layer_quality = text_quality(layer)
@@ -125,19 +205,30 @@ def _page_text(page: pymupdf.Page, number: int, options: OcrOptions) -> tuple[st
         return layer, {**record, "source": "layer", "quality": layer_quality}
     why = "short text layer" if short else "low-quality text layer"
     ocr_text, reason = "", ""
+    left = budget.left()
     if not options.enabled:
         reason = f"{why}; OCR disabled"
+    elif left <= 0:
+        budget.spent_on.append(number)
+        reason = f"{why}; {OCR_BUDGET_SPENT}"
+        record["skipped"] = True
     else:
         try:
-            ocr_text = _clean(ocr_page(page, options))
+            reading = ocr_page(page, options, timeout_s=min(options.timeout_s, left))
         except OcrUnavailableError as exc:
             reason = f"{why}; OCR unavailable ({exc})"
-        except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
+        except subprocess.TimeoutExpired:
+            log.warning("OCR of page %d stopped: out of time", number)
+            reason = f"{why}; OCR stopped, out of time"
+            record["skipped"] = True
+        except (RuntimeError, OSError) as exc:
             log.warning("OCR of page %d failed: %s", number, exc)
             reason = f"{why}; OCR failed ({exc})"
         else:
+            ocr_text = _clean(reading.text)
             record["ocr_chars"] = len(ocr_text)
             record["ocr_quality"] = text_quality(ocr_text)
+            record["ocr_image"] = [reading.width, reading.height, reading.dpi]
     ocr_quality: float = record.get("ocr_quality", 0.0)
     # A short layer (a page number, a stamp) loses to any longer OCR text; a long but garbled
     # layer loses only to OCR text that scores higher.

@@ -11,7 +11,7 @@ import click
 
 from bot.cli.common import pass_settings, progress_bars, with_runtime
 from bot.core.settings import Settings
-from bot.knowledge.ingest import CrawlOptions, CrawlReport, crawl_and_index
+from bot.knowledge.ingest import CrawlOptions, CrawlReport, crawl_and_index, pdf_options
 from bot.runtime import Runtime
 
 
@@ -61,7 +61,15 @@ def crawl_command(
     no_files: bool,
 ) -> None:
     """Crawl the web site at URL (same domain, robots.txt honoured) and index its pages."""
-    options = CrawlOptions(depth, max_pages, delay, concurrency, allow_domains, not no_files)
+    options = CrawlOptions(
+        depth,
+        max_pages,
+        delay,
+        concurrency,
+        allow_domains,
+        not no_files,
+        pdf_options(settings.ingest),
+    )
 
     async def body(rt: Runtime) -> None:
         with progress_bars() as bars:

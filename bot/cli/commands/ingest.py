@@ -15,6 +15,7 @@ from bot.knowledge.ingest import (
     crawl_and_index,
     expand_paths,
     ingest_paths,
+    pdf_options,
     reindex_all,
 )
 from bot.runtime import Runtime
@@ -38,7 +39,8 @@ def ingest_command(settings: Settings, sources: tuple[str, ...]) -> None:
             await _ingest_files(rt, paths)
         if urls:
             with progress_bars() as bars:
-                options = CrawlOptions(depth=0, max_pages=len(urls))
+                pdf = pdf_options(rt.settings.ingest)
+                options = CrawlOptions(depth=0, max_pages=len(urls), pdf=pdf)
                 report = await crawl_and_index(rt.sessionmaker, rt.indexer, urls, options, bars)
             echo_crawl(report)
 
@@ -67,6 +69,7 @@ async def _ingest_files(rt: Runtime, paths: list[Path]) -> None:
             on_loaded=on_loaded,
             on_chunks=on_chunks,
             on_done=lambda _: bar.update(1),
+            pdf=pdf_options(rt.settings.ingest),
         )
     finally:
         bar.close()
