@@ -13,6 +13,7 @@ from bot.cli.common import pass_settings, progress_bars, with_runtime
 from bot.core.settings import Settings
 from bot.knowledge.ingest import CrawlOptions, CrawlReport, crawl_and_index
 from bot.runtime import Runtime
+from retrieval.crawl.fetch import FetchPolicy
 
 
 def echo_crawl(report: CrawlReport) -> None:
@@ -61,7 +62,10 @@ def crawl_command(
     no_files: bool,
 ) -> None:
     """Crawl the web site at URL (same domain, robots.txt honoured) and index its pages."""
-    options = CrawlOptions(depth, max_pages, delay, concurrency, allow_domains, not no_files)
+    fetch = FetchPolicy.from_settings(settings.ingest)
+    options = CrawlOptions(
+        depth, max_pages, delay, concurrency, allow_domains, not no_files, fetch=fetch
+    )
 
     async def body(rt: Runtime) -> None:
         with progress_bars() as bars:
