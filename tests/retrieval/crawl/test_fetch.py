@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,7 +57,7 @@ class Target:
         return f"127.0.0.1:{self.port}"
 
 
-async def serve(handler: web.Handler) -> TestServer:
+async def serve(handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> TestServer:
     app = web.Application()
     app.router.add_route("GET", "/{tail:.*}", handler)
     server = TestServer(app, host="127.0.0.1")
@@ -133,8 +133,14 @@ async def stream(request: web.Request, body: bytes) -> web.StreamResponse:
     return response
 
 
-def policy(site: Target, **caps: int) -> FetchPolicy:
-    return FetchPolicy(allow_private_hosts=(site.allowed,), **caps)
+def policy(
+    site: Target, *, max_page_bytes: int = 5_000_000, max_file_bytes: int = 0
+) -> FetchPolicy:
+    return FetchPolicy(
+        allow_private_hosts=(site.allowed,),
+        max_page_bytes=max_page_bytes,
+        max_file_bytes=max_file_bytes or 50_000_000,
+    )
 
 
 # -- the fetcher --------------------------------------------------------------------------------
