@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 import platformdirs
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.core.types import ChunkerMode, SearchMode
@@ -168,6 +169,34 @@ class IngestSettings(BaseModel):
     # others wait their turn, so parsing, OCR and embedding never take every core from the
     # webhooks.
     concurrency: int = Field(default=1, ge=1, le=8)
+    # Fetching for `tuvan crawl` and `tuvan ingest URL` (retrieval.crawl.fetch): only public
+    # addresses, on every redirect hop, except these hosts, which may resolve to private,
+    # loopback or link-local ones (a university intranet site on 10.x): "host" (any port) or
+    # "host:port", matched against the URL's host as written. Empty (safe): public only.
+    allow_private_hosts: tuple[str, ...] = ()
+    # A page larger than this is skipped whole, with a log line (a 2 MB page passes).
+    max_page_bytes: int = Field(default=5_000_000, ge=1)
+    # A linked PDF or DOCX larger than this is skipped whole, with a log line.
+    max_file_bytes: int = Field(default=50_000_000, ge=1)
+    max_redirects: int = Field(default=5, ge=0, le=20)  # hops followed per fetch, each vetted
+
+    @field_validator("allow_private_hosts")
+    @classmethod
+    def _host_entries(cls, entries: tuple[str, ...]) -> tuple[str, ...]:
+        """Each entry as "host" or "host:port" (lower case, IPv6 in brackets), or an error."""
+        written = []
+        for entry in entries:
+            text = entry.strip().lower()
+            if text.count(":") > 1 and not text.startswith("["):
+                text = f"[{text}]"  # a bare IPv6 address
+            parts = urlsplit(f"//{text}")
+            host = (parts.hostname or "").rstrip(".")
+            if not host or parts.path or parts.query or parts.fragment or "@" in text:
+                raise ValueError(f"not a host or host:port: {entry!r}")
+            host = f"[{host}]" if ":" in host else host
+            port = parts.port  # ValueError for a port that is no port
+            written.append(host if port is None else f"{host}:{port}")
+        return tuple(written)
 
 
 class TelegramSettings(BaseModel):

@@ -33,7 +33,6 @@ from pathlib import Path, PurePosixPath
 from typing import Protocol
 from urllib.parse import unquote, urlsplit
 
-import aiohttp
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.core.errors import IngestError
@@ -41,6 +40,7 @@ from bot.core.settings import IngestSettings
 from bot.knowledge.gate import IngestGate
 from bot.knowledge.jobs import Progress, ProgressBars, no_progress
 from retrieval.crawl.crawler import CrawlResult, crawl
+from retrieval.crawl.fetch import Fetcher, FetchPolicy
 from retrieval.index.documents import IndexResult, index_document
 from retrieval.index.indexer import Indexer
 from retrieval.index.reindex import count_embeddable, reindex
@@ -50,10 +50,6 @@ from retrieval.loading.ocr import OcrOptions
 from retrieval.loading.pdf import PdfOptions
 
 log = logging.getLogger(__name__)
-
-USER_AGENT = "tuvan-crawler"
-DOWNLOAD_TIMEOUT = aiohttp.ClientTimeout(total=60, sock_connect=15)
-MAX_FILE_BYTES = 50_000_000
 
 Sessions = async_sessionmaker[AsyncSession]
 
@@ -238,8 +234,10 @@ class CrawlOptions:
     delay_s: float = 1.0
     concurrency: int = 2
     allow_domains: tuple[str, ...] = ()
-    files: bool = True  # download and index the PDFs the pages link to
+    files: bool = True  # download and index the PDFs and DOCX files the pages link to
     pdf: PdfOptions = dataclasses.field(default_factory=PdfOptions)  # how much of each is read
+    # Addresses allowed and size caps (from IngestSettings); the default: public addresses only.
+    fetch: FetchPolicy = dataclasses.field(default_factory=FetchPolicy)
 
 
 @dataclasses.dataclass
@@ -271,21 +269,20 @@ async def crawl_and_index(
         result = await store_document(sessionmaker, indexer, doc, progress=chunks)
         stored.count(doc.source, result)
 
-    async with aiohttp.ClientSession(timeout=DOWNLOAD_TIMEOUT) as http:
+    async with Fetcher(options.fetch) as fetcher:
         result = await crawl(
             urls,
-            http=http,
+            fetcher=fetcher,
             allow_domains=options.allow_domains or None,
             max_depth=options.depth,
             max_pages=options.max_pages,
             delay_s=options.delay_s,
             concurrency=options.concurrency,
-            user_agent=USER_AGENT,
             on_page=on_page,
         )
         if options.files and result.files:
             await _ingest_linked_files(
-                sessionmaker, indexer, http, result.files, options, stored, bars
+                sessionmaker, indexer, fetcher, result.files, options, stored, bars
             )
     return CrawlReport(result, stored)
 
@@ -293,22 +290,23 @@ async def crawl_and_index(
 async def _ingest_linked_files(
     sessionmaker: Sessions,
     indexer: Indexer,
-    http: aiohttp.ClientSession,
+    fetcher: Fetcher,
     urls: Sequence[str],
     options: CrawlOptions,
     stored: IngestReport,
     bars: ProgressBars,
 ) -> None:
-    """Download the linked files one by one (politely) and store them under their URLs."""
+    """Download the linked files one by one (politely) and store them under their URLs; a
+    download refused, too large or failed (a FetchError) is logged and skipped."""
     chunks = bars("files", None)
     with tempfile.TemporaryDirectory(prefix="tuvan-crawl-") as folder:
         for number, url in enumerate(urls):
             if number:
                 await asyncio.sleep(options.delay_s)
             try:
-                path = await _download(http, url, Path(folder), number)
+                path = await _download(fetcher, url, Path(folder), number)
                 loaded = await load_document(path, options.pdf)
-            except (aiohttp.ClientError, TimeoutError, IngestError) as exc:
+            except IngestError as exc:
                 log.warning("crawl: file %s: %s", url, exc)
                 stored.skipped.append((url, str(exc) or type(exc).__name__))
                 continue
@@ -316,15 +314,11 @@ async def _ingest_linked_files(
             stored.count(url, await store_document(sessionmaker, indexer, doc, progress=chunks))
 
 
-async def _download(http: aiohttp.ClientSession, url: str, folder: Path, number: int) -> Path:
+async def _download(fetcher: Fetcher, url: str, folder: Path, number: int) -> Path:
     """The file at `url` in `folder`, under its own name (the loaders go by the suffix)."""
     name = PurePosixPath(unquote(urlsplit(url).path)).name or "file.pdf"
     target = folder / f"{number}-{name}"
-    async with http.get(url, headers={"User-Agent": USER_AGENT}) as response:
-        response.raise_for_status()
-        body = await response.content.read(MAX_FILE_BYTES + 1)
-    if len(body) > MAX_FILE_BYTES:
-        raise IngestError(f"{url}: larger than {MAX_FILE_BYTES // 1_000_000} MB")
+    body = await fetcher.get_file(url)
     await asyncio.to_thread(target.write_bytes, body)
     return target
 

@@ -1,11 +1,14 @@
 """Crawling a web site into `LoadedDocument`s: one per page, main content as Markdown with links.
 
-Breadth first from the start URLs, depth by depth, on the start URLs' registered domains (or an
-allow-list); robots.txt honoured; at most `concurrency` requests at once and `delay_s` between two
-requests to the same host. URLs are normalised before they are compared, and a page whose main
-text is the same as an earlier page's is recorded as a duplicate of it. PDF links are collected
-for the caller to ingest with the file loaders. A failed fetch is logged and recorded, never raised.
-No database: the caller indexes the pages (`on_page` lets it do so while the crawl goes on).
+Breadth first from the start URLs, depth by depth, on the start URLs' site (`SiteScope`: their
+registered domains or an allow-list, on their scheme and port); every request through a `Fetcher`
+(public addresses only, redirects vetted hop by hop and kept on the site, bodies capped);
+robots.txt honoured; at most `concurrency` requests at once and `delay_s` between two requests to
+the same host. URLs are normalised before they are compared, and a page whose main text is the
+same as an earlier page's is recorded as a duplicate of it. On-site PDF and DOCX links are
+collected for the caller to ingest with the file loaders. A failed or refused fetch is logged and
+recorded, never raised. No database: the caller indexes the pages (`on_page` lets it do so while
+the crawl goes on).
 """
 
 from __future__ import annotations
@@ -17,18 +20,14 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-import aiohttp
-
+from retrieval.crawl.fetch import HTML_TYPES, Fetched, Fetcher, FetchError
 from retrieval.crawl.pages import extract_page, markdown_hash, page_document
-from retrieval.crawl.urls import host_matches, is_pdf_link, normalise_url, registered_domain
+from retrieval.crawl.urls import DOCUMENT_TYPES, SiteScope, is_document_link, normalise_url
 from retrieval.loading.document import LoadedDocument
 
 log = logging.getLogger(__name__)
 
 OnPage = Callable[[LoadedDocument], Awaitable[None]]
-
-_HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
-_MAX_BYTES = 5_000_000
 
 
 @dataclass
@@ -38,7 +37,7 @@ class CrawlResult:
     pages: list[LoadedDocument] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (url, reason)
     duplicates: list[tuple[str, str]] = field(default_factory=list)  # (url, url of the kept page)
-    files: list[str] = field(default_factory=list)  # PDF URLs, for the file loaders
+    files: list[str] = field(default_factory=list)  # PDF and DOCX URLs, for the file loaders
 
 
 class _Politeness:
@@ -61,41 +60,21 @@ class _Politeness:
             self._last[host] = loop.time()
 
 
-@dataclass
-class _Fetched:
-    url: str  # after redirects
-    status: int
-    content_type: str
-    charset: str | None
-    body: bytes
-
-
 class _Crawler:
-    def __init__(
-        self, http: aiohttp.ClientSession, user_agent: str, politeness: _Politeness
-    ) -> None:
-        self.http = http
-        self.user_agent = user_agent
+    def __init__(self, fetcher: Fetcher, scope: SiteScope, politeness: _Politeness) -> None:
+        self.fetcher = fetcher
+        self.scope = scope
+        self.user_agent = fetcher.policy.user_agent
         self.politeness = politeness
         self._robots: dict[str, urllib.robotparser.RobotFileParser] = {}
         self._robots_locks: dict[str, asyncio.Lock] = {}
 
-    async def get(self, url: str, *, read_types: frozenset[str] = _HTML_TYPES) -> _Fetched:
-        """Raises aiohttp.ClientError or TimeoutError; the body only for `read_types`."""
+    async def get(self, url: str, *, read_types: frozenset[str] = HTML_TYPES) -> Fetched:
+        """Raises FetchError; the body only for `read_types`; redirects kept on the site."""
         host = urlsplit(url).netloc
         async with self.politeness.slots:
             await self.politeness.wait_turn(host)
-            async with self.http.get(url, headers={"User-Agent": self.user_agent}) as response:
-                body = b""
-                if response.status < 400 and response.content_type in read_types:
-                    body = await response.content.read(_MAX_BYTES)
-                return _Fetched(
-                    str(response.url),
-                    response.status,
-                    response.content_type,
-                    response.charset,
-                    body,
-                )
+            return await self.fetcher.get(url, read_types=read_types, stay=self.scope.__contains__)
 
     async def allowed(self, url: str) -> bool:
         parts = urlsplit(url)
@@ -109,7 +88,7 @@ class _Crawler:
         parser = urllib.robotparser.RobotFileParser(origin + "/robots.txt")
         try:
             fetched = await self.get(origin + "/robots.txt", read_types=frozenset({"text/plain"}))
-        except (aiohttp.ClientError, TimeoutError) as exc:
+        except FetchError as exc:
             log.warning("robots.txt of %s unreadable (%s): crawling as if allowed", origin, exc)
             fetched = None
         # As urllib.robotparser.read() does: 401/403 forbid everything, other errors nothing.
@@ -131,27 +110,22 @@ class _Crawler:
 async def crawl(
     start_urls: Iterable[str],
     *,
-    http: aiohttp.ClientSession,
+    fetcher: Fetcher,
     allow_domains: Iterable[str] | None = None,
     max_depth: int = 2,
     max_pages: int = 500,
     delay_s: float = 1.0,
     concurrency: int = 2,
-    user_agent: str = "tuvan-crawler",
     on_page: OnPage | None = None,
 ) -> CrawlResult:
     """Crawl breadth first; `on_page` is awaited with each new page, in crawl order."""
     result = CrawlResult()
     starts = [u for u in (normalise_url(s) for s in start_urls) if u]
-    domains = {registered_domain(urlsplit(u).hostname or "") for u in starts}
-    domains |= {d.lower().strip(".") for d in allow_domains or () if d.strip(".")}
-    crawler = _Crawler(http, user_agent, _Politeness(concurrency, delay_s))
+    scope = SiteScope(starts, allow_domains or ())
+    crawler = _Crawler(fetcher, scope, _Politeness(concurrency, delay_s))
     seen: set[str] = set(starts)
     files: set[str] = set()
     by_hash: dict[str, str] = {}
-
-    def on_site(url: str) -> bool:
-        return host_matches(urlsplit(url).hostname or "", domains)
 
     async def visit(url: str, depth: int) -> tuple[LoadedDocument | None, list[str]] | None:
         """The page at `url` and the same-site links to follow, or None (recorded why)."""
@@ -160,26 +134,24 @@ async def crawl(
             return None
         try:
             fetched = await crawler.get(url)
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            reason = (
-                "timed out" if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
-            )
-            log.warning("crawl: %s: %s", url, reason)
-            result.skipped.append((url, reason))
+        except FetchError as exc:
+            log.warning("crawl: skipped %s: %s", url, exc.reason)
+            result.skipped.append((url, exc.reason))
             return None
         final = normalise_url(fetched.url) or url
+        if final != url and final not in scope:
+            # The fetcher stops at an off-site redirect: this is only a second guard.
+            result.skipped.append((url, f"redirected off-site to {final}"))
+            return None
         if fetched.status >= 400:
-            log.warning("crawl: %s: HTTP %d", url, fetched.status)
+            log.warning("crawl: skipped %s: HTTP %d", url, fetched.status)
             result.skipped.append((url, f"HTTP {fetched.status}"))
             return None
-        if fetched.content_type == "application/pdf":
+        if fetched.content_type in DOCUMENT_TYPES:
             add_file(final)
             return None
-        if fetched.content_type not in _HTML_TYPES:
+        if fetched.content_type not in HTML_TYPES:
             result.skipped.append((url, f"not HTML ({fetched.content_type})"))
-            return None
-        if final != url and not on_site(final):
-            result.skipped.append((url, f"redirected off-site to {final}"))
             return None
         page = extract_page(fetched.body, fetched.url, encoding=fetched.charset)
         if not any(ch.isalnum() for ch in page.markdown):
@@ -202,7 +174,7 @@ async def crawl(
         out: dict[str, None] = {}
         for raw in urls:
             url = normalise_url(raw)
-            if url and on_site(url):
+            if url and url in scope:
                 out[url] = None
         return list(out)
 
@@ -211,7 +183,7 @@ async def crawl(
             files.add(url)
             result.files.append(url)
 
-    async def add_pdf_link(url: str) -> None:
+    async def add_document_link(url: str) -> None:
         if await crawler.allowed(url):
             add_file(url)
         else:
@@ -239,8 +211,8 @@ async def crawl(
                     if link in seen:
                         continue
                     seen.add(link)
-                    if is_pdf_link(link):
-                        await add_pdf_link(link)
+                    if is_document_link(link):
+                        await add_document_link(link)
                     else:
                         following.append(link)
         if queue:

@@ -8,6 +8,14 @@ from collections.abc import Iterable
 from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+_DEFAULT_ORIGINS = frozenset(_DEFAULT_PORTS.items())
+DOCUMENT_SUFFIXES = (".pdf", ".docx")
+DOCUMENT_TYPES = frozenset(
+    {
+        "application/pdf",
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    }
+)
 _TRACKING_PARAMS = frozenset({"fbclid", "gclid", "msclkid", "zarsrc", "_ga"})
 # Second-level public suffixes common on the sites tuvan crawls (edu.vn, com.vn...): without the
 # full Public Suffix List, "the registered domain" is the last three labels under these.
@@ -59,5 +67,42 @@ def host_matches(host: str, domains: Iterable[str]) -> bool:
     return any(host == d or host.endswith("." + d) for d in domains)
 
 
-def is_pdf_link(url: str) -> bool:
-    return urlsplit(url).path.lower().endswith(".pdf")
+class SiteScope:
+    """Which URLs belong to the crawled site: scheme, host and port together.
+
+    The host is within a start URL's registered domain (or an allowed domain), and the scheme and
+    port are that start URL's: another port on the same host is another site (often an internal
+    service: a database console, a metrics page). The default ports go together, http:80 with
+    https:443, because sites move between the two and link both ways; an allowed domain is
+    on-site on them.
+    """
+
+    def __init__(self, starts: Iterable[str], allow_domains: Iterable[str] = ()) -> None:
+        self.ports: dict[str, set[tuple[str, int]]] = {}
+        for url in starts:
+            parts = urlsplit(url)
+            scheme = parts.scheme.lower()
+            port = parts.port or _DEFAULT_PORTS[scheme]
+            origins = self.ports.setdefault(registered_domain(parts.hostname or ""), set())
+            origins |= _DEFAULT_ORIGINS if (scheme, port) in _DEFAULT_ORIGINS else {(scheme, port)}
+        for domain in allow_domains:
+            if domain.strip("."):
+                self.ports.setdefault(domain.lower().strip("."), set()).update(_DEFAULT_ORIGINS)
+
+    def __contains__(self, url: str) -> bool:
+        try:
+            parts = urlsplit(url)
+            scheme = parts.scheme.lower()
+            origin = (scheme, parts.port or _DEFAULT_PORTS[scheme])
+        except (ValueError, KeyError):
+            return False
+        host = (parts.hostname or "").rstrip(".")
+        return any(
+            origin in origins and host_matches(host, (domain,))
+            for domain, origins in self.ports.items()
+        )
+
+
+def is_document_link(url: str) -> bool:
+    """A link to a file the loaders read (PDF, DOCX), downloaded rather than crawled."""
+    return urlsplit(url).path.lower().endswith(DOCUMENT_SUFFIXES)

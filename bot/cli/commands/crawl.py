@@ -13,6 +13,7 @@ from bot.cli.common import pass_settings, progress_bars, with_runtime
 from bot.core.settings import Settings
 from bot.knowledge.ingest import CrawlOptions, CrawlReport, crawl_and_index, pdf_options
 from bot.runtime import Runtime
+from retrieval.crawl.fetch import FetchPolicy
 
 
 def echo_crawl(report: CrawlReport) -> None:
@@ -69,6 +70,7 @@ def crawl_command(
         allow_domains,
         not no_files,
         pdf_options(settings.ingest),
+        FetchPolicy.from_settings(settings.ingest),
     )
 
     async def body(rt: Runtime) -> None:

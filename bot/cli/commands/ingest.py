@@ -19,6 +19,7 @@ from bot.knowledge.ingest import (
     reindex_all,
 )
 from bot.runtime import Runtime
+from retrieval.crawl.fetch import FetchPolicy
 from retrieval.loading.document import LoadedDocument
 
 
@@ -40,9 +41,16 @@ def ingest_command(settings: Settings, sources: tuple[str, ...]) -> None:
         if urls:
             with progress_bars() as bars:
                 pdf = pdf_options(rt.settings.ingest)
-                options = CrawlOptions(depth=0, max_pages=len(urls), pdf=pdf)
+                fetch = FetchPolicy.from_settings(settings.ingest)
+                options = CrawlOptions(depth=0, max_pages=len(urls), pdf=pdf, fetch=fetch)
                 report = await crawl_and_index(rt.sessionmaker, rt.indexer, urls, options, bars)
             echo_crawl(report)
+            refused = [url for url, reason in report.skipped if reason.startswith("refused:")]
+            if refused:
+                raise click.ClickException(
+                    f"{len(refused)} URL(s) refused (reasons above); only public addresses are "
+                    "fetched, and the private hosts listed in TUVAN_INGEST__ALLOW_PRIVATE_HOSTS"
+                )
 
     with_runtime(settings, body)
 
