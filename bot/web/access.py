@@ -56,8 +56,8 @@ def metrics_refusal(
     token: SecretStr | None, authorization: str | None, peer: str | None
 ) -> int | None:
     """Why ``/metrics`` is refused (401: the token is set and not given; 403: no token is set
-    and the client is not on this host), or None: it may read them."""
-    if token is not None:
+    and the client is not on this host), or None: it may read them. An empty token is none."""
+    if token is not None and token.get_secret_value():
         given = bearer_token(authorization)
         return None if secrets_equal(given, token.get_secret_value()) else 401
     return None if is_loopback(peer) else 403

@@ -21,7 +21,7 @@ ASK_MAX_BODY = 64 * 1024
 
 async def ask(request: web.Request) -> web.Response:
     token = request.app[RUNTIME].settings.web.ask_token
-    if token is None:
+    if token is None or not token.get_secret_value():  # TUVAN_WEB__ASK_TOKEN= is unset too
         raise web.HTTPNotFound()
     if not bearer_matches(request, token):
         return _json_error(401, "a valid bearer token is required", UNAUTHORIZED_HEADERS)
