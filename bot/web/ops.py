@@ -3,7 +3,8 @@
 
 ``/healthz`` is public and says only ``ok`` or ``unavailable``: why goes to the log, not to
 whoever asks. ``/metrics`` answers ``Authorization: Bearer <TUVAN_METRICS_TOKEN>`` (401
-otherwise), or, with no token set, clients on this host only (403 otherwise).
+otherwise), or, with no token set, clients on this host that did not come through a proxy
+(403 otherwise).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from bot.conversations.queue import queue_depths
 from bot.core.metrics import METRICS
 from bot.keys import RUNTIME
-from bot.web.access import UNAUTHORIZED_HEADERS, metrics_refusal, peer_address
+from bot.web.access import UNAUTHORIZED_HEADERS, forwarded, metrics_refusal, peer_address
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +41,7 @@ async def metrics(request: web.Request) -> web.Response:
         request.app[RUNTIME].settings.metrics_token,
         request.headers.get("Authorization"),
         peer_address(request),
+        proxied=forwarded(request),
     )
     if refusal == 401:
         raise web.HTTPUnauthorized(headers=UNAUTHORIZED_HEADERS)

@@ -179,6 +179,7 @@ async def test_ask_with_a_missing_or_wrong_token_is_a_401(
 
 async def test_ask_with_a_token_of_bad_bytes_is_a_401(client: Client) -> None:
     server = client.server
+    assert server.port is not None  # started
     not_utf8 = b"Authorization: Bearer \xff\r\n"  # one byte 0xff on the wire
     assert await raw_post(server.host, server.port, "/api/ask", not_utf8, b"{}") == 401
 
@@ -280,6 +281,10 @@ async def test_metrics_without_a_token_setting_answer_a_client_on_this_host(clie
     response = await client.get("/metrics")
     assert response.status == 200
     assert "# TYPE tuvan_queue_depth gauge" in await response.text()
+    # ... but not one a reverse proxy on this host passed on (it connects from loopback too)
+    for header in ("X-Forwarded-For", "Forwarded"):
+        proxied = await client.get("/metrics", headers={header: "for=203.0.113.7"})
+        assert proxied.status == 403
 
 
 async def test_metrics_with_a_token_setting_need_that_token(settings: Settings, serve: Any) -> None:
@@ -320,26 +325,32 @@ async def test_metrics_refuse_a_client_that_is_not_on_loopback(
 
 
 @pytest.mark.parametrize(
-    ("token", "authorization", "peer", "refusal"),
+    ("token", "authorization", "peer", "proxied", "refusal"),
     [
-        (None, None, "127.0.0.1", None),
-        (None, None, "127.8.9.10", None),
-        (None, None, "::1", None),
-        (None, None, "::ffff:127.0.0.1", None),
-        (None, None, "203.0.113.7", 403),
-        (None, None, "::ffff:203.0.113.7", 403),
-        (None, None, "10.0.0.2", 403),
-        (None, None, None, 403),
-        (None, None, "not an address", 403),
-        (None, f"Bearer {METRICS_TOKEN}", "203.0.113.7", 403),  # no token set: none accepted
-        (METRICS_TOKEN, None, "127.0.0.1", 401),  # a token set: loopback is not enough
-        (METRICS_TOKEN, "Bearer wrong", "203.0.113.7", 401),
-        (METRICS_TOKEN, f"bearer {METRICS_TOKEN}", "203.0.113.7", None),
-        (METRICS_TOKEN, f"Bearer {METRICS_TOKEN}", None, None),
+        (None, None, "127.0.0.1", False, None),
+        (None, None, "127.8.9.10", False, None),
+        (None, None, "::1", False, None),
+        (None, None, "::ffff:127.0.0.1", False, None),
+        (None, None, "127.0.0.1", True, 403),  # a proxy on this host passed it on
+        (None, None, "203.0.113.7", False, 403),
+        (None, None, "::ffff:203.0.113.7", False, 403),
+        (None, None, "10.0.0.2", False, 403),
+        (None, None, None, False, 403),
+        (None, None, "not an address", False, 403),
+        (None, f"Bearer {METRICS_TOKEN}", "203.0.113.7", False, 403),  # no token set: none works
+        ("", None, "127.0.0.1", False, None),  # TUVAN_METRICS_TOKEN= is no token
+        (METRICS_TOKEN, None, "127.0.0.1", False, 401),  # a token set: loopback is not enough
+        (METRICS_TOKEN, "Bearer wrong", "203.0.113.7", False, 401),
+        (METRICS_TOKEN, f"bearer {METRICS_TOKEN}", "203.0.113.7", True, None),
+        (METRICS_TOKEN, f"Bearer {METRICS_TOKEN}", None, False, None),
     ],
 )
 def test_who_may_read_the_metrics(
-    token: str | None, authorization: str | None, peer: str | None, refusal: int | None
+    token: str | None,
+    authorization: str | None,
+    peer: str | None,
+    proxied: bool,
+    refusal: int | None,
 ) -> None:
     secret = SecretStr(token) if token is not None else None
-    assert metrics_refusal(secret, authorization, peer) == refusal
+    assert metrics_refusal(secret, authorization, peer, proxied=proxied) == refusal
