@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import Select, exists, func, or_, select, true
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from admin.contacts import contact_reference
 from admin.faq_store import folded, like_pattern
 from bot.conversations.store import history
 from bot.core.types import CHANNELS
@@ -84,6 +85,11 @@ class ConversationRow:
     last_author: str | None
     activity: datetime
     waiting_since: datetime | None = None  # the student asked for a person, no staff reply yet
+
+    @property
+    def contact_ref(self) -> str:
+        """The contact's id as staff see it (a web visitor's only as a tag: admin.contacts)."""
+        return contact_reference(self.channel, self.external_id)
 
 
 def _listing(filters: ConversationFilters) -> Select[Any]:
@@ -291,6 +297,11 @@ class Transcript:
     contact: Contact
     lines: list[Line]
     older: int | None  # ``before`` for the previous page, None at the start
+
+    @property
+    def contact_ref(self) -> str:
+        """The contact's id as staff see it (a web visitor's only as a tag: admin.contacts)."""
+        return contact_reference(self.contact.channel, self.contact.external_id)
 
 
 async def transcript(

@@ -55,6 +55,7 @@ add_strings(
         "conv.activity": ("Hoạt động cuối", "Last activity"),
         "conv.empty": ("Không có hội thoại nào khớp.", "No conversation matches."),
         "conv.unnamed": ("(không tên)", "(no name)"),
+        "conv.web_visitor": ("Khách web · {tag}", "Web visitor · {tag}"),
         "conv.transcript": ("Hội thoại #{id}", "Conversation #{id}"),
         "conv.back": ("Về danh sách", "Back to the list"),
         "conv.older": ("Tin nhắn cũ hơn", "Older messages"),

@@ -256,6 +256,12 @@ class WebChatSettings(BaseModel):
     # Sites allowed to embed the widget (CORS), e.g. ["https://tuyensinh.example.edu.vn"].
     allowed_origins: tuple[str, ...] = ()
     history_messages: int = 50  # shown again after a page reload
+    # A visitor id (the browser's key to its conversation) unused this long no longer opens
+    # that conversation: the next message starts a new one, and the page forgets the old id.
+    visitor_days: int = Field(default=30, ge=1, le=3650)
+    # POST /api/ask (one answer as JSON, with scores: for tools and tests) is answered only to
+    # "Authorization: Bearer <this token>". Unset (the default): the route answers 404.
+    ask_token: SecretStr | None = None
 
 
 class AdminSettings(BaseModel):
@@ -321,6 +327,10 @@ class Settings(BaseSettings):
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     admin: AdminSettings = Field(default_factory=AdminSettings)
     max_body_bytes: int = 1_048_576  # webhook bodies above this get 413
+    # GET /metrics answers only to "Authorization: Bearer <this token>" (Prometheus'
+    # authorization.credentials). Unset (the default): only to clients on this host (loopback
+    # peer address; X-Forwarded-For is not read), so a proxy in front must not pass it on.
+    metrics_token: SecretStr | None = None
 
     @property
     def embedding(self) -> EmbedderSettings:

@@ -1,5 +1,11 @@
 """What operators look at: ``GET /healthz`` (the database answers) and ``GET /metrics``
-(Prometheus text: the process's counters and the depth of both queues)."""
+(Prometheus text: the process's counters and the depth of both queues).
+
+``/healthz`` is public and says only ``ok`` or ``unavailable``: why goes to the log, not to
+whoever asks. ``/metrics`` answers ``Authorization: Bearer <TUVAN_METRICS_TOKEN>`` (401
+otherwise), or, with no token set, clients on this host that did not come through a proxy
+(403 otherwise).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +18,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from bot.conversations.queue import queue_depths
 from bot.core.metrics import METRICS
 from bot.keys import RUNTIME
+from bot.web.access import UNAUTHORIZED_HEADERS, forwarded, metrics_refusal, peer_address
 
 log = logging.getLogger(__name__)
 
@@ -21,12 +28,25 @@ async def healthz(request: web.Request) -> web.Response:
     try:
         async with runtime.sessionmaker() as session:
             await session.execute(text("SELECT 1"))
-    except (SQLAlchemyError, OSError) as exc:
-        return web.json_response({"status": "unavailable", "database": str(exc)[:200]}, status=503)
-    return web.json_response({"status": "ok"})
+    except (SQLAlchemyError, OSError):
+        log.exception("healthz: the database does not answer")
+        return web.json_response(
+            {"status": "unavailable"}, status=503, headers={"Cache-Control": "no-store"}
+        )
+    return web.json_response({"status": "ok"}, headers={"Cache-Control": "no-store"})
 
 
 async def metrics(request: web.Request) -> web.Response:
+    refusal = metrics_refusal(
+        request.app[RUNTIME].settings.metrics_token,
+        request.headers.get("Authorization"),
+        peer_address(request),
+        proxied=forwarded(request),
+    )
+    if refusal == 401:
+        raise web.HTTPUnauthorized(headers=UNAUTHORIZED_HEADERS)
+    if refusal is not None:
+        raise web.HTTPForbidden()
     gauges: dict[str, dict[tuple[tuple[str, str], ...], float]] = {}
     try:
         async with request.app[RUNTIME].sessionmaker() as session:

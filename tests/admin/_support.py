@@ -37,6 +37,9 @@ from admin.i18n import Translator
 from bot.db.models import Base, StaffRole, StaffUser
 
 PASSWORD = "correct horse battery staple"
+# /api/ask is off unless its token is set: the admin tests' app has this one (admin_settings).
+ASK_TOKEN = "admin-tests-ask-token-5d2e"
+ASK_HEADERS = {"Authorization": f"Bearer {ASK_TOKEN}"}
 _CSRF_META = re.compile(r'<meta name="csrf-token" content="([^"]*)">')
 _LOGIN_TOKEN = re.compile(r'name="csrf_token" value="([^"]+)"')
 

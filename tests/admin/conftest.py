@@ -20,6 +20,7 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 from argon2 import PasswordHasher
+from pydantic import SecretStr
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from bot.answer.answerer import Answerer
@@ -29,6 +30,7 @@ from bot.db.models import StaffRole, StaffUser
 from bot.runtime import Runtime
 from bot.web.app import create_app
 from tests.admin._support import (
+    ASK_TOKEN,
     PASSWORD,
     PHASES,
     AdminBrowser,
@@ -54,8 +56,10 @@ def pytest_runtest_makereport(
 
 @pytest.fixture
 def admin_settings(settings: Settings) -> Settings:
-    """The session settings; a test may replace it (e.g. a lower login limit)."""
-    return settings
+    """The session settings with /api/ask turned on (``ASK_TOKEN``); a test may replace it
+    (e.g. a lower login limit)."""
+    web_section = settings.web.model_copy(update={"ask_token": SecretStr(ASK_TOKEN)})
+    return settings.model_copy(update={"web": web_section})
 
 
 @pytest.fixture

@@ -23,11 +23,12 @@ from playwright.async_api import Browser, Page, async_playwright, expect
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from admin.contacts import visitor_tag
 from bot.answer.answerer import Answerer
 from bot.answer.parts import AnswererParts
 from bot.core.settings import Settings
 from bot.db.engine import make_sessionmaker
-from bot.db.models import Chunk, FaqEntry, FaqOrigin, FaqStatus, StaffRole
+from bot.db.models import Chunk, Contact, FaqEntry, FaqOrigin, FaqStatus, StaffRole
 from bot.runtime import Runtime
 from bot.web.app import create_app
 from bot.worker.loop import Worker
@@ -278,8 +279,10 @@ async def test_staff_take_over_a_web_chat_and_the_visitor_sees_the_reply(
     await admin.get_by_test_id("nav-conversations").click()
     await admin.get_by_label(words("conv.search"), exact=True).fill(f"Lan{tag}")
     await admin.get_by_test_id("conv-filter-submit").click()
-    row = admin.get_by_test_id("conv-table").locator("tr", has_text=visitor)
+    shown_as = words("conv.web_visitor", tag=visitor_tag(visitor))  # never the id itself
+    row = admin.get_by_test_id("conv-table").locator("tr", has_text=shown_as)
     await expect(row).to_have_count(1)
+    await expect(admin.get_by_test_id("conv-table")).not_to_contain_text(visitor)
     await row.get_by_role("link").click()
     transcript = admin.get_by_test_id("transcript")
     await expect(transcript.locator("tr[data-author=user]")).to_contain_text(first)
@@ -310,6 +313,56 @@ async def test_staff_take_over_a_web_chat_and_the_visitor_sees_the_reply(
     await worker.drain()
     await admin.reload()
     await expect(staff_line).to_contain_text(words("conv.status.sent"))
+
+
+# -- 4b. the visitor starts a new conversation; an old id is forgotten -----------------------------
+
+VISITOR_ID_128_BITS = re.compile(r"^[0-9a-f]{32}$")
+WELCOME = "Chào bạn! Mình là trợ lý tư vấn tuyển sinh tự động."
+
+
+async def test_the_new_conversation_button_forgets_the_visitor_and_starts_clean(
+    live: LiveApp, new_page: NewPage
+) -> None:
+    chat = await new_page()
+    urls: list[str] = []
+    chat.on("request", lambda request: urls.append(request.url))
+    await open_chat(chat, live.base)
+    await ask_in_chat(chat, "Mã trường của Trường Đại học Công nghệ Sông Hồng là gì?")
+    first = await chat.evaluate("localStorage.getItem('tuvan.visitor')")
+    assert VISITOR_ID_128_BITS.match(first)
+
+    await chat.get_by_role("button", name="Cuộc trò chuyện mới").click()
+    log = chat.locator("#log .msg")
+    await expect(log).to_have_count(1)
+    await expect(log.first).to_contain_text(WELCOME)
+    second = await chat.evaluate("localStorage.getItem('tuvan.visitor')")
+    assert VISITOR_ID_128_BITS.match(second)
+    assert second != first
+
+    await chat.reload()  # the new id has no history: still clean
+    await expect(log.first).to_contain_text(WELCOME)
+    await expect(log).to_have_count(1)
+    assert await chat.evaluate("localStorage.getItem('tuvan.visitor')") == second
+
+    # An id the page kept past the server's visitor_days is forgotten when the page opens.
+    await chat.evaluate(
+        "([id, days]) => { localStorage.setItem('tuvan.visitor', id);"
+        " localStorage.setItem('tuvan.visitor.used', String(Date.now() - days * 86400000)); }",
+        [first, live.runtime.settings.web.visitor_days + 1],
+    )
+    await chat.reload()
+    await expect(log.first).to_contain_text(WELCOME)
+    await expect(log).to_have_count(1)
+    third = await chat.evaluate("localStorage.getItem('tuvan.visitor')")
+    assert third not in (first, second)
+
+    # The first conversation is still there for staff; no URL ever held a visitor id.
+    async with live.sessionmaker() as session:
+        kept = await session.scalar(select(Contact.id).where(Contact.external_id == first))
+    assert kept is not None
+    assert "/api/chat/history" in " ".join(urls)
+    assert not [u for u in urls if any(v in u for v in (first, second, third))]
 
 
 # -- 5. the phone layout ----------------------------------------------------------------------

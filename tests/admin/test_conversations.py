@@ -8,6 +8,7 @@ The worker's queues are about transactions between sessions, so this module comm
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import re
@@ -326,7 +327,7 @@ async def test_the_list_filters_and_the_transcript_shows_tier_sources_and_escape
 
 
 async def history(b: AdminBrowser, visitor: str) -> dict[str, Any]:
-    async with b.http.get(b.url("/api/chat/history"), params={"visitor_id": visitor}) as r:
+    async with b.http.get(b.url("/api/chat/history"), headers={"X-Visitor-Id": visitor}) as r:
         assert r.status == 200
         body: dict[str, Any] = json.loads(await r.text())
         return body
@@ -350,6 +351,25 @@ async def test_the_web_chat_history_says_when_staff_have_the_conversation(
     await editor.post(f"/admin/conversations/{conversation}/hand-back")
     assert (await history(editor, visitor))["human"] is False
     assert (await history(editor, "never-seen-visitor"))["human"] is False
+
+
+async def test_staff_of_every_role_see_a_web_visitor_as_a_tag_never_their_id(
+    viewer: AdminBrowser, admin: AdminBrowser, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    visitor = uuid.uuid4().hex  # the key to the visitor's conversation in the chat page
+    web = await ask(sessionmaker, visitor, FAQ_QUESTION, channel="web")
+    chat = chat_id()
+    telegram = await ask(sessionmaker, chat, FAQ_QUESTION)
+    tag = hashlib.sha256(visitor.encode()).hexdigest()[:6]
+    for b in (viewer, admin):
+        listing = await b.page("/admin/conversations")
+        assert f"conv-row-{web}" in listing
+        transcript = await b.page(f"/admin/conversations/{web}")
+        for page in (listing, transcript):
+            assert visitor not in page
+            assert f'data-testid="conv-contact-ref">Khách web · {tag}<' in page
+        # a platform's id opens nothing by itself: it is still shown
+        assert chat in await b.page(f"/admin/conversations/{telegram}")
 
 
 async def test_a_long_transcript_pages_back_to_older_messages(

@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.db.models import AuditEntry, FaqEntry, FaqOrigin, FaqStatus, FaqVariant, VariantOrigin
 from bot.knowledge.demo import demo_kb_dir
-from tests.admin._support import AdminBrowser
+from tests.admin._support import ASK_HEADERS, AdminBrowser
 
 FAQ = {
     row["id"]: row
@@ -25,7 +25,9 @@ PARKING_A = "Có. Bãi xe khu B miễn phí cho sinh viên có thẻ, mở 6:00�
 
 
 async def ask(b: AdminBrowser, question: str) -> dict[str, Any]:
-    async with b.http.post(b.url("/api/ask"), json={"question": question}) as response:
+    async with b.http.post(
+        b.url("/api/ask"), json={"question": question}, headers=ASK_HEADERS
+    ) as response:
         assert response.status == 200
         body: dict[str, Any] = await response.json()
         return body

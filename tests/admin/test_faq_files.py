@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.db.models import AuditEntry, FaqEntry, FaqStatus
 from bot.knowledge.faq_files import parse_faq_text
-from tests.admin._support import AdminBrowser
+from tests.admin._support import ASK_HEADERS, AdminBrowser
 
 ROWS: list[dict[str, Any]] = [
     {
@@ -50,7 +50,9 @@ async def count_entries(sm: async_sessionmaker[AsyncSession]) -> int:
 
 
 async def ask(b: AdminBrowser, question: str) -> dict[str, Any]:
-    async with b.http.post(b.url("/api/ask"), json={"question": question}) as response:
+    async with b.http.post(
+        b.url("/api/ask"), json={"question": question}, headers=ASK_HEADERS
+    ) as response:
         body: dict[str, Any] = await response.json()
         return body
 

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from bot.db.models import AuditEntry, Document, FaqEntry, FaqOrigin, FaqStatus
 from retrieval.index.faq_entries import FaqDraft, upsert_faq
 from retrieval.index.indexer import Indexer
-from tests.admin._support import AdminBrowser
+from tests.admin._support import ASK_HEADERS, AdminBrowser
 
 SOURCE = (
     "Điều 7. Mượn tài liệu. Sinh viên được mượn tối đa 5 cuốn sách trong 14 ngày; quá hạn "
@@ -41,7 +41,9 @@ async def generated(
 
 
 async def ask(b: AdminBrowser, question: str) -> dict[str, Any]:
-    async with b.http.post(b.url("/api/ask"), json={"question": question}) as response:
+    async with b.http.post(
+        b.url("/api/ask"), json={"question": question}, headers=ASK_HEADERS
+    ) as response:
         body: dict[str, Any] = await response.json()
         return body
 

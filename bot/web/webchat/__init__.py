@@ -1,7 +1,8 @@
 """The web chat: a page, an embeddable widget, and answers streamed as server-sent events.
 
 Modules: ``protocol`` (the request and response shapes), ``handlers`` (the routes),
-``answering`` (a message claimed, answered and stored once), ``pages`` and ``csp`` (the page,
+``answering`` (a message claimed, answered and stored once), ``visitors`` (the visitor id and
+its expiry), ``pages`` and ``csp`` (the page,
 the widget and their Content-Security-Policy), ``cors``; the files in ``static/``. Imports
 ``bot.runtime``, ``bot.keys``, ``bot.answer``, ``bot.conversations`` and below.
 
@@ -34,8 +35,14 @@ stored reply comes back as a single ``done`` (after waiting for the first reques
 answering; 409 if it takes longer than ``duplicate_wait_s``). A message id already used by
 another visitor, or for another text, is a 409.
 
-``GET /api/chat/history?visitor_id=...`` gives ``{"messages": [...], "human": bool}``: the last
-messages, and whether staff have the conversation; while they do, the page asks again every few
-seconds (while it is visible) so that their replies appear without a reload.
+``GET /api/chat/history`` with the header ``X-Visitor-Id: ...`` (never in the URL: proxies log
+URLs) gives ``{"messages": [...], "human": bool, "expired": bool}``: the last messages, and
+whether staff have the conversation; while they do, the page asks again every few seconds (while
+it is visible) so that their replies appear without a reload. ``expired``: the id was not used
+for ``TUVAN_WEB__VISITOR_DAYS`` and no longer opens its conversation (``visitors``); the page
+then forgets it and starts clean, as its "Cuộc trò chuyện mới" button does.
+
+Citations come as ``{"n", "title", "url", "page"}``: a title and a web address, never the
+server's path of a file.
 
 """

@@ -35,6 +35,7 @@ from bot.web.webchat.protocol import (
     public_citations,
     read_body,
 )
+from bot.web.webchat.visitors import VISITOR_HEADER, retire_if_stale
 
 log = logging.getLogger(__name__)
 
@@ -88,11 +89,17 @@ class WebChat:
         return web.Response(status=204, headers=allowed)
 
     async def history(self, request: web.Request) -> web.Response:
-        visitor_id = request.query.get("visitor_id", "")
+        if "visitor_id" in request.query:  # a URL ends up in logs: the id goes in a header
+            return _error(request, 400, f"send the visitor id in the {VISITOR_HEADER} header")
+        visitor_id = request.headers.get(VISITOR_HEADER, "")
         if not VISITOR_ID.fullmatch(visitor_id):
-            return _error(request, 400, VISITOR_ID_RULE)
+            return _error(request, 400, f"{VISITOR_HEADER}: {VISITOR_ID_RULE}")
         runtime = request.config_dict[RUNTIME]
+        days = runtime.settings.web.visitor_days  # the page forgets an id unused this long
         try:
+            if await retire_if_stale(runtime, visitor_id):
+                expired = {"expired": True, "visitor_days": days, "human": False, "messages": []}
+                return _json(request, expired)
             async with runtime.sessionmaker() as session:
                 rows, human = await _visitor_history(
                     session, visitor_id, runtime.settings.web.history_messages
@@ -101,7 +108,8 @@ class WebChat:
             log.exception("web chat: cannot read the history of a visitor")
             return _unavailable(request)
         messages = [history_entry(m) for m in rows if m.kind == "text"]
-        return _json(request, {"visitor_id": visitor_id, "human": human, "messages": messages})
+        found = {"expired": False, "visitor_days": days, "human": human, "messages": messages}
+        return _json(request, found)
 
     async def chat(self, request: web.Request) -> web.StreamResponse:
         raw = await read_body(request, MAX_CHAT_BODY)
@@ -113,6 +121,7 @@ class WebChat:
             return _error(request, 400, str(exc))
         runtime = request.config_dict[RUNTIME]
         try:
+            await retire_if_stale(runtime, chat.visitor_id)  # a stale id starts a new conversation
             outcome = await self.answers.begin(runtime, chat)
         except SQLAlchemyError:
             log.exception("web chat: cannot record message %s", chat.message_id)
@@ -167,7 +176,8 @@ def setup_webchat(app: web.Application, *, duplicate_wait_s: float = 30.0) -> No
 
     Routes: ``webchat.page`` GET / (the chat; ``?embed=1`` for the widget's frame),
     ``webchat.widget`` GET /widget.js, ``webchat.chat`` POST /api/chat,
-    ``webchat.history`` GET /api/chat/history, and OPTIONS preflights for both API paths.
+    ``webchat.history`` GET /api/chat/history (the visitor id in ``X-Visitor-Id``), and
+    OPTIONS preflights for both API paths.
     The chat endpoint enforces its own 64 KB body limit, whatever ``client_max_size`` is.
     Answers under way get a while to finish when the server shuts down (``on_shutdown``: before
     the server waits for its open requests, which are waiting for those answers).

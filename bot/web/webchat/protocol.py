@@ -11,6 +11,7 @@ from typing import Any
 
 from aiohttp import web
 
+from bot.core.citations import public_citation
 from bot.core.errors import ChatRequestError
 from bot.db.models import Message
 
@@ -71,11 +72,9 @@ async def read_body(request: web.Request, limit: int) -> bytes | None:
 
 
 def public_citations(citations: list[Any]) -> list[dict[str, Any]]:
-    """The stored citations as the browser gets them (no internal source ids)."""
-    return [
-        {"n": c["n"], "title": c["title"], "url": c.get("url"), "page": c.get("page")}
-        for c in citations
-    ]
+    """The stored citations as the browser gets them: titles and web addresses, no server
+    paths, no internal ids."""
+    return [public_citation(c) for c in citations]
 
 
 def history_entry(message: Message) -> dict[str, Any]:

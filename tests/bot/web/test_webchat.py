@@ -13,6 +13,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -43,10 +44,12 @@ from bot.db.models import (
 )
 from bot.keys import RUNTIME
 from bot.knowledge.demo import demo_kb_dir
+from bot.knowledge.ingest import ingest_paths
 from bot.llm.client import LlmClient
 from bot.runtime import Runtime
 from bot.web.webchat.handlers import setup_webchat
 from bot.web.webchat.protocol import MAX_CHAT_BODY
+from retrieval.index.indexer import Indexer
 from tests.fakes.openai_stub import OpenAIStub
 
 Client = TestClient[web.Request, web.Application]
@@ -90,6 +93,15 @@ async def post_chat(
     assert events[-1].name == "done"
     assert [e.name for e in events].count("done") == 1
     return response, events
+
+
+async def get_history(
+    client: Client, visitor: str, headers: dict[str, str] | None = None
+) -> ClientResponse:
+    """``GET /api/chat/history`` as the page asks it: the visitor id in a header, not the URL."""
+    return await client.get(
+        "/api/chat/history", headers={"X-Visitor-Id": visitor, **(headers or {})}
+    )
 
 
 async def error_of(response: ClientResponse) -> str:
@@ -395,7 +407,7 @@ async def test_history_after_a_reload_returns_the_conversation_in_order(client: 
     _, [a2] = await post_chat(client, second)
     await post_chat(client, chat_body("Học phí?", visitor="someone-else"))
 
-    response = await client.get("/api/chat/history", params={"visitor_id": "reloader"})
+    response = await get_history(client, "reloader")
     assert response.status == 200
     assert response.headers["Cache-Control"] == "no-store"
     history = await response.json()
@@ -421,7 +433,7 @@ async def test_history_keeps_the_last_messages_only(
     client = await serve(make_app(short))
     await post_chat(client, chat_body(FAQ_QUESTION, visitor="v3"))
     await post_chat(client, chat_body(DOCS_QUESTION, visitor="v3"))
-    response = await client.get("/api/chat/history", params={"visitor_id": "v3"})
+    response = await get_history(client, "v3")
     messages = (await response.json())["messages"]
     assert [m["author"] for m in messages] == ["bot", "user", "bot"]
     assert messages[1]["text"] == DOCS_QUESTION
@@ -454,25 +466,46 @@ async def test_asking_for_a_person_in_the_web_chat_marks_the_conversation_waitin
 
 
 async def test_history_of_a_new_visitor_is_empty(client: Client) -> None:
-    response = await client.get("/api/chat/history", params={"visitor_id": "never-seen"})
+    response = await get_history(client, "never-seen")
     assert response.status == 200
-    assert await response.json() == {"visitor_id": "never-seen", "human": False, "messages": []}
+    assert await response.json() == {
+        "expired": False,
+        "visitor_days": 30,
+        "human": False,
+        "messages": [],
+    }
 
 
-@pytest.mark.parametrize(
-    "query", ["", "?visitor_id=", "?visitor_id=a%20b", "?visitor_id=" + "x" * 101]
-)
-async def test_history_with_a_bad_visitor_id_is_a_400(client: Client, query: str) -> None:
-    response = await client.get("/api/chat/history" + query)
+@pytest.mark.parametrize("visitor", ["", "a b", "x" * 101, "é", "retired:12"])
+async def test_history_with_a_bad_visitor_id_is_a_400(client: Client, visitor: str) -> None:
+    headers = {"X-Visitor-Id": visitor} if visitor else {}
+    response = await client.get("/api/chat/history", headers=headers)
     assert response.status == 400
-    assert "visitor_id" in await error_of(response)
+    assert "X-Visitor-Id" in await error_of(response)
+    assert "visitor_id must be" in await error_of(response)
+
+
+async def test_history_no_longer_takes_the_visitor_id_from_the_url(client: Client) -> None:
+    await post_chat(client, chat_body(FAQ_QUESTION, visitor="in-the-url"))
+    response = await client.get("/api/chat/history", params={"visitor_id": "in-the-url"})
+    assert response.status == 400
+    assert "X-Visitor-Id header" in await error_of(response)
+    # ... not even beside the header: a URL holding the id is refused, whatever else it has
+    response = await client.get(
+        "/api/chat/history",
+        params={"visitor_id": "in-the-url"},
+        headers={"X-Visitor-Id": "in-the-url"},
+    )
+    assert response.status == 400
+    by_header = await (await get_history(client, "in-the-url")).json()
+    assert next(m["text"] for m in by_header["messages"]) == FAQ_QUESTION
 
 
 async def test_markup_in_a_question_comes_back_as_plain_text(client: Client) -> None:
     text = '<script>alert("x")</script><img src=x onerror=alert(1)> học phí?'
     _, [done] = await post_chat(client, chat_body(text, visitor="markup"))
     assert done.data["tier"] in ("faq", "documents", "fallback")
-    history = await client.get("/api/chat/history", params={"visitor_id": "markup"})
+    history = await get_history(client, "markup")
     raw = await history.text()
     assert '<script>alert(\\"x\\")</script><img src=x onerror=alert(1)>' in raw  # JSON, as is
     assert (await history.json())["messages"][0]["text"] == text
@@ -533,7 +566,7 @@ async def test_body_over_64_kb_is_a_json_413(client: Client) -> None:
     response = await client.post("/api/chat", json=body)
     assert response.status == 413
     assert str(MAX_CHAT_BODY) in await error_of(response)
-    assert (await client.get("/api/chat/history?visitor_id=v")).status == 200  # still serving
+    assert (await get_history(client, "v")).status == 200  # still serving
 
 
 async def test_chunked_body_over_64_kb_is_a_413_too(client: Client) -> None:
@@ -552,7 +585,7 @@ async def test_allowed_origin_may_call_the_api(client: Client) -> None:
     response, _ = await post_chat(client, chat_body(FAQ_QUESTION), headers={"Origin": SITE})
     assert response.headers["Access-Control-Allow-Origin"] == SITE
     assert response.headers["Vary"] == "Origin"
-    history = await client.get("/api/chat/history?visitor_id=v", headers={"Origin": SITE})
+    history = await get_history(client, "v", headers={"Origin": SITE})
     assert history.headers["Access-Control-Allow-Origin"] == SITE
     bad = await client.post("/api/chat", data=b"{}", headers={"Origin": SITE})
     assert bad.status == 400
@@ -564,13 +597,14 @@ async def test_allowed_origin_may_call_the_api(client: Client) -> None:
             headers={
                 "Origin": SITE,
                 "Access-Control-Request-Method": "POST",
-                "Access-Control-Request-Headers": "content-type",
+                "Access-Control-Request-Headers": "content-type, x-visitor-id",
             },
         )
         assert preflight.status == 204
         assert preflight.headers["Access-Control-Allow-Origin"] == SITE
         assert "POST" in preflight.headers["Access-Control-Allow-Methods"]
-        assert preflight.headers["Access-Control-Allow-Headers"] == "Content-Type"
+        allowed = preflight.headers["Access-Control-Allow-Headers"].lower().split(", ")
+        assert allowed == ["content-type", "x-visitor-id"]  # the history's visitor id header
 
 
 @pytest.mark.parametrize(
@@ -629,13 +663,132 @@ async def test_database_down_is_a_503_to_retry(
     assert response.status == 503
     assert response.headers["Retry-After"] == "5"
     assert "unavailable" in await error_of(response)
-    response = await client.get("/api/chat/history", params={"visitor_id": "visitor-1"})
+    response = await get_history(client, "visitor-1")
     assert response.status == 200  # a new visitor: no conversation, no history query
     async with runtime.sessionmaker.begin() as session:
         await upsert_conversation(session, "web", "visitor-1")
-    response = await client.get("/api/chat/history", params={"visitor_id": "visitor-1"})
+    response = await get_history(client, "visitor-1")
     assert response.status == 503
     assert "cannot record message" in caplog.text
+
+
+# -- the visitor id expires, and citations name no server path ---------------------------------
+
+
+async def conversation_of_visitor(
+    sessionmaker: async_sessionmaker[AsyncSession], visitor: str
+) -> int | None:
+    async with sessionmaker() as session:
+        found = await session.scalar(
+            select(Conversation.id)
+            .join(Contact, Contact.id == Conversation.contact_id)
+            .where(Contact.channel == "web", Contact.external_id == visitor)
+        )
+    return found
+
+
+async def last_wrote(
+    sessionmaker: async_sessionmaker[AsyncSession], conversation_id: int, days_ago: float
+) -> None:
+    """Move the conversation's contact and its last message ``days_ago`` into the past."""
+    then = utcnow() - timedelta(days=days_ago)
+    async with sessionmaker.begin() as session:
+        conversation = await session.get(Conversation, conversation_id)
+        assert conversation is not None
+        conversation.last_inbound_at = then
+        await session.execute(
+            update(Contact).where(Contact.id == conversation.contact_id).values(created_at=then)
+        )
+
+
+async def test_a_visitor_id_unused_for_visitor_days_no_longer_opens_its_conversation(
+    client: Client, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    visitor = uuid.uuid4().hex
+    await post_chat(client, chat_body(FAQ_QUESTION, visitor=visitor))
+    old = await conversation_of_visitor(sessionmaker, visitor)
+    assert old is not None
+
+    await last_wrote(sessionmaker, old, days_ago=29)  # within the 30 days: still theirs
+    kept = await (await get_history(client, visitor)).json()
+    assert (kept["expired"], len(kept["messages"])) == (False, 2)
+
+    await last_wrote(sessionmaker, old, days_ago=31)
+    expired = await (await get_history(client, visitor)).json()
+    assert expired == {"expired": True, "visitor_days": 30, "human": False, "messages": []}
+    assert await conversation_of_visitor(sessionmaker, visitor) is None
+    async with sessionmaker() as session:  # kept for staff, under an id no visitor can send
+        contact = await session.scalar(
+            select(Contact).join(Conversation).where(Conversation.id == old)
+        )
+        assert contact is not None
+        assert contact.external_id == f"retired:{contact.id}"
+    # the same id asking again starts a new conversation, which holds only the new question
+    await post_chat(client, chat_body(DOCS_QUESTION, visitor=visitor))
+    new = await conversation_of_visitor(sessionmaker, visitor)
+    assert new is not None
+    assert new != old
+    again = await (await get_history(client, visitor)).json()
+    assert again["expired"] is False
+    assert [m["text"] for m in again["messages"] if m["author"] == "user"] == [DOCS_QUESTION]
+
+
+async def test_a_stale_visitor_id_that_writes_gets_a_new_conversation(
+    runtime: Runtime, serve: Callable[..., Any], sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    week = replace(runtime, settings=with_web(runtime.settings, visitor_days=7))
+    client = await serve(make_app(week))
+    visitor = uuid.uuid4().hex
+    await post_chat(client, chat_body(FAQ_QUESTION, visitor=visitor))
+    old = await conversation_of_visitor(sessionmaker, visitor)
+    assert old is not None
+    await last_wrote(sessionmaker, old, days_ago=8)
+    await post_chat(client, chat_body(DOCS_QUESTION, visitor=visitor))  # no history asked first
+    new = await conversation_of_visitor(sessionmaker, visitor)
+    assert new is not None
+    assert new != old
+    history = await (await get_history(client, visitor)).json()
+    assert history["visitor_days"] == 7
+    assert [m["text"] for m in history["messages"] if m["author"] == "user"] == [DOCS_QUESTION]
+
+
+INTERNAL_DOC = """# Quy định nhận thẻ dự thi năng khiếu
+
+Thí sinh dự thi năng khiếu nhận thẻ dự thi màu tím tại phòng B105, nhà C3, từ ngày 3 tháng 7.
+Khi nhận thẻ dự thi màu tím, thí sinh mang theo căn cước công dân và biên lai lệ phí.
+"""
+
+
+async def test_a_citation_of_an_uploaded_file_shows_its_title_not_its_server_path(
+    client: Client,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    indexer: Indexer,
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "srv" / "tuvan" / "uploads"
+    folder.mkdir(parents=True)
+    path = folder / "the-du-thi-nang-khieu.md"  # no web address in it: an uploaded file
+    path.write_text(INTERNAL_DOC, encoding="utf-8")
+    assert (await ingest_paths(sessionmaker, indexer, [path])).indexed == [str(path)]
+
+    visitor = uuid.uuid4().hex
+    body = chat_body("Nhận thẻ dự thi màu tím ở phòng nào?", visitor=visitor)
+    response = await client.post("/api/chat", json=body)
+    raw = await response.text()
+    done = parse_sse(raw)[-1].data
+    assert done["tier"] == "documents", done
+    assert "B105" in done["answer"]
+    title = "Quy định nhận thẻ dự thi năng khiếu"
+    assert {"n": 1, "title": title, "url": None, "page": None} in done["citations"]
+    assert f"[1] {title}" in done["answer"]
+    history = await (await get_history(client, visitor)).text()
+    for shown in (raw, history):
+        assert str(tmp_path) not in shown
+        assert "/srv/tuvan" not in shown
+        assert "uploads" not in shown
+    _, [reply] = await stored(sessionmaker, body["message_id"])  # sent as is on every channel
+    assert reply.text == done["answer"]
+    assert reply.citations[0]["source"] == str(path)  # staff still see where it came from
 
 
 # -- the answer stream, and LLM streaming -------------------------------------------------------
