@@ -30,14 +30,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import shutil
 import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
 from common import Report, markdown_table, progress
 from crawl_targets import crawler_case
-from reliability_stack import Figure, Processes, open_database
+from reliability_stack import Database, Figure, Processes, open_database
 from reliability_web import bad_inputs_case, flood_case, login_case
 from reliability_worker import kill_case, poison_case, slow_llm_case
 
@@ -56,7 +55,7 @@ async def main(args: argparse.Namespace) -> None:
     data_dir = tmp / "data"
     procs = Processes(tmp / "logs")
     progress("starting PostgreSQL and loading the demo knowledge base into a template")
-    db = await open_database(data_dir)
+    db = await open_database(data_dir, Path(args.keep_db) if args.keep_db else None)
     figures: list[Figure] = []
     try:
         for case in only:
@@ -68,8 +67,7 @@ async def main(args: argparse.Namespace) -> None:
             finally:
                 await procs.stop_all()
     finally:
-        db.server.release()
-        shutil.rmtree(db.root, ignore_errors=True)
+        db.close()
     report.data["figures"] = [asdict(f) for f in figures]
     report.data["logs"] = str(procs.log_dir)
     report.print_header(
@@ -98,7 +96,7 @@ async def main(args: argparse.Namespace) -> None:
 
 
 async def run_case(
-    case: str, args: argparse.Namespace, db, procs: Processes, data_dir: Path
+    case: str, args: argparse.Namespace, db: Database, procs: Processes, data_dir: Path
 ) -> list[Figure]:
     if case == "flood":
         return await flood_case(
@@ -148,6 +146,12 @@ async def run_case(
 def cli() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", default="", help="comma-separated cases: " + ",".join(CASES))
+    parser.add_argument(
+        "--keep-db",
+        default="",
+        help="keep PostgreSQL and its templates (the embedded demo data) in this folder for the "
+        "next run; delete it after the demo data changes",
+    )
     parser.add_argument("--quick", action="store_true", help="smaller counts, for a smoke run")
     parser.add_argument("--flood-requests", type=int, default=200)
     parser.add_argument("--flood-chars", type=int, default=60_000)

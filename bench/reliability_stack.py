@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import socket
 import sys
@@ -35,6 +36,7 @@ from bot.db.engine import EmbeddedServer, make_engine, make_sessionmaker, start_
 from bot.knowledge.demo import demo_kb_dir, load_demo_kb
 from bot.runtime import build_parts
 from retrieval.index.indexer import Indexer
+from retrieval.index.state import ensure_index_state
 from tests.fakes.telegram_api import FakeTelegramApi
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,6 +95,16 @@ class Database:
         self.root = root
         self.server = server
         self.made = 0
+        self.keep = False
+
+    async def names(self) -> list[str]:
+        rows = await self.rows(self.server.url, "SELECT datname FROM pg_database")
+        return [str(r[0]) for r in rows]
+
+    def close(self) -> None:
+        self.server.release()
+        if not self.keep:
+            shutil.rmtree(self.root, ignore_errors=True)
 
     def url(self, name: str) -> str:
         return make_url(self.server.url).set(database=name).render_as_string(hide_password=False)
@@ -130,20 +142,33 @@ class Database:
             await engine.dispose()
 
 
-async def open_database(data_dir: Path) -> Database:
+async def open_database(data_dir: Path, keep: Path | None = None) -> Database:
     """The server, with two templates: ``tpl_blank`` (migrated, empty) and ``tpl_demo`` (the demo
-    knowledge base, embedded with the default embedder)."""
-    root = Path(tempfile.mkdtemp(prefix="tuvan-reliability-"))
+    knowledge base, embedded with the default embedder: minutes on a busy machine).
+
+    With ``keep``, the server's folder is that one and outlives the run: the templates are made
+    once and only migrated on later runs (delete the folder after the demo data changes).
+    """
+    root = keep or Path(tempfile.mkdtemp(prefix="tuvan-reliability-"))
     db = Database(root, start_embedded(root / "pg"))
+    db.keep = keep is not None
+    existing = set(await db.names())
+    for name in existing:
+        if name.startswith("case_"):
+            await db.admin(f"DROP DATABASE {name}")
     for name in ("tpl_blank", "tpl_demo"):
-        await db.admin(f"CREATE DATABASE {name}")
+        if name not in existing:
+            await db.admin(f"CREATE DATABASE {name}")
         engine = make_engine(db.url(name))
         try:
             await migrate.upgrade(engine)
-            if name == "tpl_demo":
+            if name == "tpl_demo" and name not in existing:
                 parts = build_parts(Settings(_env_file=None, data_dir=data_dir))  # type: ignore[call-arg]
                 indexer = Indexer(parts.embedder, parts.processor)
-                await load_demo_kb(make_sessionmaker(engine), indexer)
+                sessionmaker = make_sessionmaker(engine)
+                async with sessionmaker.begin() as session:
+                    await ensure_index_state(session, indexer.embedder)
+                await load_demo_kb(sessionmaker, indexer)
         finally:
             await engine.dispose()
     return db
@@ -154,9 +179,12 @@ def demo_questions() -> list[str]:
     return [json.loads(line)["question"] for line in path.open(encoding="utf-8") if line.strip()]
 
 
-def base_env(db_url: str, data_dir: Path, telegram_base: str = "") -> dict[str, str]:
-    """The environment of serve and worker: every channel configured with bench secrets, the
-    settings that later versions read (ask and metrics tokens, allowed origin) set too."""
+def base_env(
+    db_url: str, data_dir: Path, telegram_base: str = "", *, all_channels: bool = False
+) -> dict[str, str]:
+    """The environment of serve and worker: Telegram configured with bench secrets (and with
+    ``all_channels`` Messenger and Zalo too, for their webhooks), and the settings later
+    versions read (ask and metrics tokens, the allowed origin)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TUVAN_")}
     env.update(
         {
@@ -166,19 +194,26 @@ def base_env(db_url: str, data_dir: Path, telegram_base: str = "") -> dict[str, 
             "TUVAN_TELEGRAM__TOKEN": TELEGRAM_TOKEN,
             "TUVAN_TELEGRAM__SECRET_TOKEN": TELEGRAM_SECRET,
             "TUVAN_TELEGRAM__API_BASE": telegram_base or "http://127.0.0.1:9",
-            "TUVAN_MESSENGER__PAGE_TOKEN": "bench-page-token",
-            "TUVAN_MESSENGER__APP_SECRET": MESSENGER_SECRET,
-            "TUVAN_MESSENGER__VERIFY_TOKEN": "bench-verify",
-            "TUVAN_MESSENGER__API_BASE": "http://127.0.0.1:9",
-            "TUVAN_ZALO__APP_ID": "1234567890",
-            "TUVAN_ZALO__OA_SECRET_KEY": ZALO_KEY,
-            "TUVAN_ZALO__ACCESS_TOKEN": "bench-zalo-access",
-            "TUVAN_ZALO__API_BASE": "http://127.0.0.1:9",
             "TUVAN_WEB__ALLOWED_ORIGINS": json.dumps([ORIGIN]),
             "TUVAN_WEB__ASK_TOKEN": ASK_TOKEN,
             "TUVAN_WEB__METRICS_TOKEN": METRICS_TOKEN,
         }
     )
+    if all_channels:
+        env.update(
+            {
+                "TUVAN_MESSENGER__PAGE_TOKEN": "bench-page-token",
+                "TUVAN_MESSENGER__APP_SECRET": MESSENGER_SECRET,
+                "TUVAN_MESSENGER__VERIFY_TOKEN": "bench-verify",
+                "TUVAN_MESSENGER__API_BASE": "http://127.0.0.1:9",
+                "TUVAN_ZALO__APP_ID": "1234567890",
+                "TUVAN_ZALO__OA_SECRET_KEY": ZALO_KEY,
+                "TUVAN_ZALO__ACCESS_TOKEN": "bench-zalo-access",
+                "TUVAN_ZALO__REFRESH_TOKEN": "bench-zalo-refresh",
+                "TUVAN_ZALO__API_BASE": "http://127.0.0.1:9",
+                "TUVAN_ZALO__OAUTH_BASE": "http://127.0.0.1:9",
+            }
+        )
     return env
 
 

@@ -99,17 +99,18 @@ async def flood_case(
             return out
 
         async def webhooks() -> Counter[str]:
+            """Updates at ``webhook_rate`` per second until the flood ends, each on its own
+            (a slow answer does not delay the next one), from their own address."""
             total: Counter[str] = Counter()
-            update_id = 1
+            sending: list[asyncio.Task[Counter[str]]] = []
+            started = time.monotonic()
             while not stop.is_set():
-                batch = [
-                    telegram_update(update_id + i, 6_000_000 + update_id + i, "học phí bao nhiêu")
-                    for i in range(int(webhook_rate))
-                ]
-                update_id += len(batch)
-                started = time.monotonic()
-                total += await post_updates(url, batch, rate=webhook_rate)
-                await asyncio.sleep(max(0.0, 1 - (time.monotonic() - started)))
+                n = len(sending) + 1
+                update = telegram_update(n, 6_000_000 + n, questions[n % len(questions)])
+                sending.append(asyncio.create_task(post_updates(url, [update], rate=1)))
+                await asyncio.sleep(max(0.0, started + n / webhook_rate - time.monotonic()))
+            for counts in await asyncio.gather(*sending):
+                total += counts
             return total
 
         hooks = asyncio.create_task(webhooks())
@@ -192,7 +193,7 @@ async def flood_case(
 
 async def bad_inputs_case(db: Database, procs: Processes, data_dir: Path) -> list[Figure]:
     url_db = await db.copy("tpl_demo")
-    _, url = await procs.serve("bad-inputs-serve", base_env(url_db, data_dir))
+    _, url = await procs.serve("bad-inputs-serve", base_env(url_db, data_dir, all_channels=True))
     port = int(url.rsplit(":", 1)[1])
     results: list[tuple[str, str]] = []
     for request in bad_requests():
