@@ -168,7 +168,7 @@ def cli() -> None:
         default=10,
         help="Telegram updates per second during the flood",
     )
-    parser.add_argument("--kill-questions", type=int, default=150)
+    parser.add_argument("--kill-questions", type=int, default=120)
     parser.add_argument("--kills", type=int, default=6)
     parser.add_argument(
         "--kill-lease", type=float, default=10, help="TUVAN_WORKER__LEASE_S of the kill case"
@@ -177,9 +177,15 @@ def cli() -> None:
         "--lease", type=float, default=5, help="TUVAN_WORKER__LEASE_S of poison and slow_llm"
     )
     parser.add_argument(
-        "--max-attempts", type=int, default=3, help="TUVAN_WORKER__MAX_ATTEMPTS of poison"
+        "--max-attempts", type=int, default=2, help="TUVAN_WORKER__MAX_ATTEMPTS of poison"
     )
-    parser.add_argument("--poison-seconds", type=float, default=90)
+    parser.add_argument(
+        "--poison-seconds",
+        type=float,
+        default=180,
+        help="stop the poison case after this long (or once the message is claimed "
+        "max_attempts + 2 times, or once it failed and the next one was answered)",
+    )
     parser.add_argument("--llm-delay", type=float, default=8, help="the slow LLM's answer time")
     parser.add_argument("--slow-seconds", type=float, default=45)
     parser.add_argument("--page-bytes", type=int, default=2_000_000)
@@ -188,7 +194,7 @@ def cli() -> None:
     if args.quick:
         args.flood_requests, args.flood_chars, args.flood_timeout = 40, 20_000, 15
         args.visitor_questions, args.kill_questions, args.kills = 3, 40, 2
-        args.poison_seconds, args.slow_seconds, args.page_bytes = 45, 30, 300_000
+        args.slow_seconds, args.page_bytes = 30, 300_000
     asyncio.run(main(args))
 
 

@@ -223,6 +223,7 @@ class Processes:
     def __init__(self, log_dir: Path) -> None:
         self.log_dir = log_dir
         self.started: list[asyncio.subprocess.Process] = []
+        self.logs: dict[int, Path] = {}  # pid → its log file
 
     async def run(self, args: list[str], env: dict[str, str], stdin: bytes = b"") -> int:
         """A one-off ``tuvan`` command; its exit code."""
@@ -241,13 +242,28 @@ class Processes:
         self, name: str, args: list[str], env: dict[str, str]
     ) -> asyncio.subprocess.Process:
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        log = (self.log_dir / f"{name}.log").open("ab")
-        process = await asyncio.create_subprocess_exec(
-            *TUVAN, *args, env=env, cwd=ROOT, stdout=log, stderr=log
-        )
-        log.close()
+        path = self.log_dir / f"{name}-{len(self.logs) + 1}.log"
+        with path.open("ab") as log:
+            process = await asyncio.create_subprocess_exec(
+                *TUVAN, *args, env=env, cwd=ROOT, stdout=log, stderr=log
+            )
         self.started.append(process)
+        self.logs[process.pid] = path
         return process
+
+    async def worker(
+        self, name: str, env: dict[str, str], within_s: float = 180
+    ) -> asyncio.subprocess.Process:
+        """A ``tuvan worker``, once it says it runs (its embedder loaded)."""
+        process = await self.start(name, ["worker"], env)
+        log = self.logs[process.pid]
+        for _ in range(int(within_s / 0.2)):
+            if process.returncode is not None:
+                raise RuntimeError(f"tuvan worker exited with {process.returncode}")
+            if b"is running" in log.read_bytes():
+                return process
+            await asyncio.sleep(0.2)
+        raise RuntimeError("tuvan worker did not start")
 
     async def serve(self, name: str, env: dict[str, str]) -> tuple[asyncio.subprocess.Process, str]:
         """A ``tuvan serve`` on a free port, once its /healthz answers; its base URL."""

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import time
@@ -72,7 +73,7 @@ async def kill_case(
     telegram.hook = on_send
     try:
         _, url = await procs.serve("kill-serve", env)
-        worker = await procs.start("kill-worker", ["worker"], env)
+        worker = await procs.worker("kill-worker", env)
         pool = demo_questions()
         chats = [8_000_000 + i for i in range(questions)]
         updates = [
@@ -149,6 +150,13 @@ class Responder:
         for _ in range(n):
             self.stub.script_chat(self.reply, delay_s=self.delay_s)
 
+    def dump(self, path: Path) -> int:
+        """Every chat request the stub got, to ``path`` (JSON); their count."""
+        bodies = [r.body for r in self.stub.requests_to("/v1/chat/completions")]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(bodies, ensure_ascii=False, indent=1), encoding="utf-8")
+        return len(bodies)
+
     def calls_for(self, question: str) -> int:
         """Answer calls (not rewrites) whose last message holds ``question``."""
         return sum(
@@ -218,7 +226,7 @@ async def poison_case(
     done = asyncio.Event()
     try:
         _, url = await procs.serve("poison-serve", env)
-        responder.worker = await procs.start("poison-worker", ["worker"], env)
+        responder.worker = await procs.worker("poison-worker", env)
 
         async def supervise() -> None:
             nonlocal restarts
@@ -237,7 +245,7 @@ async def poison_case(
         await asyncio.sleep(1)
         await post_updates(url, [telegram_update(2, chat, NEXT_QUESTION)], rate=1)
         deadline = time.monotonic() + seconds
-        cap = 2 * max_attempts + 3
+        cap = max_attempts + 2  # claimed this often: claims have no cap
         while time.monotonic() < deadline and responder.poison_calls < cap:
             poison = await inbound_status(db, url_db, POISON_QUESTION)
             following = await inbound_status(db, url_db, NEXT_QUESTION)
@@ -248,6 +256,7 @@ async def poison_case(
         poison = await inbound_status(db, url_db, POISON_QUESTION)
         following = await inbound_status(db, url_db, NEXT_QUESTION)
         claims = responder.poison_calls
+        llm_requests = responder.dump(procs.log_dir / "poison-llm.json")
         done.set()
         if responder.worker is not None:
             await procs.stop(responder.worker)
@@ -267,6 +276,7 @@ async def poison_case(
             claims <= max_attempts,
         ),
         Figure("poison", "worker restarts", restarts, "", None),
+        Figure("poison", "LLM requests in all", llm_requests, "", None),
         Figure(
             "poison", "poison message's status at the end", poison, "failed", poison == "failed"
         ),
@@ -298,7 +308,7 @@ async def slow_llm_case(
     chat = 9_100_001
     try:
         _, url = await procs.serve("slow-serve", env)
-        await procs.start("slow-worker", ["worker"], env)
+        await procs.worker("slow-worker", env)
         started = time.monotonic()
         await post_updates(url, [telegram_update(1, chat, SLOW_QUESTION)], rate=1)
         first_reply: float | None = None
@@ -310,6 +320,7 @@ async def slow_llm_case(
                 break
             await asyncio.sleep(0.5)
         calls = responder.calls_for(SLOW_QUESTION)
+        llm_requests = responder.dump(procs.log_dir / "slow-llm.json")
         replies = telegram.per_chat()[chat]
         status = await inbound_status(db, url_db, SLOW_QUESTION)
     finally:
@@ -328,6 +339,7 @@ async def slow_llm_case(
             calls == 1,
         ),
         Figure("slow_llm", "replies the platform got", replies, "1", replies == 1),
+        Figure("slow_llm", "LLM requests in all", llm_requests, "", None),
         Figure("slow_llm", "first reply after", took, "", None),
         Figure(
             "slow_llm", "question's status at the end", status, "answered", status == "answered"
