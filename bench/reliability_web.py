@@ -31,7 +31,7 @@ from reliability_stack import (
 )
 
 FLOOD_WORDS = "hoc phi nganh cong nghe thong tin nam 2026 la bao nhieu va co hoc bong khong "
-VISITOR_TIMEOUT_S = 60.0
+VISITOR_TIMEOUT_S = 30.0
 
 
 def chat_request(visitor: str, text: str) -> tuple[dict[str, str], dict[str, str]]:
@@ -88,15 +88,14 @@ async def flood_case(
             flood["200" if outcome == "answered" else outcome] += 1
 
         async def visitor() -> list[tuple[str, float]]:
-            out = []
-            for i in range(visitor_questions):
-                await asyncio.sleep(1 if i == 0 else 2)
-                out.append(
-                    await ask_chat(
-                        visitor_http, url, "bench-visitor", questions[i % len(questions)]
-                    )
-                )
-            return out
+            """A question 1 s into the flood, then one every 2 s, each waited for on its own."""
+
+            async def one(i: int) -> tuple[str, float]:
+                await asyncio.sleep(1 + 2 * i)
+                question = questions[i % len(questions)]
+                return await ask_chat(visitor_http, url, "bench-visitor", question)
+
+            return list(await asyncio.gather(*(one(i) for i in range(visitor_questions))))
 
         async def webhooks() -> Counter[str]:
             """Updates at ``webhook_rate`` per second until the flood ends, each on its own
@@ -213,6 +212,11 @@ async def bad_inputs_case(db: Database, procs: Processes, data_dir: Path) -> lis
             None,
         ),
         Figure("bad_inputs", "500 responses", len(five_hundreds), "0", not five_hundreds),
+        *[
+            Figure("bad_inputs", "no response: " + name, status, "", None)
+            for name, status in results
+            if not status.isdigit()
+        ],
         Figure("bad_inputs", "5xx responses", len(fives), "0", not fives),
         *[
             Figure(
@@ -238,9 +242,12 @@ async def login_case(db: Database, procs: Processes, data_dir: Path, *, tries: i
     _, url = await procs.serve("login-serve", env)
     statuses: Counter[str] = Counter()
     async with client("127.0.0.6", limit=tries, timeout_s=120) as http:
+        # The login form's CSRF token, from its cookie (aiohttp's jar keeps none for an IP).
         async with http.get(f"{url}/admin/login") as response:
             await response.read()
-        token = next((c.value for c in http.cookie_jar if c.key == "tuvan_admin_login"), "")
+            cookie = response.cookies.get("tuvan_admin_login")
+        token = cookie.value if cookie is not None else ""
+        headers = {"Origin": url, "Cookie": f"tuvan_admin_login={token}"}
 
         async def guess(i: int) -> None:
             form = {
@@ -251,7 +258,7 @@ async def login_case(db: Database, procs: Processes, data_dir: Path, *, tries: i
             }
             try:
                 async with http.post(
-                    f"{url}/admin/login", data=form, headers={"Origin": url}, allow_redirects=False
+                    f"{url}/admin/login", data=form, headers=headers, allow_redirects=False
                 ) as r:
                     await r.read()
                     statuses[str(r.status)] += 1
