@@ -148,8 +148,8 @@ async def flood_case(
             "flood",
             f"flood: {requests} × POST /api/chat of {chars:,} chars, status counts",
             counts,
-            "429s, no 5xx",
-            flood.get("429", 0) > 0 and not any(k.startswith("5") for k in flood),
+            "limited (429 or 503), no 500",
+            flood.get("429", 0) + flood.get("503", 0) > 0 and "500" not in flood,
         ),
         Figure(
             "flood",
