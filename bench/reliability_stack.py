@@ -163,7 +163,7 @@ async def open_database(data_dir: Path, keep: Path | None = None) -> Database:
         try:
             await migrate.upgrade(engine)
             if name == "tpl_demo" and name not in existing:
-                parts = build_parts(Settings(_env_file=None, data_dir=data_dir))  # type: ignore[call-arg]
+                parts = build_parts(Settings(_env_file=None, data_dir=data_dir))
                 indexer = Indexer(parts.embedder, parts.processor)
                 sessionmaker = make_sessionmaker(engine)
                 async with sessionmaker.begin() as session:
