@@ -141,7 +141,7 @@ FORM = b"Content-Type: application/x-www-form-urlencoded\r\n"
 
 
 def bad_requests() -> list[BadRequest]:
-    """About 45 malformed requests to the webhooks, the web chat, /api/ask and the admin."""
+    """50 malformed requests to the webhooks, the web chat, /api/ask and the admin."""
     update = _json(telegram_update(900_001, 900_001, "học phí bao nhiêu"))
     zalo_nul, zalo_nul_ts = _zalo_event("học phí\u0000 bao nhiêu")
     zalo_ok, _ = _zalo_event("học phí bao nhiêu")

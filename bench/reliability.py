@@ -11,7 +11,7 @@ crawler a crawl target and an "internal" target on two loopback ports. Cases:
 - ``kill``: the worker SIGKILLed during sends, N times, while questions flow through Telegram;
 - ``poison``: a question whose answering kills the worker (the LLM stub has the bench do it);
 - ``slow_llm``: an LLM stub slower than a short ``TUVAN_WORKER__LEASE_S``;
-- ``bad_inputs``: ~40 malformed requests to every public endpoint → count of 5xx;
+- ``bad_inputs``: 50 malformed requests to every public endpoint → count of 5xx;
 - ``crawler``: a page that 302-redirects to the internal target and links to the same host on
   the other port, and a 2 MB page;
 - ``login``: 50 parallel wrong passwords for one staff account.
