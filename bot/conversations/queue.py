@@ -65,8 +65,9 @@ _PENDING = "'received', 'answering', 'queued', 'sending'"  # ix_messages_pending
 def _claim_next(direction: str, waiting: str, working: str, only: str, columns: str) -> TextClause:
     """The next free row of a queue, oldest first, none while an earlier row of the same
     conversation is still to do; SKIP LOCKED passes over a row another worker is claiming.
-    The earlier row is looked up in the partial index of rows still to do (``_PENDING``
-    repeated in the query so that the planner may use it), one probe per candidate."""
+    A candidate must be its conversation's oldest row still to do: ``min(id)`` answered by
+    one probe of the partial index of those rows (``_PENDING`` repeated in the query so
+    that the planner may use it), whatever the conversation's history or the queue's size."""
     return text(
         f"""
         {_take(working)}
@@ -75,9 +76,9 @@ def _claim_next(direction: str, waiting: str, working: str, only: str, columns: 
             WHERE n.direction = '{direction}' {only}
               AND {_free("n", waiting, working, capped=True)}
               AND (n.next_attempt_at IS NULL OR n.next_attempt_at <= now())
-              AND NOT EXISTS (
-                  SELECT 1 FROM messages p
-                  WHERE p.conversation_id = n.conversation_id AND p.id < n.id
+              AND n.id = (
+                  SELECT min(p.id) FROM messages p
+                  WHERE p.conversation_id = n.conversation_id
                     AND p.status IN ({_PENDING})
                     AND p.status IN ({waiting}, '{working}'))
             ORDER BY n.id

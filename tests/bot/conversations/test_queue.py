@@ -223,8 +223,9 @@ async def test_a_late_claims_updates_change_nothing(session: AsyncSession) -> No
 async def test_the_ordering_check_reads_the_pending_index_not_the_backlog(
     session: AsyncSession,
 ) -> None:
-    """A busy conversation: 3,000 messages answered, a few still to do. The claim's "no
-    earlier row still to do" check is an index probe among the pending rows."""
+    """A busy conversation (3,000 messages answered, 3 waiting) among 300 others with a
+    few waiting each. The claim's "oldest row still to do in this conversation" is one probe
+    of the index of pending rows: neither its history nor the whole queue is read."""
     [first] = await questions_of_one_student(session, "Câu đầu")
     await session.execute(
         text(
@@ -238,6 +239,22 @@ async def test_the_ordering_check_reads_the_pending_index_not_the_backlog(
             """
         ),
         {"id": first},
+    )
+    await session.execute(
+        text(
+            """
+            WITH k AS (
+                INSERT INTO contacts (channel, external_id)
+                SELECT 'web', 'test-queue-bulk-' || g FROM generate_series(1, 300) g
+                RETURNING id),
+            c AS (INSERT INTO conversations (contact_id, channel)
+                  SELECT id, 'web' FROM k RETURNING id)
+            INSERT INTO messages (conversation_id, channel, direction, author, kind, text,
+                                  status, created_at)
+            SELECT c.id, 'web', 'in', 'user', 'text', 'câu ' || g, 'received', now()
+            FROM c, generate_series(1, 3) g
+            """
+        )
     )
     await session.execute(text("ANALYZE messages"))
     plan = await claim_plan(session, LEASE_S, max_attempts=5)

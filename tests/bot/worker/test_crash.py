@@ -27,7 +27,7 @@ from tests.fakes.openai_stub import OpenAIStub
 pytestmark = pytest.mark.usefixtures("demo_kb")
 
 # Not in the FAQ: tier 2 answers it, with the (slow) LLM.
-QUESTION = "Sinh viên năm nhất đăng ký ký túc xá cần làm những bước nào?"
+QUESTION = "Đăng ký ở ký túc xá cần làm những bước nào?"
 
 
 async def status_of(sm: async_sessionmaker[AsyncSession], message_id: int) -> tuple[str, int]:

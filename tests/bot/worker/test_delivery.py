@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from adapters.interface import Adapter
 from adapters.messenger import MessengerAdapter
+from adapters.messenger.send_api import TEXT_LIMIT
 from adapters.sending import split_text
 from adapters.telegram import TelegramAdapter
 from bot.answer.answerer import Answerer
@@ -134,7 +135,7 @@ async def test_a_split_reply_whose_second_part_fails_resumes_at_the_second_part(
     await platforms.worker.drain()
     status, attempts, details = await reply_row(platforms.sm, reply_id)
     assert (status, attempts, details["parts_sent"]) == ("sent", 2, 3)
-    first, second, third = split_text("\n\n".join(PARAGRAPHS), 2000)
+    first, second, third = split_text("\n\n".join(PARAGRAPHS), TEXT_LIMIT)
     # part 1 once; part 2 refused, then sent again; part 3 once
     texts = [m["message"]["text"] for m in platforms.messenger.messages]
     assert texts == [first, second, second, third]
