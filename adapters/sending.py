@@ -93,10 +93,13 @@ async def send_parts(
     parts: Sequence[PartT],
     first: int,
     send_one: Callable[[int, PartT], Awaitable[str | None]],
+    on_sent: Callable[[int], Awaitable[None]] | None = None,
 ) -> SendResult:
     """Send ``parts[first:]`` in order with ``send_one(index, part)`` (which returns the
-    platform's message id). On a failure the error records how many parts were delivered, so
-    that a retry starts after them: a split reply is never repeated from its beginning."""
+    platform's message id), telling ``on_sent`` how many parts are delivered after each one
+    (the worker records it, so that a retry after a crash resumes after them). On a failure
+    the error records how many parts were delivered, so that a retry starts after them: a
+    split reply is never repeated from its beginning."""
     ids: list[str] = []
     for index in range(max(0, first), len(parts)):
         try:
@@ -106,6 +109,8 @@ async def send_parts(
             raise
         if message_id:
             ids.append(message_id)
+        if on_sent is not None:
+            await on_sent(index + 1)
     return SendResult(external_ids=tuple(ids), parts=len(parts))
 
 

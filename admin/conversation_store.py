@@ -217,6 +217,7 @@ class Line:
     at: datetime
     status: str
     error: str | None
+    attempts: int  # claims of it, answering or sending: a failed one says how many were tried
     tier: str | None
     score: float | None  # tier 1: FAQ similarity; tier 2 and fallback: best chunk similarity
     threshold: float | None  # the threshold that score was held against
@@ -283,6 +284,7 @@ def line_of(m: Message) -> Line:
         at=m.created_at,
         status=m.status.value,
         error=m.error,
+        attempts=m.attempts,
         tier=m.tier if m.author.value == "bot" else None,
         score=score,
         threshold=threshold,

@@ -85,6 +85,11 @@ add_strings(
         "conv.status.sent": ("đã gửi", "sent"),
         "conv.status.undeliverable": ("không gửi được", "undeliverable"),
         "conv.status.failed": ("lỗi", "failed"),
+        "conv.failed.in": (
+            "Không trả lời được sau {n} lần thử",
+            "Could not be answered after {n} tries",
+        ),
+        "conv.failed.out": ("Không gửi được sau {n} lần thử", "Could not be sent after {n} tries"),
         "conv.take_over": ("Tiếp quản", "Take over"),
         "conv.hand_back": ("Trả lại cho trợ lý", "Hand back to the bot"),
         "conv.reply": ("Trả lời", "Reply"),

@@ -67,7 +67,7 @@ async def send_reply(
         data = await post(http, settings, body)
         return json_str(data.get("message_id")) or None
 
-    return await send_parts(parts, reply.first_part, send_one)
+    return await send_parts(parts, reply.first_part, send_one, reply.on_part_sent)
 
 
 async def post_sender_action(

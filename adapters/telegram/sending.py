@@ -54,7 +54,7 @@ async def send_reply(bot: Callable[[], BotApiClient], reply: OutboundReply) -> S
         )
         return str(sent.message_id)
 
-    return await send_parts(parts, reply.first_part, send_one)
+    return await send_parts(parts, reply.first_part, send_one, reply.on_part_sent)
 
 
 def _markup(

@@ -84,7 +84,7 @@ async def send_reply(
         sent = data.get("data")
         return zalo_id(sent.get("message_id")) if isinstance(sent, dict) else None
 
-    return await send_parts(parts, reply.first_part, send_one)
+    return await send_parts(parts, reply.first_part, send_one, reply.on_part_sent)
 
 
 async def _post_text(

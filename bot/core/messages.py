@@ -14,7 +14,7 @@ Errors an adapter raises::
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -72,6 +72,9 @@ class OutboundReply:
     first_part: int = 0  # parts already delivered by an earlier attempt: send from this one
     # A person's reply sent past the platform's standard window (Messenger's HUMAN_AGENT tag).
     human_agent: bool = False
+    # Called with the number of parts delivered after each part the platform accepted (the
+    # worker records it); an exception from it stops the send.
+    on_part_sent: Callable[[int], Awaitable[None]] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

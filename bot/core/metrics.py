@@ -17,7 +17,11 @@ _HELP = {
     "tuvan_inbound_duplicates_total": ("counter", "Inbound events delivered again and ignored."),
     "tuvan_answers_total": ("counter", "Answers by channel and tier."),
     "tuvan_messages_skipped_total": ("counter", "Questions not answered (staff answering)."),
-    "tuvan_messages_failed_total": ("counter", "Questions given up after the last attempt."),
+    "tuvan_messages_failed_total": (
+        "counter",
+        "Messages given up after max_attempts claims, by direction and reason "
+        "(error: the last attempt failed; abandoned: its claimer died or hung).",
+    ),
     "tuvan_sends_total": ("counter", "Replies handed to a platform, by result."),
     "tuvan_answer_seconds": ("summary", "Time from claiming a question to its stored reply."),
     "tuvan_webhook_seconds": ("summary", "Time to verify, store and acknowledge a webhook."),

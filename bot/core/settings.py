@@ -286,13 +286,29 @@ class AdminSettings(BaseModel):
 
 
 class WorkerSettings(BaseModel):
-    lease_s: float = 120.0  # a claimed message returns to the queue if not answered by then
+    """The worker's queues. A claim holds a message for ``lease_s``; a worker still at work
+    renews the lease every ``lease_s / 3``, so the lease only says how soon the message of a
+    worker that died is taken again, not how long an answer may take: that is
+    ``answer_timeout_s``, above the LLM's worst case (the rewrite and the answer, each three
+    tries, the client's two retries, of ``llm.timeout_s``: 2 x 3 x 30 s = 180 s by default)."""
+
+    # A claimed message returns to the queue when its claimer stops renewing it this long.
+    lease_s: float = Field(default=120.0, gt=0)
     poll_s: float = 2.0  # fallback when no NOTIFY arrives
-    max_attempts: int = 5  # answering or sending; then the message is marked failed
+    # Claims of a message, answering or sending (a crash counts); then it is marked failed.
+    max_attempts: int = Field(default=5, ge=1)
     backoff_base_s: float = 1.0  # retry delay: base * 2^attempt, with jitter, capped
     backoff_max_s: float = 300.0
     concurrency: int = 4  # conversations answered at once per worker process
     history_turns: int = 3  # previous user questions used to read a follow-up
+    # One answer's time limit; past it the attempt counts as failed and is retried later.
+    answer_timeout_s: float = Field(default=240.0, gt=0)
+    # How often a worker marks failed the messages whose claims ran out (cheap: an index).
+    sweep_s: float = Field(default=30.0, gt=0)
+    # Replies in flight at once per channel per worker: a hanging platform holds only these.
+    send_concurrency: int = Field(default=2, ge=1)
+    # On stop, how long replies being sent may finish before they are given back to the queue.
+    shutdown_grace_s: float = Field(default=10.0, ge=0)
 
 
 class Settings(BaseSettings):

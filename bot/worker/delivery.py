@@ -3,7 +3,10 @@
 The messaging window, the staff window, the number of quick replies and the typing indicator
 are asked of the adapter (``Capabilities``); a channel whose client reads replies from the store
 (the web chat) has nothing to send. A failed send is retried with backoff, resuming after the
-parts already delivered, until ``max_attempts``; a permanent failure or a closed window ends it.
+parts already delivered (recorded after each part), until ``max_attempts``; a permanent failure
+or a closed window ends it. Every update is fenced on the claim: a sender that lost its claim
+changes nothing. Delivery is at least once: a reply in flight when its worker dies may be sent
+again (from its first part not recorded); the platforms have no idempotency key.
 """
 
 from __future__ import annotations
@@ -11,21 +14,30 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Callable, Mapping
 from datetime import timedelta
 
 import aiohttp
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from adapters.interface import Adapter
 from bot.channels.wiring import capabilities_of
-from bot.conversations.queue import ClaimedOutbound, finish_outbound, retry_outbound
+from bot.conversations.queue import (
+    ClaimedOutbound,
+    finish_outbound,
+    record_parts_sent,
+    release_outbound,
+    retry_outbound,
+)
 from bot.conversations.store import conversation_state
 from bot.core.clock import utcnow
 from bot.core.errors import SendError
 from bot.core.messages import OutboundReply, ReplyCitation
 from bot.core.metrics import METRICS
 from bot.core.settings import WorkerSettings
+from bot.worker.lease import ClaimLostError, hold_while
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +52,11 @@ def backoff(settings: WorkerSettings, attempt: int, retry_after: float | None = 
 
 
 class Delivery:
-    """Sends claimed replies and shows typing, on the process's adapters and client session."""
+    """Sends claimed replies and shows typing, on the process's adapters and client session.
+
+    Each reply is sent in a task of its own, at most ``send_concurrency`` per channel: a
+    platform that hangs holds its own channel's senders, not the other channels nor the
+    answering. A sender holds its claim (``hold_while``) and records every part delivered."""
 
     def __init__(
         self,
@@ -48,16 +64,54 @@ class Delivery:
         sessionmaker: async_sessionmaker[AsyncSession],
         adapters: Mapping[str, Adapter],
         http: aiohttp.ClientSession,
+        on_done: Callable[[], None] = lambda: None,
     ) -> None:
         self.settings = settings
         self.sessionmaker = sessionmaker
         self.adapters = adapters
         self.http = http
+        self.running: set[asyncio.Task[None]] = set()
+        self._in_flight: Counter[str] = Counter()
+        self._on_done = on_done  # a sender is free again: the loop may claim another reply
+
+    def busy_channels(self) -> list[str]:
+        """The channels whose senders are all taken: no reply of theirs is claimed now."""
+        cap = self.settings.send_concurrency
+        return sorted(channel for channel, n in self._in_flight.items() if n >= cap)
+
+    def start(self, claim: ClaimedOutbound) -> asyncio.Task[None]:
+        """Send ``claim`` in a task of its channel's pool (the caller checked it has room)."""
+        self._in_flight[claim.channel] += 1
+        task = asyncio.create_task(self.deliver(claim))
+        self.running.add(task)
+
+        def done(finished: asyncio.Task[None]) -> None:
+            self.running.discard(finished)
+            self._in_flight[claim.channel] -= 1
+            self._on_done()
+
+        task.add_done_callback(done)
+        return task
+
+    async def stop(self) -> None:
+        """On shutdown: replies under way get ``shutdown_grace_s`` to finish; the rest are
+        cancelled and given back to the queue for the next worker."""
+        if self.running:
+            await asyncio.wait(set(self.running), timeout=self.settings.shutdown_grace_s)
+        for task in set(self.running):
+            task.cancel()
+        if self.running:
+            await asyncio.gather(*self.running, return_exceptions=True)
 
     async def deliver(self, claim: ClaimedOutbound) -> None:
         """Send one reply and record the outcome; any failure is a retry, never a crash."""
         try:
-            await self._send(claim)
+            await hold_while(self._send(claim), claim, self.sessionmaker, self.settings.lease_s)
+        except ClaimLostError as exc:
+            log.warning("sending message %d stopped: %s", claim.id, exc)
+        except asyncio.CancelledError:
+            await asyncio.shield(self._release(claim))
+            raise
         except Exception as exc:  # a task boundary: one reply's failure stops nothing else
             log.exception("delivering message %s failed", claim.id)
             error = SendError(f"{type(exc).__name__}: {exc}", retryable=True)
@@ -109,6 +163,7 @@ class Delivery:
             quick_replies=tuple(details.get("quick_replies") or ())[: capabilities.quick_replies],
             first_part=int(details.get("parts_sent") or 0),
             human_agent=human_agent,
+            on_part_sent=lambda parts_sent: self._record_parts(claim, parts_sent),
         )
         try:
             result = await adapter.send(self.http, reply)
@@ -132,8 +187,11 @@ class Delivery:
                 seconds=backoff(self.settings, claim.attempts, exc.retry_after)
             )
             async with self.sessionmaker.begin() as session:
-                await retry_outbound(session, claim.id, str(exc), exc.parts_sent, at)
-            METRICS.inc("tuvan_sends_total", channel=channel, result="retry")
+                held = await retry_outbound(session, claim, str(exc), exc.parts_sent, at)
+            if held:
+                METRICS.inc("tuvan_sends_total", channel=channel, result="retry")
+            else:
+                log.warning("message %d was claimed again meanwhile; retry not recorded", claim.id)
 
     async def _finish(
         self,
@@ -143,4 +201,24 @@ class Delivery:
         external_ids: tuple[str, ...] = (),
     ) -> None:
         async with self.sessionmaker.begin() as session:
-            await finish_outbound(session, claim.id, status, error, external_ids)
+            held = await finish_outbound(session, claim, status, error, external_ids)
+        if not held:
+            log.warning(
+                "message %d was claimed again meanwhile; its outcome %r not recorded",
+                claim.id,
+                status,
+            )
+
+    async def _record_parts(self, claim: ClaimedOutbound, parts_sent: int) -> None:
+        """After each part a platform accepted: recorded, so a retry resumes after it."""
+        async with self.sessionmaker.begin() as session:
+            held = await record_parts_sent(session, claim, parts_sent, self.settings.lease_s)
+        if not held:
+            raise ClaimLostError(f"message {claim.id} was claimed again after part {parts_sent}")
+
+    async def _release(self, claim: ClaimedOutbound) -> None:
+        try:
+            async with self.sessionmaker.begin() as session:
+                await release_outbound(session, claim)
+        except (SQLAlchemyError, OSError) as exc:  # the lease brings it back anyway
+            log.warning("giving message %d back to the queue failed (%s)", claim.id, exc)

@@ -7,6 +7,12 @@ platform is called; a crash between the platform's acceptance and our bookkeepin
 send one reply twice, never lose one. No transaction stays open across the answerer or a
 platform call.
 
+A claim is held while its answer runs (``lease``: the lease renewed, the answer bounded by
+``answer_timeout_s``), so an LLM slower than the lease answers once. ``attempts`` counts claims;
+past ``max_attempts`` a message is not claimed again, and the sweep (every ``sweep_s``) marks it
+failed so that its conversation goes on. Replies are sent in tasks, a small pool per channel
+(``delivery``), so answering never waits on a platform.
+
 Workers wake on NOTIFY (``tuvan_inbox``/``tuvan_outbox``) and poll as a fallback.
 """
 
@@ -34,6 +40,7 @@ from bot.conversations.queue import (
     ClaimedInbound,
     claim_next_inbound,
     claim_next_outbound,
+    fail_exhausted,
     finish_inbound,
     retry_inbound,
 )
@@ -49,6 +56,7 @@ from bot.core.metrics import METRICS
 from bot.core.settings import Settings
 from bot.core.types import Language
 from bot.worker.delivery import Delivery, backoff
+from bot.worker.lease import ClaimLostError, hold_while
 from retrieval.text.language import detect_language
 
 log = logging.getLogger(__name__)
@@ -70,10 +78,13 @@ class Worker:
         self.settings = settings
         self.sessionmaker = sessionmaker
         self.answerer = answerer
-        self.delivery = Delivery(settings.worker, sessionmaker, adapters, http)
-        self._database_url = database_url  # for LISTEN; None: poll only
         self._wake = asyncio.Event()
+        self.delivery = Delivery(
+            settings.worker, sessionmaker, adapters, http, on_done=self._wake.set
+        )
+        self._database_url = database_url  # for LISTEN; None: poll only
         self._slots = asyncio.Semaphore(max(1, settings.worker.concurrency))
+        self._next_sweep = 0.0  # the event loop's clock: sweep at the first step
 
     # -- the loop ---------------------------------------------------------------------------
 
@@ -100,28 +111,39 @@ class Worker:
                         _first(self._wake.wait(), stop.wait()), self.settings.worker.poll_s
                     )
         finally:
-            if tasks:
+            if tasks:  # answers under way finish (each is bounded by answer_timeout_s)
                 await asyncio.gather(*tasks, return_exceptions=True)
+            await self.delivery.stop()
             if listener is not None:
                 listener.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await listener
 
     async def step(self, tasks: set[asyncio.Task[None]] | None = None) -> bool:
-        """Claim and start what can be done now; True if anything was claimed."""
-        did = False
-        lease_s = self.settings.worker.lease_s
+        """Claim and start what can be done now; True if anything was claimed or given up.
+        With ``tasks``, answers and sends run in tasks (answers added to ``tasks``, sends
+        to ``delivery.running``); without, each is awaited in turn."""
+        w = self.settings.worker
+        did = await self._sweep_if_due()
         # Replies first: they are ready, and a platform's window may be closing.
         while True:
             async with self.sessionmaker.begin() as session:
-                out = await claim_next_outbound(session, lease_s)
+                out = await claim_next_outbound(
+                    session,
+                    w.lease_s,
+                    max_attempts=w.max_attempts,
+                    busy=self.delivery.busy_channels(),
+                )
             if out is None:
                 break
             did = True
-            await self.delivery.deliver(out)
+            if tasks is None:
+                await self.delivery.deliver(out)
+            else:
+                self.delivery.start(out)
         while not self._slots.locked():
             async with self.sessionmaker.begin() as session:
-                claimed = await claim_next_inbound(session, lease_s)
+                claimed = await claim_next_inbound(session, w.lease_s, max_attempts=w.max_attempts)
             if claimed is None:
                 break
             did = True
@@ -134,12 +156,44 @@ class Worker:
                 await task
         return did
 
+    async def sweep(self) -> int:
+        """Mark failed the messages whose claims reached ``max_attempts`` without a result
+        (their workers crashed or hung), so that their conversations go on; how many."""
+        async with self.sessionmaker.begin() as session:
+            given_up = await fail_exhausted(session, self.settings.worker.max_attempts)
+        for row in given_up:
+            log.warning(
+                "message %d (%s, %s) given up after %d claims",
+                row.id,
+                row.direction,
+                row.channel,
+                row.attempts,
+            )
+            METRICS.inc(
+                "tuvan_messages_failed_total",
+                channel=row.channel,
+                direction=row.direction,
+                reason="abandoned",
+            )
+        return len(given_up)
+
+    async def _sweep_if_due(self) -> bool:
+        now = asyncio.get_running_loop().time()
+        if now < self._next_sweep:
+            return False
+        self._next_sweep = now + self.settings.worker.sweep_s
+        return await self.sweep() > 0
+
     async def drain(self) -> None:
         """Answer and deliver everything queued now (tests, ``tuvan demo`` start-up)."""
         tasks: set[asyncio.Task[None]] = set()
-        while await self.step(tasks) or tasks:
-            if tasks:
-                await asyncio.gather(*tasks, return_exceptions=True)
+        while True:
+            did = await self.step(tasks)
+            pending = tasks | self.delivery.running
+            if not did and not pending:
+                return
+            if pending:
+                await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
 
     async def _listen(self, stop: asyncio.Event) -> None:
         """Set the wake event on every NOTIFY; reconnect after a lost connection."""
@@ -162,13 +216,20 @@ class Worker:
     # -- answering --------------------------------------------------------------------------
 
     async def _answer_slot(self, claimed: ClaimedInbound) -> None:
+        """Answer while holding the claim: its lease renewed, the answer bounded in time."""
+        w = self.settings.worker
         try:
-            await self.answer(claimed)
+            await hold_while(
+                self.answer(claimed), claimed, self.sessionmaker, w.lease_s, w.answer_timeout_s
+            )
+        except ClaimLostError as exc:
+            log.warning("answering message %d stopped: %s", claimed.id, exc)
         except Exception as exc:  # a task boundary: one message's failure stops nothing else
             log.exception("answering message %d failed", claimed.id)
             await self._retry(claimed, f"{type(exc).__name__}: {exc}")
         finally:
             self._slots.release()
+            self._wake.set()  # a slot is free: the loop may claim the next question
 
     async def answer(self, claimed: ClaimedInbound) -> None:
         started = utcnow()
@@ -260,19 +321,29 @@ class Worker:
         self._wake.set()
         return True
 
-    async def _finish(self, claimed: ClaimedInbound, *, status: str, error: str | None) -> None:
+    async def _finish(self, claimed: ClaimedInbound, *, status: str, error: str | None) -> bool:
         async with self.sessionmaker.begin() as session:
-            await finish_inbound(session, claimed, status, error)
+            held = await finish_inbound(session, claimed, status, error)
+        if not held:
+            log.warning("message %d was claimed again meanwhile; not marked %s", claimed.id, status)
+        return held
 
     async def _retry(self, claimed: ClaimedInbound, error: str) -> None:
         w = self.settings.worker
         if claimed.attempts >= w.max_attempts:
-            await self._finish(claimed, status="failed", error=error[:1000])
-            METRICS.inc("tuvan_messages_failed_total", channel=claimed.channel)
+            if await self._finish(claimed, status="failed", error=error[:1000]):
+                METRICS.inc(
+                    "tuvan_messages_failed_total",
+                    channel=claimed.channel,
+                    direction="in",
+                    reason="error",
+                )
             return
         at = utcnow() + timedelta(seconds=backoff(w, claimed.attempts))
         async with self.sessionmaker.begin() as session:
-            await retry_inbound(session, claimed, error, at)
+            held = await retry_inbound(session, claimed, error, at)
+        if not held:
+            log.warning("message %d was claimed again meanwhile; retry not recorded", claimed.id)
 
 
 def _language(text_: str, locale: str | None) -> Language:

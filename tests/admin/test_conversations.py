@@ -298,9 +298,14 @@ async def test_the_list_filters_and_the_transcript_shows_tier_sources_and_escape
                 citations=citations,
                 details=details,
                 status=MessageStatus.failed,
+                attempts=5,
                 error="Forbidden: bot was blocked by the user",
                 reply_to_id=question.id,
             )
+        )
+        await session.execute(
+            text("UPDATE messages SET status = 'failed', attempts = 3 WHERE id = :id"),
+            {"id": question.id},
         )
 
     page = await viewer.page(f"/admin/conversations/{conversation}")
@@ -310,6 +315,9 @@ async def test_the_list_filters_and_the_transcript_shows_tier_sources_and_escape
     assert "javascript:" not in page  # not a link; shown as its title only
     assert "Điểm 0.861 (ngưỡng 0.840)" in page
     assert "Forbidden: bot was blocked by the user" in page
+    # A question given up after its tries, and a reply: the admin sees how many.
+    assert f'data-testid="failed-{question.id}">Không trả lời được sau 3 lần thử<' in page
+    assert ">Không gửi được sau 5 lần thử<" in page
 
     listed = await viewer.page(f"/admin/conversations?channel=telegram&q={chat}")
     assert f'data-testid="conv-row-{conversation}"' in listed

@@ -18,6 +18,7 @@ titles of at most 20 characters.
 
 from __future__ import annotations
 
+import asyncio
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,6 +53,9 @@ class MessengerApiFake:
     _failures: deque[ScriptedFailure] = field(default_factory=deque)
     _runner: web.AppRunner | None = None
     _sent: int = 0
+    delay_s: float = 0.0  # every request waits this long first: a platform that hangs
+    _fail_at: dict[int, int] = field(default_factory=dict)  # request number -> HTTP status
+    _delay_at: dict[int, float] = field(default_factory=dict)  # request number -> seconds
 
     # -- scripting ----------------------------------------------------------------------------
 
@@ -76,6 +80,15 @@ class MessengerApiFake:
             error["error_subcode"] = subcode
         for _ in range(times):
             self._failures.append(ScriptedFailure(status, error, dict(headers or {})))
+
+    def fail_request(self, number: int, status: int = 500) -> None:
+        """Answer the request numbered ``number`` (1-based, counting every request) with
+        HTTP ``status`` and a Graph error body: e.g. the second part of a split reply."""
+        self._fail_at[number] = status
+
+    def delay_request(self, number: int, seconds: float) -> None:
+        """Hold the request numbered ``number`` (1-based) ``seconds`` before answering it."""
+        self._delay_at[number] = seconds
 
     def fail_outside_window(self, *, times: int = 1) -> None:
         self.fail(
@@ -132,6 +145,11 @@ class MessengerApiFake:
                 body if isinstance(body, dict) else {"_raw": body},
             )
         )
+        number = len(self.requests)
+        if delay := self.delay_s + self._delay_at.pop(number, 0.0):
+            await asyncio.sleep(delay)
+        if (status := self._fail_at.pop(number, None)) is not None:
+            return _graph_error(status, 2, "An unexpected error has occurred.")
         if self._failures:
             failure = self._failures.popleft()
             if failure.error is None:

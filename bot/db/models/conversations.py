@@ -142,6 +142,14 @@ class Message(Base):
             postgresql_where=sql_text("status IN ('queued', 'sending')"),
         ),
         Index("ix_messages_created_at", "created_at"),
+        # A claim's "no earlier row of this conversation still to do": one probe of the rows
+        # still to do, never a walk through the conversation's history.
+        Index(
+            "ix_messages_pending_conversation",
+            "conversation_id",
+            "id",
+            postgresql_where=sql_text("status IN ('received', 'answering', 'queued', 'sending')"),
+        ),
     )
 
 

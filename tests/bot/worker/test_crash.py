@@ -27,7 +27,7 @@ from tests.fakes.openai_stub import OpenAIStub
 pytestmark = pytest.mark.usefixtures("demo_kb")
 
 # Not in the FAQ: tier 2 answers it, with the (slow) LLM.
-QUESTION = "Sinh viên năm nhất đăng ký ký túc xá cần làm những bước nào?"
+QUESTION = "Đăng ký ở ký túc xá cần làm những bước nào?"
 
 
 async def status_of(sm: async_sessionmaker[AsyncSession], message_id: int) -> tuple[str, int]:
@@ -82,12 +82,14 @@ async def test_a_worker_killed_mid_answer_leaves_the_question_to_be_answered_onc
         stderr=asyncio.subprocess.PIPE,
     )
     try:
-        for _ in range(300):  # the worker loads its model, claims, and calls the LLM
+        for _ in range(1800):  # the worker loads its model (>70 s on a loaded machine), claims
             if stub.requests_to("/v1/chat/completions"):
                 break
             await asyncio.sleep(0.1)
         else:
-            raise AssertionError("the worker process never reached the LLM")
+            process.kill()
+            _, err = await process.communicate()
+            raise AssertionError(f"the worker process never reached the LLM: {err[-3000:]!r}")
         assert await status_of(sm, message_id) == ("answering", 1)
         process.send_signal(signal.SIGKILL)
         await process.wait()

@@ -160,7 +160,8 @@ async def test_messages_of_one_conversation_are_answered_in_order(
 async def claim_inbound(worker: Worker) -> dict[str, Any] | None:
     """What the worker's own step claims first: the next question, as a mapping."""
     async with worker.sessionmaker.begin() as session:
-        claimed = await claim_next_inbound(session, worker.settings.worker.lease_s)
+        w = worker.settings.worker
+        claimed = await claim_next_inbound(session, w.lease_s, max_attempts=w.max_attempts)
     return None if claimed is None else asdict(claimed)
 
 
