@@ -13,7 +13,7 @@ from typing import Protocol
 
 import aiohttp
 
-from bot.core.messages import Capabilities, InboundMessage, OutboundReply, RawRequest, SendResult
+from bot.core.messages import Capabilities, InboundBatch, OutboundReply, RawRequest, SendResult
 from bot.core.types import Channel
 
 
@@ -27,10 +27,12 @@ class Adapter(Protocol):
     def verify(self, raw: RawRequest) -> None:
         """Raise ``WebhookAuthError`` unless the request comes from the platform."""
 
-    def parse(self, raw: RawRequest) -> list[InboundMessage]:
+    def parse(self, raw: RawRequest) -> InboundBatch:
         """Every event in the body (a list: Messenger batches); ``WebhookPayloadError`` if the
-        body is not the platform's shape. Events tuvan has no use for come back as kind
-        ``event``, so that they are stored."""
+        body as a whole is not the platform's shape. One event that cannot be read (no sender,
+        not an object) is skipped, named in ``skipped``, and the others still come back.
+        Events tuvan has no use for come back as kind ``event``, so that they are stored.
+        Called only after ``verify``: the body is authentic."""
 
     async def send(self, http: aiohttp.ClientSession, reply: OutboundReply) -> SendResult:
         """Deliver ``reply`` (split to the platform's limit), or raise ``SendError``."""

@@ -27,6 +27,7 @@ from admin.keys import QUESTION_VECTORS
 from admin.period import PERIODS, Period
 from admin.unanswered import faq_link, unanswered_report
 from admin.web import render, runtime, translator
+from bot.conversations.quarantine import count_quarantined
 from bot.core.types import CHANNELS
 
 TOP_GROUPS = 5
@@ -45,6 +46,12 @@ add_strings(
         ),
         "dash.unanswered": ("Nhóm câu hỏi chưa trả lời được nhiều nhất", "Top unanswered groups"),
         "dash.see_all": ("Xem tất cả", "See them all"),
+        "dash.quarantined": (
+            "{n} sự kiện webhook không lưu được đang nằm trong bảng quarantined_events "
+            "(đã xác nhận với nền tảng; xem nhật ký máy chủ).",
+            "{n} webhook events could not be stored and are kept in the quarantined_events "
+            "table (acknowledged to the platform; see the server log).",
+        ),
         "dash.day": ("Ngày", "Day"),
         "dash.total": ("Tổng", "Total"),
         "dash.period_total": ("Cả khoảng thời gian", "Whole period"),
@@ -194,6 +201,7 @@ async def dashboard_page(request: web.Request) -> web.Response:
         messages = await daily_counts(session, MESSAGES_PER_DAY, period, CHANNELS)
         tiers = await daily_counts(session, TIERS_PER_DAY, period, TIERS)
         per_day, overall = await reply_latency(session, period)
+        quarantined = await count_quarantined(session)
     report = await unanswered_report(rt, request.config_dict[QUESTION_VECTORS], period)
     tier_names = {k: t(f"dash.tier.{k}") if t.knows(f"dash.tier.{k}") else k for k in tiers.keys}
     return await render(
@@ -202,6 +210,7 @@ async def dashboard_page(request: web.Request) -> web.Response:
         {
             "period": period,
             "periods": PERIODS,
+            "quarantined": quarantined,
             "messages": messages,
             "messages_chart": _bars(
                 t("dash.messages"),

@@ -6,7 +6,7 @@ import secrets
 
 from aiohttp import web
 
-from admin.accounts import authenticate, close_session, open_session
+from admin.accounts import close_session, sign_in
 from admin.i18n import LANGUAGES
 from admin.middleware import LOGIN_CSRF_COOKIE
 from admin.web import (
@@ -94,11 +94,9 @@ async def login(request: web.Request) -> web.Response:
     password = data.get("password")
     password = password if isinstance(password, str) else ""
     try:
-        async with rt.sessionmaker.begin() as session:
-            user = await authenticate(
-                session, settings, email, password, client_ip(request, settings)
-            )
-            token = await open_session(session, user, settings.session_hours) if user else None
+        token = await sign_in(
+            rt.sessionmaker, settings, email, password, client_ip(request, settings)
+        )
     except LoginThrottledError:
         return await render(
             request,

@@ -17,7 +17,7 @@ from adapters.messenger.send_api import TEXT_LIMIT, SenderAction, post_sender_ac
 from adapters.messenger.templates import QUICK_REPLY_MAX, TEMPLATE_BUTTONS
 from adapters.messenger.webhook import handshake_challenge, verify_signature
 from bot.core.errors import SendError
-from bot.core.messages import Capabilities, InboundMessage, OutboundReply, RawRequest, SendResult
+from bot.core.messages import Capabilities, InboundBatch, OutboundReply, RawRequest, SendResult
 from bot.core.settings import MessengerSettings
 from bot.core.types import Channel
 
@@ -50,7 +50,7 @@ class MessengerAdapter:
     def verify(self, raw: RawRequest) -> None:
         verify_signature(self.settings, raw)
 
-    def parse(self, raw: RawRequest) -> list[InboundMessage]:
+    def parse(self, raw: RawRequest) -> InboundBatch:
         return parse_page_webhook(self.settings, raw)
 
     async def send(self, http: aiohttp.ClientSession, reply: OutboundReply) -> SendResult:

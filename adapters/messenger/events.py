@@ -12,7 +12,13 @@ from typing import Any
 
 from adapters.payloads import json_body, json_str
 from bot.core.errors import WebhookPayloadError
-from bot.core.messages import InboundKind, InboundMessage, RawRequest
+from bot.core.messages import (
+    InboundBatch,
+    InboundKind,
+    InboundMessage,
+    RawRequest,
+    SkippedEvent,
+)
 from bot.core.settings import MessengerSettings
 
 # The Page Inbox (Meta Business Suite) app: its echoes are a person answering in the inbox.
@@ -46,29 +52,41 @@ _EVENT_TYPES = (
 )
 
 
-def parse_page_webhook(settings: MessengerSettings, raw: RawRequest) -> list[InboundMessage]:
-    """Every event of the body's entries; ``WebhookPayloadError`` if it is not a page webhook."""
+def parse_page_webhook(settings: MessengerSettings, raw: RawRequest) -> InboundBatch:
+    """Every event of the body's entries; ``WebhookPayloadError`` if it is not a page webhook.
+
+    The batch is read event by event: one that cannot be read (an ``app_roles`` or
+    ``policy-enforcement`` event, which names no sender; an entry that is not an object) is
+    skipped and named, and the student's message beside it is still returned. Rejecting the
+    whole body would lose that message, and Meta would retry the same failing batch."""
     body = json_body(raw)
     if not isinstance(body, dict) or body.get("object") != "page":
         raise WebhookPayloadError("messenger: body is not a page webhook")
     entries = body.get("entry")
     if not isinstance(entries, list):
         raise WebhookPayloadError("messenger: entry is not a list")
-    out: list[InboundMessage] = []
-    for entry in entries:
+    batch = InboundBatch()
+    for e, entry in enumerate(entries):
         if not isinstance(entry, dict):
-            raise WebhookPayloadError("messenger: an entry is not an object")
+            batch.skipped.append(SkippedEvent(f"entry[{e}]", "not an object"))
+            continue
         # Another app owning the thread (handover protocol) sends ours "standby" events:
         # stored, never answered.
         for field, standby in (("messaging", False), ("standby", True)):
             events = entry.get(field, [])
             if not isinstance(events, list):
-                raise WebhookPayloadError(f"messenger: entry.{field} is not a list")
-            for event in events:
+                batch.skipped.append(SkippedEvent(f"entry[{e}].{field}", "not a list"))
+                continue
+            for i, event in enumerate(events):
+                where = f"entry[{e}].{field}[{i}]"
                 if not isinstance(event, dict):
-                    raise WebhookPayloadError(f"messenger: an entry.{field} item is not an object")
-                out.append(_event(settings, event, entry, standby=standby))
-    return out
+                    batch.skipped.append(SkippedEvent(where, "not an object"))
+                    continue
+                try:
+                    batch.messages.append(_event(settings, event, entry, standby=standby))
+                except WebhookPayloadError as exc:
+                    batch.skipped.append(SkippedEvent(where, str(exc)))
+    return batch
 
 
 def _event(

@@ -13,13 +13,20 @@ import logging
 
 import aiohttp
 
-from adapters.payloads import json_body
+from adapters.payloads import is_json_int, json_body
 from adapters.telegram.client import BotApiClient
 from adapters.telegram.sending import MESSAGE_LIMIT, SOURCE_BUTTONS, send_reply, send_typing
 from adapters.telegram.updates import parse_update
 from adapters.telegram.webhook import verify_secret
-from bot.core.errors import ConfigError, SendError
-from bot.core.messages import Capabilities, InboundMessage, OutboundReply, RawRequest, SendResult
+from bot.core.errors import ConfigError, SendError, WebhookPayloadError
+from bot.core.messages import (
+    Capabilities,
+    InboundBatch,
+    OutboundReply,
+    RawRequest,
+    SendResult,
+    SkippedEvent,
+)
 from bot.core.settings import TelegramSettings
 from bot.core.types import Channel
 
@@ -49,8 +56,17 @@ class TelegramAdapter:
     def verify(self, raw: RawRequest) -> None:
         verify_secret(self.settings, raw)
 
-    def parse(self, raw: RawRequest) -> list[InboundMessage]:
-        return parse_update(json_body(raw))
+    def parse(self, raw: RawRequest) -> InboundBatch:
+        """The body's one Update. An object with an integer ``update_id`` is an Update, even
+        when the rest cannot be read: that one is skipped (and acknowledged), or Telegram
+        would send it again and again."""
+        data = json_body(raw)
+        if not isinstance(data, dict) or not is_json_int(data.get("update_id")):
+            raise WebhookPayloadError("a Telegram update must be an object with an update_id")
+        try:
+            return InboundBatch(parse_update(data))
+        except WebhookPayloadError as exc:
+            return InboundBatch(skipped=[SkippedEvent(f"update {data['update_id']}", str(exc))])
 
     def _bot(self) -> BotApiClient:
         """The adapter's Bot API client, made on first use (``ConfigError`` without a token)."""

@@ -15,7 +15,7 @@ from adapters.zalo.events import parse_event
 from adapters.zalo.oa_api import MAX_TEXT, send_reply
 from adapters.zalo.signature import verify_signature
 from adapters.zalo.tokens import TokenProvider
-from bot.core.messages import Capabilities, InboundMessage, OutboundReply, RawRequest, SendResult
+from bot.core.messages import Capabilities, InboundBatch, OutboundReply, RawRequest, SendResult
 from bot.core.settings import ZaloSettings
 from bot.core.types import Channel
 
@@ -40,7 +40,7 @@ class ZaloAdapter:
     def verify(self, raw: RawRequest) -> None:
         verify_signature(self.settings, raw)
 
-    def parse(self, raw: RawRequest) -> list[InboundMessage]:
+    def parse(self, raw: RawRequest) -> InboundBatch:
         """The one event of a request (none for OA-level notices, which name no user)."""
         return parse_event(raw)
 

@@ -9,7 +9,13 @@ from typing import Any, Final
 
 from adapters.payloads import is_json_int, json_body
 from bot.core.errors import WebhookPayloadError
-from bot.core.messages import InboundKind, InboundMessage, RawRequest
+from bot.core.messages import (
+    InboundBatch,
+    InboundKind,
+    InboundMessage,
+    RawRequest,
+    SkippedEvent,
+)
 
 log = logging.getLogger(__name__)
 
@@ -21,10 +27,21 @@ _UNSUPPORTED_EVENTS: Final = frozenset(
 )
 
 
-def parse_event(raw: RawRequest) -> list[InboundMessage]:
+def parse_event(raw: RawRequest) -> InboundBatch:
     """The one event of a request. Events that name no user (OA-level notices) are
-    acknowledged but not returned: there is no conversation to store them in."""
+    acknowledged but not returned: there is no conversation to store them in. A JSON object
+    that is not a readable event (no event_name, a text without msg_id...) is skipped:
+    ``WebhookPayloadError`` only when the body is not an object at all."""
     body = event_body(raw)
+    try:
+        return InboundBatch(_read_event(body))
+    except WebhookPayloadError as exc:
+        name = body.get("event_name")
+        where = f"event {name}" if isinstance(name, str) and name else "event"
+        return InboundBatch(skipped=[SkippedEvent(where[:80], str(exc))])
+
+
+def _read_event(body: dict[str, Any]) -> list[InboundMessage]:
     event = body.get("event_name")
     if not isinstance(event, str) or not event:
         raise WebhookPayloadError("zalo: no event_name")

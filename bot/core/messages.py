@@ -7,7 +7,8 @@ Errors an adapter raises::
 
     ChannelError
     ├── WebhookAuthError     the request is not from the platform (forged, unsigned) → 403
-    ├── WebhookPayloadError  the body is not what the platform sends (bad JSON, shape) → 400
+    ├── WebhookPayloadError  the body is not what the platform sends (bad JSON, shape) → 400;
+    │                        one bad event in a good body is a ``SkippedEvent`` instead
     └── SendError            a send failed; ``retryable`` says whether to try again, and
                              ``retry_after`` how long the platform asked us to wait
 """
@@ -52,6 +53,24 @@ class InboundMessage:
     user_name: str | None = None
     locale: str | None = None
     raw: Mapping[str, Any] = field(default_factory=dict)  # this event's JSON, stored as JSONB
+
+
+@dataclass(frozen=True)
+class SkippedEvent:
+    """An event of an authentic body that could not be read (no sender, not an object...):
+    left out of the batch so that the rest is stored, and kept in quarantine by the caller.
+    ``where`` names it in the body ("entry[0].messaging[1]"), ``reason`` says what is wrong."""
+
+    where: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class InboundBatch:
+    """What one webhook body holds: the events read, and those that could not be."""
+
+    messages: list[InboundMessage] = field(default_factory=list)
+    skipped: list[SkippedEvent] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

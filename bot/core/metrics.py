@@ -15,6 +15,18 @@ _HELP = {
     "tuvan_webhook_requests_total": ("counter", "Webhook requests by channel and outcome."),
     "tuvan_inbound_stored_total": ("counter", "Inbound events stored (first delivery)."),
     "tuvan_inbound_duplicates_total": ("counter", "Inbound events delivered again and ignored."),
+    "tuvan_inbound_skipped_total": (
+        "counter",
+        "Events of an authentic webhook body that could not be read (no sender...): skipped.",
+    ),
+    "tuvan_inbound_quarantined_total": (
+        "counter",
+        "Authentic events kept in quarantine instead of stored (skipped or refused by the DB).",
+    ),
+    "tuvan_inbound_repaired_total": (
+        "counter",
+        "Inbound events stored after a safe repair (a NUL or an unpaired surrogate removed).",
+    ),
     "tuvan_answers_total": ("counter", "Answers by channel and tier."),
     "tuvan_messages_skipped_total": ("counter", "Questions not answered (staff answering)."),
     "tuvan_messages_failed_total": (

@@ -275,9 +275,13 @@ class AdminSettings(BaseModel):
     # the per-IP login limit) and HTTPS from X-Forwarded-Proto (Secure cookie). Never set it
     # when clients reach tuvan directly: they could then pick their own address.
     trust_proxy: bool = False
-    # Failed logins allowed per e-mail and per client address within the window, then 429.
+    # Failed logins allowed within the window, then 429: for one e-mail from one client address
+    # (so that a guesser elsewhere cannot lock a colleague out), for one address whatever the
+    # e-mail, and for one e-mail from all addresses together (the bound on a guesser with many
+    # addresses; past it the account is throttled for everyone until the window passes).
     login_failures_per_email: int = Field(default=5, ge=1)
     login_failures_per_ip: int = Field(default=20, ge=1)
+    login_failures_per_email_total: int = Field(default=50, ge=1)
     login_window_minutes: int = Field(default=15, ge=1)
     # Unanswered questions: an answer counts as low-confidence when its score was within this
     # much above the threshold that let it through (tier 2: best chunk < t_doc + margin; tier 1:

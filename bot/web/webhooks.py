@@ -2,7 +2,10 @@
 
 A webhook never waits for an answer (the worker answers). Errors map to HTTP here, at the edge
 only: forged → 403, malformed → 400, too large → 413, a channel that is not set up → 404, the
-database unreachable → 503 (the platform retries; nothing is lost). Never a 500.
+database unreachable → 503 (the platform retries; nothing is lost). Never a 500. The signature
+is checked before the body is parsed. An authentic event that cannot be read (no sender) or
+that the database refuses for what it holds (a value too long, NaN) is quarantined and
+acknowledged with 200: a retry would fail the same way forever.
 """
 
 from __future__ import annotations
@@ -13,11 +16,13 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from adapters.messenger import MessengerAdapter
+from bot.conversations.quarantine import STORE_ERRORS, quarantine_event, repair_inbound, unstorable
 from bot.conversations.store import pause_conversation, record_inbound
 from bot.core.errors import WebhookAuthError, WebhookPayloadError
-from bot.core.messages import InboundMessage, RawRequest
+from bot.core.messages import InboundBatch, InboundMessage, RawRequest
 from bot.core.metrics import METRICS
 from bot.keys import ADAPTERS, RUNTIME
 from bot.runtime import Runtime
@@ -71,38 +76,114 @@ async def _receive(request: web.Request, channel: str) -> web.Response:
     except WebhookPayloadError as exc:
         return _text(400, f"malformed: {exc}")
     try:
-        messages = adapter.parse(raw)
+        batch = adapter.parse(raw)
     except WebhookPayloadError as exc:
         log.info("%s webhook with a malformed body: %s", channel, exc)
         return _text(400, f"malformed: {exc}")
     try:
         await store_inbound(
-            request.app[RUNTIME], messages, adapter.capabilities.staff_pause_minutes
+            request.app[RUNTIME], channel, batch, raw.body, adapter.capabilities.staff_pause_minutes
         )
-    except (SQLAlchemyError, OSError) as exc:
+    except (*STORE_ERRORS, SQLAlchemyError, OSError) as exc:
+        # What ``store_inbound`` lets through is the database being out of reach: the
+        # platform retries, and the event stores then. (An event that can never be stored is
+        # quarantined there and acknowledged.)
         log.error("could not store a %s webhook (the platform will retry): %s", channel, exc)
         return _text(503, "try again later")
     return _text(200, "ok")
 
 
 async def store_inbound(
-    runtime: Runtime, messages: list[InboundMessage], staff_pause_minutes: int
+    runtime: Runtime,
+    channel: str,
+    batch: InboundBatch,
+    body: bytes,
+    staff_pause_minutes: int,
 ) -> None:
     """Store a webhook's events in one transaction; pause for ``staff_pause_minutes`` the threads
-    where a person replied from the platform's inbox."""
-    if len(messages) == 1 and messages[0].kind != "staff":
+    where a person replied from the platform's inbox.
+
+    Each event is stored on its own (a savepoint each), so that one the database refuses for
+    what it holds, or one the adapter skipped, is quarantined with ``body`` and the others are
+    stored. A database outage is raised, and nothing of the body is kept: the platform retries.
+    """
+    messages = [_repaired(m) for m in batch.messages]
+    if len(messages) == 1 and not batch.skipped and messages[0].kind != "staff":
         # The common case, one event: a single atomic statement, no BEGIN/COMMIT round trips.
-        async with runtime.engine.connect() as conn:
-            auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
-            recorded = await record_inbound(auto, messages[0])
+        try:
+            async with runtime.engine.connect() as conn:
+                auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
+                recorded = await record_inbound(auto, messages[0])
+        except STORE_ERRORS as exc:
+            if not unstorable(exc):
+                raise
+            async with runtime.engine.connect() as conn:
+                auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
+                await _refused(auto, channel, body, messages[0], exc)
+            return
         _count(messages[0], recorded.message_id)
         return
     async with runtime.sessionmaker.begin() as session:
+        for skipped in batch.skipped:
+            METRICS.inc("tuvan_inbound_skipped_total", channel=channel)
+            log.warning(
+                "%s webhook: %s skipped (kept in quarantine): %s",
+                channel,
+                skipped.where,
+                skipped.reason,
+            )
+            await _quarantine(session, channel, body, skipped.where, skipped.reason)
         for message in messages:
-            recorded = await record_inbound(session, message)
+            try:
+                async with session.begin_nested():
+                    recorded = await record_inbound(session, message)
+                    if recorded.message_id is not None and message.kind == "staff":
+                        await pause_conversation(
+                            session, recorded.conversation_id, staff_pause_minutes
+                        )
+            except STORE_ERRORS as exc:
+                if not unstorable(exc):
+                    raise
+                await _refused(session, channel, body, message, exc)
+                continue
             _count(message, recorded.message_id)
-            if recorded.message_id is not None and message.kind == "staff":
-                await pause_conversation(session, recorded.conversation_id, staff_pause_minutes)
+
+
+def _repaired(message: InboundMessage) -> InboundMessage:
+    repaired, repairs = repair_inbound(message)
+    if repairs:
+        METRICS.inc("tuvan_inbound_repaired_total", channel=message.channel)
+        log.warning(
+            "%s event %s stored repaired: %s",
+            message.channel,
+            repaired.event_id[:80],
+            ", ".join(repairs),
+        )
+    return repaired
+
+
+async def _quarantine(
+    session: AsyncSession | AsyncConnection, channel: str, body: bytes, where: str, reason: str
+) -> None:
+    if await quarantine_event(session, channel, body, where, reason):
+        METRICS.inc("tuvan_inbound_quarantined_total", channel=channel)
+
+
+async def _refused(
+    session: AsyncSession | AsyncConnection,
+    channel: str,
+    body: bytes,
+    message: InboundMessage,
+    exc: BaseException,
+) -> None:
+    """Quarantine an event the database refused for what it holds; the reason is the
+    database's own words (their first line: no statement, no parameters)."""
+    orig = getattr(exc, "orig", None) or exc
+    lines = str(orig).strip().splitlines()
+    reason = f"not stored ({type(orig).__name__}): {lines[0] if lines else ''}"
+    where = f"event {message.event_id}"
+    log.warning("%s webhook: %s quarantined (acknowledged): %s", channel, where[:80], reason)
+    await _quarantine(session, channel, body, where, reason)
 
 
 def _count(message: InboundMessage, message_id: int | None) -> None:

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from admin.charts import Series, line_chart, nice_step, stacked_bars
 from admin.period import Period
+from bot.conversations.quarantine import quarantine_event
 from bot.conversations.store import upsert_conversation
 from bot.db.models import Author, Direction, Message, MessageStatus
 from tests.admin._support import AdminBrowser
@@ -157,3 +158,14 @@ def test_a_line_breaks_where_a_day_has_no_value() -> None:
     assert len(line.segments) == 2
     assert len(line.segments[1].split()) == 2
     assert [p.title for p in line.points] == ["p50 a: 1", "p50 c: 2", "p50 d: 3"]
+
+
+async def test_quarantined_webhook_events_are_counted_on_the_dashboard(
+    viewer: AdminBrowser, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    assert 'data-testid="quarantined"' not in await viewer.page("/admin/dashboard")
+    async with sessionmaker.begin() as session:
+        for n in range(2):
+            await quarantine_event(session, "messenger", b'{"object": "page"}', f"e{n}", "why")
+    page = await viewer.page("/admin/dashboard")
+    assert re.search(r'data-testid="quarantined">2 sự kiện webhook', page)

@@ -52,7 +52,7 @@ def test_every_event_of_every_entry_of_a_batch_is_parsed(adapter: MessengerAdapt
             from_user(psid=PSID_2, delivery={"mids": ["m_x"], "watermark": TS}),
         ],
     )
-    parsed = adapter.parse(post(body))
+    parsed = adapter.parse(post(body)).messages
     assert [(m.event_id, m.external_user_id, m.kind) for m in parsed] == [
         ("m_a1", PSID, "text"),
         ("m_a2", PSID_2, "text"),
@@ -64,7 +64,7 @@ def test_every_event_of_every_entry_of_a_batch_is_parsed(adapter: MessengerAdapt
 
 def test_text_message_becomes_a_text_inbound(adapter: MessengerAdapter) -> None:
     event = from_user(message={"mid": "m_1457764197618", "text": "Học phí ngành CNTT?"})
-    [message] = adapter.parse(post(webhook([event])))
+    [message] = adapter.parse(post(webhook([event]))).messages
     assert message.kind == "text"
     assert message.event_id == "m_1457764197618"
     assert message.external_user_id == PSID
@@ -87,13 +87,13 @@ def test_attachment_only_message_is_unsupported(
     adapter: MessengerAdapter, attachment: dict[str, Any]
 ) -> None:
     event = from_user(message={"mid": "m_att", "attachments": [attachment]})
-    [message] = adapter.parse(post(webhook([event])))
+    [message] = adapter.parse(post(webhook([event]))).messages
     assert (message.kind, message.event_id, message.text) == ("unsupported", "m_att", "")
 
 
 def test_get_started_postback_is_a_command(adapter: MessengerAdapter) -> None:
     event = from_user(postback={"mid": "m_pb1", "title": "Bắt đầu", "payload": "GET_STARTED"})
-    [message] = adapter.parse(post(webhook([event])))
+    [message] = adapter.parse(post(webhook([event]))).messages
     assert (message.kind, message.event_id, message.text) == ("command", "m_pb1", "/start")
 
 
@@ -102,12 +102,12 @@ def test_other_postback_is_a_question_from_its_payload_or_title(adapter: Messeng
         postback={"mid": "m_pb2", "title": "Học phí", "payload": "Học phí năm 2025 là bao nhiêu?"}
     )
     coded = from_user(ts=TS + 1, postback={"title": "Điểm chuẩn", "payload": "MENU_SCORES"})
-    first, second = adapter.parse(post(webhook([question, coded])))
+    first, second = adapter.parse(post(webhook([question, coded]))).messages
     assert (first.kind, first.text) == ("text", "Học phí năm 2025 là bao nhiêu?")
     assert (second.kind, second.text) == ("text", "Điểm chuẩn")
     # A postback without a mid gets a stable id of its own.
     assert second.event_id == f"postback:{PSID}:{TS + 1}"
-    assert adapter.parse(post(webhook([coded])))[0].event_id == second.event_id
+    assert adapter.parse(post(webhook([coded]))).messages[0].event_id == second.event_id
 
 
 def test_quick_reply_is_read_as_its_payload_question(adapter: MessengerAdapter) -> None:
@@ -118,7 +118,7 @@ def test_quick_reply_is_read_as_its_payload_question(adapter: MessengerAdapter) 
             "quick_reply": {"payload": "Học bổng cho tân sinh viên gồm những loại nào?"},
         }
     )
-    [message] = adapter.parse(post(webhook([event])))
+    [message] = adapter.parse(post(webhook([event]))).messages
     assert (message.kind, message.text) == (
         "text",
         "Học bổng cho tân sinh viên gồm những loại nào?",
@@ -126,7 +126,7 @@ def test_quick_reply_is_read_as_its_payload_question(adapter: MessengerAdapter) 
 
 
 def test_echo_of_our_own_send_is_an_event(adapter: MessengerAdapter) -> None:
-    [message] = adapter.parse(post(webhook([echo(int(APP_ID))])))
+    [message] = adapter.parse(post(webhook([echo(int(APP_ID))]))).messages
     assert message.kind == "event"
     assert message.external_user_id == PSID
     assert message.event_id == "m_echo1"
@@ -134,14 +134,14 @@ def test_echo_of_our_own_send_is_an_event(adapter: MessengerAdapter) -> None:
 
 def test_echo_from_the_page_inbox_is_staff_in_the_users_thread(adapter: MessengerAdapter) -> None:
     event = echo(int(PAGE_INBOX_APP_ID), text="Em để lại số điện thoại nhé")
-    [message] = adapter.parse(post(webhook([event])))
+    [message] = adapter.parse(post(webhook([event]))).messages
     assert message.kind == "staff"
     assert message.external_user_id == PSID  # the recipient: the user staff wrote to
     assert message.text == "Em để lại số điện thoại nhé"
 
 
 def test_echo_from_another_app_is_staff(adapter: MessengerAdapter) -> None:
-    [message] = adapter.parse(post(webhook([echo(999000111222)])))
+    [message] = adapter.parse(post(webhook([echo(999000111222)]))).messages
     assert message.kind == "staff"
 
 
@@ -149,7 +149,7 @@ def test_echo_without_our_app_id_configured_is_staff_only_from_the_page_inbox() 
     adapter = MessengerAdapter(make_settings(app_id=None))
     ours, inbox = adapter.parse(
         post(webhook([echo(int(APP_ID)), echo(int(PAGE_INBOX_APP_ID), mid="m_echo2")]))
-    )
+    ).messages
     assert (ours.kind, inbox.kind) == ("event", "staff")
 
 
@@ -167,7 +167,7 @@ def test_delivery_read_and_other_events_are_stored_not_answered(
         from_user(ts=TS + 4, optin={"type": "notification_messages", "payload": "x"}),
         from_user(ts=TS + 5, message={"mid": "m_gone", "is_deleted": True}),
     ]
-    parsed = adapter.parse(post(webhook(events)))
+    parsed = adapter.parse(post(webhook(events))).messages
     assert [m.kind for m in parsed] == ["event"] * len(events)
     assert [m.external_user_id for m in parsed] == [PSID] * len(events)
     ids = [m.event_id for m in parsed]
@@ -193,7 +193,7 @@ def test_standby_events_are_stored_not_answered(adapter: MessengerAdapter) -> No
             ],
         }
     ).encode()
-    user, staff = adapter.parse(post(body))
+    user, staff = adapter.parse(post(body)).messages
     assert (user.kind, user.event_id) == ("event", "m_sb")
     assert staff.kind == "staff"
 
@@ -206,11 +206,43 @@ def test_standby_events_are_stored_not_answered(adapter: MessengerAdapter) -> No
         b"[]",
         json.dumps({"object": "instagram", "entry": []}).encode(),
         json.dumps({"object": "page"}).encode(),
-        json.dumps({"object": "page", "entry": [{"messaging": {"sender": {}}}]}).encode(),
-        json.dumps({"object": "page", "entry": [{"messaging": [{"message": {}}]}]}).encode(),
-        json.dumps({"object": "page", "entry": ["x"]}).encode(),
+        json.dumps({"object": "page", "entry": {"messaging": []}}).encode(),
     ],
 )
 def test_malformed_body_is_a_payload_error(adapter: MessengerAdapter, body: bytes) -> None:
     with pytest.raises(WebhookPayloadError):
         adapter.parse(post(body))
+
+
+def test_an_event_without_a_sender_is_skipped_and_the_rest_of_the_batch_read(
+    adapter: MessengerAdapter,
+) -> None:
+    question = from_user(message={"mid": "m_q", "text": "Học phí bao nhiêu?"})
+    roles = {"recipient": {"id": PAGE_ID}, "timestamp": TS, "app_roles": {"123": ["primary"]}}
+    enforcement = {
+        "recipient": {"id": PAGE_ID},
+        "timestamp": TS,
+        "policy-enforcement": {"action": "block", "reason": "spam"},
+    }
+    body = json.dumps(
+        {
+            "object": "page",
+            "entry": [
+                "x",
+                {"id": PAGE_ID, "time": TS, "messaging": [roles, question, 7, enforcement]},
+                {"id": PAGE_ID, "time": TS, "standby": {"not": "a list"}},
+            ],
+        }
+    ).encode()
+    batch = adapter.parse(post(body))
+    [message] = batch.messages
+    assert (message.kind, message.event_id, message.text) == ("text", "m_q", "Học phí bao nhiêu?")
+    assert [s.where for s in batch.skipped] == [
+        "entry[0]",
+        "entry[1].messaging[0]",
+        "entry[1].messaging[2]",
+        "entry[1].messaging[3]",
+        "entry[2].standby",
+    ]
+    assert "app_roles event without a sender" in batch.skipped[1].reason
+    assert "policy-enforcement event without a sender" in batch.skipped[3].reason

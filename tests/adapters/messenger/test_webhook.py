@@ -107,7 +107,7 @@ def test_signature_is_over_the_raw_escaped_bytes_not_a_reserialisation(
     with pytest.raises(WebhookAuthError):
         adapter.verify(post(raw_bytes, sign(reserialised)))
     # And what is parsed is the unescaped text.
-    assert adapter.parse(post(raw_bytes))[0].text == "Học phí ngành CNTT?"
+    assert adapter.parse(post(raw_bytes)).messages[0].text == "Học phí ngành CNTT?"
 
 
 def test_signature_is_rejected_when_no_app_secret_is_configured() -> None:

@@ -3,6 +3,7 @@ bodies."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -29,7 +30,7 @@ def only(messages: list[InboundMessage]) -> InboundMessage:
 
 def test_private_text_message_is_a_question_from_the_chat() -> None:
     update = message_update(900001, text="Học phí ngành CNTT năm 2026 là bao nhiêu?")
-    message = only(TelegramAdapter(TelegramSettings()).parse(raw_request(update)))
+    message = only(TelegramAdapter(TelegramSettings()).parse(raw_request(update)).messages)
     assert message.channel == "telegram"
     assert message.event_id == "900001"
     assert message.kind == "text"
@@ -165,19 +166,27 @@ def test_channel_post_and_unknown_updates_are_events() -> None:
 
 @pytest.mark.parametrize(
     "body",
+    [b"{not json", b"\xff\xfe", b"[]", b'"update"', b"{}", b'{"update_id": "1"}'],
+)
+def test_a_body_that_is_not_an_update_is_a_payload_error(body: bytes) -> None:
+    with pytest.raises(WebhookPayloadError):
+        TelegramAdapter(TelegramSettings()).parse(raw_request(body))
+
+
+@pytest.mark.parametrize(
+    "body",
     [
-        b"{not json",
-        b"\xff\xfe",
-        b"[]",
-        b'"update"',
-        b"{}",
-        b'{"update_id": "1"}',
         b'{"update_id": 1, "message": "hi"}',
         b'{"update_id": 1, "message": {"message_id": 1, "date": 0}}',
         b'{"update_id": 1, "message": {"chat": {"id": "x"}, "text": "hi"}}',
         b'{"update_id": 1, "message": {"chat": {"id": 1}, "text": 5}}',
     ],
 )
-def test_malformed_body_is_a_payload_error(body: bytes) -> None:
-    with pytest.raises(WebhookPayloadError):
-        TelegramAdapter(TelegramSettings()).parse(raw_request(body))
+def test_an_update_that_cannot_be_read_is_skipped_not_refused(body: bytes) -> None:
+    batch = TelegramAdapter(TelegramSettings()).parse(raw_request(body))
+    assert batch.messages == []
+    [skipped] = batch.skipped
+    assert skipped.where == "update 1"
+    assert "Telegram" in skipped.reason
+    with pytest.raises(WebhookPayloadError):  # polling still sees the error
+        parse_update(json.loads(body))

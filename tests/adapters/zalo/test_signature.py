@@ -88,12 +88,27 @@ def test_unconfigured_zalo_webhook_rejects_everything(missing: str) -> None:
         adapter.verify(signed(TEXT_EVENT))
 
 
-def test_zalo_body_that_is_not_json_is_a_payload_error() -> None:
-    with pytest.raises(WebhookPayloadError):
-        offline_adapter().verify(request(b"not json", "mac=" + "0" * 64))
-
-
-def test_zalo_body_without_timestamp_is_a_payload_error() -> None:
-    body = {k: v for k, v in TEXT_EVENT.items() if k != "timestamp"}
-    with pytest.raises(WebhookPayloadError):
+@pytest.mark.parametrize(
+    "body",
+    [b"not json", b"[" * 2000, json.dumps({**TEXT_EVENT, "timestamp": None}).encode()],
+)
+def test_the_signature_is_checked_before_the_body_is_parsed(body: bytes) -> None:
+    with pytest.raises(WebhookAuthError):
         offline_adapter().verify(request(body, "mac=" + "0" * 64))
+
+
+def test_a_signed_body_that_is_not_json_is_a_payload_error() -> None:
+    body = b'{"timestamp": "1699003881354", "app_id": '
+    mac = zalo_signature(APP_ID, body, "1699003881354", OA_KEY)
+    with pytest.raises(WebhookPayloadError):
+        offline_adapter().verify(request(body, f"mac={mac}"))
+
+
+def test_a_nested_timestamp_signs_nothing_but_the_events_own() -> None:
+    event = {**TEXT_EVENT, "message": {**TEXT_EVENT["message"], "timestamp": "42"}}
+    body = json.dumps(event).encode()
+    offline_adapter().verify(
+        request(body, f"mac={zalo_signature(APP_ID, body, event['timestamp'], OA_KEY)}")
+    )
+    with pytest.raises(WebhookAuthError):  # signed with the nested one: not the event's
+        offline_adapter().verify(request(body, f"mac={zalo_signature(APP_ID, body, '42', OA_KEY)}"))
