@@ -142,6 +142,13 @@ class Message(Base):
             postgresql_where=sql_text("status IN ('queued', 'sending')"),
         ),
         Index("ix_messages_created_at", "created_at"),
+        # Messages whose raw payload is still kept: `tuvan prune` empties the old ones without
+        # walking the months of messages already emptied.
+        Index(
+            "ix_messages_raw_kept",
+            "created_at",
+            postgresql_where=sql_text("raw <> '{}'::jsonb"),
+        ),
     )
 
 
