@@ -102,7 +102,7 @@ async def exists(session: AsyncSession, table: str, row_id: int) -> bool:
         text(f"SELECT count(*) FROM {table} WHERE id = :id"),
         {"id": row_id},
     )
-    return found == 1
+    return bool(found == 1)
 
 
 async def raw_of(session: AsyncSession, message_id: int) -> dict[str, Any]:

@@ -43,7 +43,7 @@ async def still_there(session: AsyncSession, message_id: int) -> bool:
     found = await session.scalar(
         text("SELECT count(*) FROM messages WHERE id = :id"), {"id": message_id}
     )
-    return found == 1
+    return bool(found == 1)
 
 
 async def test_the_worker_prunes_on_schedule_until_stopped(
