@@ -109,7 +109,13 @@ STEPS: tuple[PruneStep, ...] = (
         "raw_payloads",
         "raw platform payloads older than {days} days",
         "raw_days",
-        text(f"SELECT count(*) {_RAW_DUE}"),
+        # Not counting the messages this prune deletes before it empties payloads.
+        text(
+            f"""SELECT count(*) {_RAW_DUE}
+            AND (CAST(:kept_since AS timestamptz) IS NULL OR m.created_at >= :kept_since
+                 OR NOT EXISTS (SELECT 1 FROM conversations c
+                                WHERE c.id = m.conversation_id AND {_BOT_ONLY}))"""  # noqa: S608 - constant fragments
+        ),
         text(
             f"""UPDATE messages SET raw = '{{}}'::jsonb WHERE id IN
             (SELECT m.id {_RAW_DUE} LIMIT :batch FOR UPDATE OF m SKIP LOCKED)"""  # noqa: S608 - constant fragments

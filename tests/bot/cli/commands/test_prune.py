@@ -112,7 +112,7 @@ def test_dry_run_counts_then_prune_removes_in_batches(database: str, tmp_path: P
     before = stored(database)
     dry = tuvan(tmp_path, "--dry-run").stdout
     assert "messages older than 365 days: 5 would be deleted" in dry
-    assert "raw platform payloads older than 30 days: 6 would be emptied" in dry
+    assert "raw platform payloads older than 30 days: 1 would be emptied" in dry
     assert "quiet for 30 days (with their conversation): 1 would be deleted" in dry
     assert "admin login attempts older than 30 days: 2 would be deleted" in dry
     assert "dry run: nothing was changed" in dry
