@@ -20,8 +20,10 @@ documents, chunks: not personal), ``channel_tokens`` (the platforms' credentials
 
 Each step deletes or empties at most ``batch_size`` rows per statement, each in its own short
 transaction, and skips rows another transaction holds (``SKIP LOCKED``): a prune never keeps a
-busy table locked. A transaction-level advisory lock, held on a separate connection for the
-whole prune, lets only one prune run at a time across every process.
+busy table locked. The batch's ids are collected first (``= ANY(ARRAY(...))``) so the statement
+reaches its rows by primary key: with ``IN (subquery)`` PostgreSQL hashes the batch and scans the
+whole table for every batch. A transaction-level advisory lock, held on a separate connection for
+the whole prune, lets only one prune run at a time across every process.
 """
 
 from __future__ import annotations
@@ -101,8 +103,8 @@ STEPS: tuple[PruneStep, ...] = (
         "messages_days",
         text(f"SELECT count(*) {_MESSAGES_DUE}"),
         text(
-            f"""DELETE FROM messages WHERE id IN
-            (SELECT m.id {_MESSAGES_DUE} LIMIT :batch FOR UPDATE OF m SKIP LOCKED)"""  # noqa: S608 - constant fragments
+            f"""DELETE FROM messages WHERE id = ANY(ARRAY
+            (SELECT m.id {_MESSAGES_DUE} LIMIT :batch FOR UPDATE OF m SKIP LOCKED))"""  # noqa: S608 - constant fragments
         ),
     ),
     PruneStep(
@@ -117,8 +119,8 @@ STEPS: tuple[PruneStep, ...] = (
                                 WHERE c.id = m.conversation_id AND {_BOT_ONLY}))"""  # noqa: S608 - constant fragments
         ),
         text(
-            f"""UPDATE messages SET raw = '{{}}'::jsonb WHERE id IN
-            (SELECT m.id {_RAW_DUE} LIMIT :batch FOR UPDATE OF m SKIP LOCKED)"""  # noqa: S608 - constant fragments
+            f"""UPDATE messages SET raw = '{{}}'::jsonb WHERE id = ANY(ARRAY
+            (SELECT m.id {_RAW_DUE} LIMIT :batch FOR UPDATE OF m SKIP LOCKED))"""  # noqa: S608 - constant fragments
         ),
         verb="emptied",
     ),
@@ -130,8 +132,8 @@ STEPS: tuple[PruneStep, ...] = (
         # Both rows are locked: an inbound event upserting them meanwhile waits and then
         # stores a new contact, instead of the cascade deleting what it just wrote.
         text(
-            f"""DELETE FROM contacts WHERE id IN
-            (SELECT k.id {_CONTACTS_DUE} LIMIT :batch FOR UPDATE OF c, k SKIP LOCKED)"""  # noqa: S608 - constant fragments
+            f"""DELETE FROM contacts WHERE id = ANY(ARRAY
+            (SELECT k.id {_CONTACTS_DUE} LIMIT :batch FOR UPDATE OF c, k SKIP LOCKED))"""  # noqa: S608 - constant fragments
         ),
     ),
     PruneStep(
@@ -140,8 +142,8 @@ STEPS: tuple[PruneStep, ...] = (
         "login_attempts_days",
         text(f"SELECT count(*) {_LOGIN_ATTEMPTS_DUE}"),
         text(
-            f"""DELETE FROM login_attempts WHERE id IN
-            (SELECT a.id {_LOGIN_ATTEMPTS_DUE} LIMIT :batch FOR UPDATE SKIP LOCKED)"""  # noqa: S608 - constant fragments
+            f"""DELETE FROM login_attempts WHERE id = ANY(ARRAY
+            (SELECT a.id {_LOGIN_ATTEMPTS_DUE} LIMIT :batch FOR UPDATE SKIP LOCKED))"""  # noqa: S608 - constant fragments
         ),
     ),
 )

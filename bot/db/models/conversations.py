@@ -142,6 +142,9 @@ class Message(Base):
             postgresql_where=sql_text("status IN ('queued', 'sending')"),
         ),
         Index("ix_messages_created_at", "created_at"),
+        # Deleting a message sets reply_to_id NULL in the replies to it: without this index
+        # every deleted row scans the table (`tuvan prune`).
+        Index("ix_messages_reply_to_id", "reply_to_id"),
         # Messages whose raw payload is still kept: `tuvan prune` empties the old ones without
         # walking the months of messages already emptied.
         Index(
