@@ -21,6 +21,7 @@ from bot.keys import ADAPTERS, HTTP
 from bot.runtime import Runtime
 from bot.web.app import CleanupContext, create_app
 from bot.worker.loop import Worker
+from bot.worker.prune_schedule import run_prune_schedule
 
 
 def make_worker(
@@ -36,6 +37,13 @@ def make_worker(
     )
 
 
+def pruning(runtime: Runtime, stop: asyncio.Event) -> asyncio.Task[int]:
+    """The retention schedule beside a worker (bot.worker.prune_schedule), until ``stop``."""
+    return asyncio.create_task(
+        run_prune_schedule(runtime.settings.retention, runtime.sessionmaker, runtime.engine, stop)
+    )
+
+
 def working(runtime: Runtime) -> CleanupContext:
     """A worker beside the web app, on its adapters and client session: started with the app,
     and stopped (its answers in hand finished) when the app stops."""
@@ -44,11 +52,13 @@ def working(runtime: Runtime) -> CleanupContext:
         stop = asyncio.Event()
         adapters: dict[str, Adapter] = app[ADAPTERS]
         task = asyncio.create_task(make_worker(runtime, adapters, app[HTTP]).run(stop))
+        pruner = pruning(runtime, stop)
         try:
             yield
         finally:
             stop.set()
             await task
+            await pruner
 
     return worker
 
@@ -83,6 +93,7 @@ async def work(runtime: Runtime) -> None:
         stop = asyncio.Event()
         refresher = asyncio.create_task(refresh_tokens(adapters, stop))
         task = asyncio.create_task(make_worker(runtime, adapters, http).run(stop))
+        pruner = pruning(runtime, stop)
         print(
             f"tuvan worker is running (channels: {', '.join(adapters) or 'web only'})", flush=True
         )
@@ -91,6 +102,7 @@ async def work(runtime: Runtime) -> None:
         finally:
             stop.set()
             await task
+            await pruner
             refresher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await refresher

@@ -17,6 +17,7 @@ from bot.cli.commands.faq import faq_group
 from bot.cli.commands.graph import graph_command
 from bot.cli.commands.ingest import ingest_command, reindex_command
 from bot.cli.commands.processes import demo_command, serve_command, worker_command
+from bot.cli.commands.prune import prune_command
 from bot.cli.commands.sources import sources_group
 from bot.cli.commands.telegram import telegram_group
 from bot.cli.common import load_settings
@@ -66,6 +67,7 @@ COMMANDS: tuple[click.Command, ...] = (
     # administering
     db_group,
     admin_group,
+    prune_command,
 )
 for command in COMMANDS:
     cli.add_command(command)

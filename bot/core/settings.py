@@ -315,6 +315,33 @@ class WorkerSettings(BaseModel):
     shutdown_grace_s: float = Field(default=10.0, ge=0)
 
 
+class RetentionSettings(BaseModel):
+    """How long personal data is kept (`tuvan prune`, and the worker once a day).
+
+    A period of 0 (or unset) keeps that data forever. Rows still being worked on (questions
+    waiting or being answered, replies waiting or being sent) and conversations a person has
+    (taken over by staff, paused for a staff reply, waiting for staff) are never pruned.
+    """
+
+    # Messages (questions, replies, staff messages) older than this many days are deleted.
+    messages_days: int | None = Field(default=365, ge=0)
+    # The platforms' raw payloads stored with each message (names, phone numbers) are emptied
+    # to {} after this many days; the message itself stays until messages_days.
+    raw_days: int | None = Field(default=30, ge=0)
+    # A contact with no message left, whose conversation has been quiet this many days, is
+    # deleted with its conversation.
+    contacts_days: int | None = Field(default=30, ge=0)
+    # Admin login attempts (e-mail, client address) older than this many days are deleted. The
+    # login rate limit reads only the last AdminSettings.login_window_minutes.
+    login_attempts_days: int | None = Field(default=30, ge=0)
+    # The worker prunes this often (each worker process; an advisory lock lets only one prune
+    # at a time). 0 disables the schedule: run `tuvan prune` from cron instead.
+    prune_every_hours: float = Field(default=24.0, ge=0)
+    # Rows deleted or emptied per statement: each batch is its own short transaction, so a
+    # prune never holds locks on a busy table for long.
+    batch_size: int = Field(default=5000, ge=1, le=100_000)
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="TUVAN_",
@@ -346,6 +373,7 @@ class Settings(BaseSettings):
     web: WebChatSettings = Field(default_factory=WebChatSettings)
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     admin: AdminSettings = Field(default_factory=AdminSettings)
+    retention: RetentionSettings = Field(default_factory=RetentionSettings)
     max_body_bytes: int = 1_048_576  # webhook bodies above this get 413
     # GET /metrics answers only to "Authorization: Bearer <this token>" (Prometheus'
     # authorization.credentials). Unset (the default): only to clients on this host (loopback

@@ -150,6 +150,16 @@ class Message(Base):
             "id",
             postgresql_where=sql_text("status IN ('received', 'answering', 'queued', 'sending')"),
         ),
+        # Deleting a message sets reply_to_id NULL in the replies to it: without this index
+        # every deleted row scans the table (`tuvan prune`).
+        Index("ix_messages_reply_to_id", "reply_to_id"),
+        # Messages whose raw payload is still kept: `tuvan prune` empties the old ones without
+        # walking the months of messages already emptied.
+        Index(
+            "ix_messages_raw_kept",
+            "created_at",
+            postgresql_where=sql_text("raw <> '{}'::jsonb"),
+        ),
     )
 
 

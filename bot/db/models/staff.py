@@ -60,6 +60,7 @@ class LoginAttempt(Base):
     __table_args__ = (
         Index("ix_login_attempts_email_at", "email", "at"),
         Index("ix_login_attempts_ip_at", "ip", "at"),
+        Index("ix_login_attempts_at", "at"),  # `tuvan prune`: the old ones, without a scan
     )
 
 
