@@ -5,7 +5,8 @@ One use-case, called by ``tuvan prune`` and by the worker's daily schedule
 
 - ``messages``: deleted after ``messages_days``;
 - ``messages.raw`` (the platform's payload: names, phone numbers): emptied to ``{}`` after
-  ``raw_days``, the message itself staying;
+  ``raw_days``, the message itself staying; webhook events kept in quarantine (whole raw
+  bodies) are deleted after the same period;
 - ``contacts``: deleted with their conversation once no message is left (or every message
   left is due) and the conversation has been quiet for ``contacts_days``;
 - ``login_attempts``: deleted after ``login_attempts_days``.
@@ -79,6 +80,10 @@ _CONTACTS_DUE = f"""
                OR m.status IN {_PENDING}))
 """  # noqa: S608 - constant fragments of this module
 
+_QUARANTINE_DUE = """
+    FROM quarantined_events q WHERE q.received_at < :cutoff
+"""
+
 _LOGIN_ATTEMPTS_DUE = """
     FROM login_attempts a WHERE a.at < :cutoff
 """
@@ -134,6 +139,17 @@ STEPS: tuple[PruneStep, ...] = (
         text(
             f"""DELETE FROM contacts WHERE id = ANY(ARRAY
             (SELECT k.id {_CONTACTS_DUE} LIMIT :batch FOR UPDATE OF c, k SKIP LOCKED))"""  # noqa: S608 - constant fragments
+        ),
+    ),
+    # Webhook bodies kept in quarantine are raw payloads too (names, phone numbers).
+    PruneStep(
+        "quarantined_events",
+        "quarantined webhook events older than {days} days",
+        "raw_days",
+        text(f"SELECT count(*) {_QUARANTINE_DUE}"),
+        text(
+            f"""DELETE FROM quarantined_events WHERE id = ANY(ARRAY
+            (SELECT q.id {_QUARANTINE_DUE} LIMIT :batch FOR UPDATE SKIP LOCKED))"""  # noqa: S608 - constant fragments
         ),
     ),
     PruneStep(

@@ -1,6 +1,6 @@
 """Quarantined webhook events: authentic events that cannot be stored, kept raw (5/6).
 
-Revision ID: 0007_quarantine
+Revision ID: 0007
 Revises: 0006
 Create Date: 2026-12-02
 """
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0007_quarantine"
+revision: str = "0007"
 down_revision: str | None = "0006"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None

@@ -226,6 +226,30 @@ async def test_old_login_attempts_are_deleted(
     assert await exists(session, "login_attempts", recent)
 
 
+async def quarantined(session: AsyncSession, *, days_old: float) -> int:
+    event_id = await session.scalar(
+        text(
+            "INSERT INTO quarantined_events (channel, location, reason, raw_body, fingerprint, "
+            "received_at) VALUES ('messenger', 'entry[0]', 'mid too long', :body, :fp, :at) "
+            "RETURNING id"
+        ),
+        {"body": json.dumps(RAW), "fp": uuid.uuid4().hex, "at": ago(days_old)},
+    )
+    return int(event_id or 0)
+
+
+async def test_quarantined_webhook_bodies_are_deleted_after_the_raw_period(
+    session: AsyncSession, sessionmaker: async_sessionmaker[AsyncSession], engine: AsyncEngine
+) -> None:
+    old = await quarantined(session, days_old=31)
+    recent = await quarantined(session, days_old=1)
+    await session.commit()
+    report = await pruned(sessionmaker, engine)
+    assert report.rows("quarantined_events") == 1
+    assert not await exists(session, "quarantined_events", old)
+    assert await exists(session, "quarantined_events", recent)
+
+
 async def test_dry_run_counts_what_a_prune_removes_and_changes_nothing(
     session: AsyncSession, sessionmaker: async_sessionmaker[AsyncSession], engine: AsyncEngine
 ) -> None:
@@ -237,7 +261,13 @@ async def test_dry_run_counts_what_a_prune_removes_and_changes_nothing(
     await session.commit()
     counted = await count_due(sessionmaker, POLICY, now=NOW)
     # The 3 year-old messages are deleted, not emptied: one payload to empty.
-    expected = {"messages": 3, "raw_payloads": 1, "contacts": 1, "login_attempts": 1}
+    expected = {
+        "messages": 3,
+        "raw_payloads": 1,
+        "contacts": 1,
+        "quarantined_events": 0,
+        "login_attempts": 1,
+    }
     assert {c.step.name: c.rows for c in counted.counts} == expected
     assert "messages older than 365 days: 3 would be deleted" in counted.lines()
     for message_id in (*rows, old_raw):

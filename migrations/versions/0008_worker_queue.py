@@ -4,8 +4,8 @@ A claim checks that no earlier message of the same conversation is still to do; 
 partial index that is one probe among the pending rows instead of a walk through the
 conversation's history.
 
-Revision ID: 0007_worker_queue
-Revises: 0006
+Revision ID: 0008
+Revises: 0007
 Create Date: 2026-12-02
 """
 
@@ -14,8 +14,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0007_worker_queue"
-down_revision: str | None = "0006"
+revision: str = "0008"
+down_revision: str | None = "0007"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

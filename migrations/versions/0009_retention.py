@@ -8,8 +8,8 @@ On a large existing ``messages`` table the index build blocks writes to it while
 operator can create the two ``messages`` indexes beforehand with CREATE INDEX CONCURRENTLY (same
 name and definition), and this migration then leaves it alone.
 
-Revision ID: 0007_retention
-Revises: 0006
+Revision ID: 0009
+Revises: 0008
 Create Date: 2026-12-02
 """
 
@@ -18,8 +18,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0007_retention"
-down_revision: str | None = "0006"
+revision: str = "0009"
+down_revision: str | None = "0008"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
