@@ -89,17 +89,19 @@ async def store_inbound(
     runtime: Runtime, messages: list[InboundMessage], staff_pause_minutes: int
 ) -> None:
     """Store a webhook's events in one transaction; pause for ``staff_pause_minutes`` the threads
-    where a person replied from the platform's inbox."""
+    where a person replied from the platform's inbox. A question arriving while its
+    conversation has ``limits.pending_per_conversation`` waiting is stored but held."""
+    max_pending = runtime.settings.limits.pending_per_conversation
     if len(messages) == 1 and messages[0].kind != "staff":
         # The common case, one event: a single atomic statement, no BEGIN/COMMIT round trips.
         async with runtime.engine.connect() as conn:
             auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
-            recorded = await record_inbound(auto, messages[0])
+            recorded = await record_inbound(auto, messages[0], max_pending=max_pending)
         _count(messages[0], recorded.message_id)
         return
     async with runtime.sessionmaker.begin() as session:
         for message in messages:
-            recorded = await record_inbound(session, message)
+            recorded = await record_inbound(session, message, max_pending=max_pending)
             _count(message, recorded.message_id)
             if recorded.message_id is not None and message.kind == "staff":
                 await pause_conversation(session, recorded.conversation_id, staff_pause_minutes)

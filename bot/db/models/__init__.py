@@ -1,5 +1,6 @@
 """The store's tables, by area (re-exported here): knowledge (FAQ entries, documents, chunks),
-conversations (contacts, messages, channel tokens), staff (accounts, sessions, audit log).
+conversations (contacts, messages, channel tokens), staff (accounts, sessions, audit log),
+limits (the rate limits' token buckets).
 
 Vectors are declared with the default embedder's dimension; `tuvan reindex` with an embedder of
 another dimension changes the column type and rebuilds the HNSW indexes (retrieval.index).
@@ -29,6 +30,7 @@ from bot.db.models.knowledge import (
     TextModel,
     VariantOrigin,
 )
+from bot.db.models.limits import RateBucket
 from bot.db.models.staff import AuditEntry, LoginAttempt, StaffRole, StaffSession, StaffUser
 
 __all__ = [
@@ -54,6 +56,7 @@ __all__ = [
     "LoginAttempt",
     "Message",
     "MessageStatus",
+    "RateBucket",
     "StaffRole",
     "StaffSession",
     "StaffUser",
