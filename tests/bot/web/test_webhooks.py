@@ -32,7 +32,7 @@ from adapters.zalo.signature import zalo_signature
 from bot.answer.answerer import Answerer
 from bot.answer.parts import AnswererParts
 from bot.channels.zalo_tokens import DbTokenProvider
-from bot.conversations.store import queue_staff_reply
+from bot.conversations.store import HELD_ERROR, queue_staff_reply
 from bot.core.metrics import METRICS
 from bot.core.settings import MessengerSettings, Settings, ZaloSettings
 from bot.runtime import Runtime
@@ -186,6 +186,33 @@ async def test_the_same_update_delivered_five_times_concurrently_is_answered_onc
     await stack.worker.drain()
     assert await statuses(stack, str(chat)) == [("in", "answered"), ("out", "sent")]
     assert len(stack.telegram.calls_to("sendMessage")) == 1
+
+
+async def test_a_telegram_question_past_the_pending_cap_is_stored_but_not_answered(
+    stack: Stack,
+) -> None:
+    chat = chat_id()
+    cap = stack.settings.limits.pending_per_conversation
+    for n in range(cap + 1):
+        update = telegram_update(chat + n, chat, f"{FAQ_QUESTION} ({n})")
+        assert await post_telegram(stack, update) == 200  # acknowledged: nothing is lost
+    assert await statuses(stack, str(chat)) == [("in", "received")] * cap + [("in", "skipped")]
+    async with stack.sm() as session:
+        held = await session.scalar(
+            text("SELECT text FROM messages WHERE event_id = :e AND channel = 'telegram'"),
+            {"e": str(chat + cap)},
+        )
+        reason = await session.scalar(
+            text("SELECT error FROM messages WHERE event_id = :e AND channel = 'telegram'"),
+            {"e": str(chat + cap)},
+        )
+    assert held == f"{FAQ_QUESTION} ({cap})"
+    assert reason == HELD_ERROR
+    await stack.worker.drain()
+    assert len(stack.telegram.calls_to("sendMessage")) == cap  # the held one is not answered
+    # Once those are answered, the conversation takes questions again.
+    assert await post_telegram(stack, telegram_update(chat + 99, chat, FAQ_QUESTION)) == 200
+    assert (await statuses(stack, str(chat)))[-1] == ("in", "received")
 
 
 @pytest.mark.parametrize("secret", ["wrong-secret", ""])
