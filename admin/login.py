@@ -23,6 +23,7 @@ from admin.web import (
     runtime,
     url,
 )
+from bot.core.client_address import client_address
 from bot.core.errors import LoginThrottledError
 from bot.core.settings import AdminSettings
 from bot.db.models import StaffRole
@@ -40,11 +41,9 @@ def cookie_secure(request: web.Request, settings: AdminSettings) -> bool:
 def client_ip(request: web.Request, settings: AdminSettings) -> str:
     """The address the per-IP login limit counts: the proxy's last X-Forwarded-For hop when
     ``trust_proxy`` is set (the hop it appended itself), else the peer."""
-    if settings.trust_proxy:
-        forwarded = request.headers.get("X-Forwarded-For", "").split(",")[-1].strip()
-        if forwarded:
-            return forwarded
-    return request.remote or "unknown"
+    return client_address(
+        request.remote, request.headers.get("X-Forwarded-For"), trust_proxy=settings.trust_proxy
+    )
 
 
 def _next(request: web.Request, value: str | None) -> str:

@@ -28,13 +28,15 @@ async def poll_into_store(
     *,
     stop: asyncio.Event,
     timeout: int = 30,  # noqa: ASYNC109 (getUpdates' long-poll time)
+    max_pending: int = 0,
 ) -> None:
     """Long-poll Telegram until ``stop`` is set, storing each batch of updates in one
-    transaction; the offset moves past a batch only once it is committed."""
+    transaction; the offset moves past a batch only once it is committed. ``max_pending``: the
+    per-conversation cap on questions waiting (``bot.conversations.inbound``; 0: none)."""
 
     async def store(messages: list[InboundMessage]) -> None:
         async with sessionmaker.begin() as session:
-            recorded = await record_inbound_batch(session, messages)
+            recorded = await record_inbound_batch(session, messages, max_pending=max_pending)
         new = sum(r.message_id is not None for r in recorded)
         log.info("telegram: %d update(s) received, %d new", len(messages), new)
 

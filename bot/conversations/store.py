@@ -2,7 +2,8 @@
 
 Functions take the session first and never commit: the caller owns the transaction. Inbound
 events are stored idempotently — the platform's event id is unique per channel, and a second
-delivery of the same event changes nothing — and a NOTIFY wakes the workers.
+delivery of the same event changes nothing — and a NOTIFY wakes the workers. Recording an
+inbound event is ``bot.conversations.inbound``'s, re-exported here.
 """
 
 from __future__ import annotations
@@ -15,29 +16,20 @@ from typing import Any
 
 from sqlalchemy import select, text
 from sqlalchemy.dialects.postgresql import insert
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.conversations.inbound import (
+    HELD_ERROR,
+    Recorded,
+    record_inbound,
+    record_inbound_batch,
+)
 from bot.conversations.queue import OUTBOX_CHANNEL
 from bot.core.clock import utcnow
-from bot.core.messages import InboundMessage
-from bot.db.models import (
-    Author,
-    Contact,
-    Conversation,
-    ConversationMode,
-    Direction,
-    Message,
-    MessageStatus,
-)
+from bot.db.models import Author, Contact, Conversation, ConversationMode, Message
 
-# Inbound kinds the worker acts on; the rest are stored as skipped.
-ANSWERABLE = ("text", "command", "follow", "unsupported")
-
-
-@dataclass(frozen=True)
-class Recorded:
-    message_id: int | None  # None: this event was stored before (a platform retry)
-    conversation_id: int
+# Re-exported: callers record inbound events through the store, as before the split.
+__all__ = ["HELD_ERROR", "Recorded", "record_inbound", "record_inbound_batch"]
 
 
 async def upsert_conversation(
@@ -70,93 +62,6 @@ async def upsert_conversation(
     )
     assert conversation_id is not None  # RETURNING of an upsert always yields the row
     return int(conversation_id)
-
-
-# One statement, one round trip: the webhook's whole write. Contact and conversation are upserted
-# (RETURNING works for a row that already exists because the conflict does a harmless update),
-# the message is inserted unless this event is already stored, and the workers are notified only
-# when it was. A single statement is atomic on its own, so it runs without BEGIN/COMMIT.
-_RECORD_INBOUND = text(
-    """
-    WITH contact AS (
-        INSERT INTO contacts (channel, external_id, name, locale)
-        VALUES (:channel, :user, :name, :locale)
-        ON CONFLICT ON CONSTRAINT uq_contacts_channel_external_id DO UPDATE
-        SET name = coalesce(EXCLUDED.name, contacts.name),
-            locale = coalesce(EXCLUDED.locale, contacts.locale)
-        RETURNING id
-    ), conversation AS (
-        INSERT INTO conversations (contact_id, channel, last_inbound_at)
-        SELECT id, :channel, CASE WHEN :answerable THEN CAST(:at AS timestamptz) END FROM contact
-        ON CONFLICT ON CONSTRAINT uq_conversations_contact_id DO UPDATE
-        SET last_inbound_at = CASE WHEN :answerable
-                THEN greatest(conversations.last_inbound_at, EXCLUDED.last_inbound_at)
-                ELSE conversations.last_inbound_at END,
-            updated_at = now()
-        RETURNING id
-    ), message AS (
-        INSERT INTO messages (conversation_id, channel, direction, author, event_id, kind, text,
-                              status, raw, created_at, done_at)
-        SELECT id, :channel, CAST(:direction AS message_direction),
-               CAST(:author AS message_author), :event_id, :kind, :text,
-               CAST(:status AS message_status), CAST(:raw AS jsonb), :now,
-               CASE WHEN :status = 'received' THEN NULL ELSE CAST(:now AS timestamptz) END
-        FROM conversation
-        ON CONFLICT ON CONSTRAINT uq_messages_channel_event_id DO NOTHING
-        RETURNING id
-    )
-    SELECT (SELECT id FROM message) AS message_id, (SELECT id FROM conversation) AS conversation_id,
-           CASE WHEN :notify AND EXISTS (SELECT 1 FROM message)
-                THEN pg_notify('tuvan_inbox', '') END AS notified
-    """
-)
-
-
-async def record_inbound(
-    session: AsyncSession | AsyncConnection, message: InboundMessage, *, now: datetime | None = None
-) -> Recorded:
-    """Store one inbound event once; a repeated delivery is recognised and left alone.
-
-    Staff replies typed in a platform's own inbox (kind ``staff``) are stored as staff messages
-    and are not answered. Text, commands, follows and unsupported media wait for a worker.
-    """
-    now = now or utcnow()
-    staff = message.kind == "staff"
-    answerable = message.kind in ANSWERABLE
-    if staff:
-        status = MessageStatus.sent
-    else:
-        status = MessageStatus.received if answerable else MessageStatus.skipped
-    row = (
-        await session.execute(
-            _RECORD_INBOUND,
-            {
-                "channel": message.channel,
-                "user": message.external_user_id,
-                "name": message.user_name,
-                "locale": message.locale,
-                "answerable": answerable,
-                "at": message.sent_at or now,
-                "direction": (Direction.outbound if staff else Direction.inbound).value,
-                "author": (Author.staff if staff else Author.user).value,
-                "event_id": message.event_id,
-                "kind": message.kind,
-                "text": message.text,
-                "status": status.value,
-                "raw": json.dumps(dict(message.raw), ensure_ascii=False, default=str),
-                "now": now,
-                "notify": answerable,
-            },
-        )
-    ).one()
-    message_id = int(row.message_id) if row.message_id is not None else None
-    return Recorded(message_id, int(row.conversation_id))
-
-
-async def record_inbound_batch(
-    session: AsyncSession, messages: Sequence[InboundMessage], *, now: datetime | None = None
-) -> list[Recorded]:
-    return [await record_inbound(session, m, now=now) for m in messages]
 
 
 async def pause_conversation(

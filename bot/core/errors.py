@@ -14,6 +14,7 @@ TuvanError
 │   ├── WebhookPayloadError  a webhook's body is not what the platform sends (→ 400)
 │   └── SendError            a platform refused or failed a send (retryable or not)
 ├── ChatRequestError         a web chat request is not what the page sends (→ 400)
+│   └── ChatTextTooLongError a question over the page's 2,000 characters (→ 413)
 ├── AccountError             an admin account request that cannot be done
 │   └── LoginThrottledError  too many failed logins; try again later
 ├── FaqFileError             an FAQ file that cannot be read as documented
@@ -98,6 +99,10 @@ class SendError(ChannelError):
 
 class ChatRequestError(TuvanError):
     """The body of ``POST /api/chat`` is not what the page sends (→ 400)."""
+
+
+class ChatTextTooLongError(ChatRequestError):
+    """A question longer than the page lets a visitor type (→ 413)."""
 
 
 class AccountError(TuvanError):

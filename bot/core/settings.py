@@ -264,6 +264,31 @@ class WebChatSettings(BaseModel):
     ask_token: SecretStr | None = None
 
 
+class LimitsSettings(BaseModel):
+    """What one client may cost: the web chat's token buckets (shared by every serve process
+    through the database), the answers one serve process runs at once, and the questions one
+    conversation may have waiting on any channel."""
+
+    # POST /api/chat per client address: a bucket of `chat_ip_burst` questions refilled at
+    # `chat_ip_per_minute`; then 429 with Retry-After. An address may hide a school's NAT, so
+    # this is the looser of the two: 30/min is a question every 2 s for a whole classroom.
+    chat_ip_per_minute: float = Field(default=30.0, gt=0)
+    chat_ip_burst: int = Field(default=10, ge=1)
+    # ... and per visitor id (one browser): nobody types and reads an answer more than every
+    # 6 s for long; 5 at once covers a few quick follow-ups and the page's own retries.
+    chat_visitor_per_minute: float = Field(default=10.0, gt=0)
+    chat_visitor_burst: int = Field(default=5, ge=1)
+    # Web chat answers being worked on at once in one serve process (embedding runs on one
+    # thread, so more only queue up); a request finding all taken waits `answers_wait_s`, then
+    # gets 503 with Retry-After, which the page retries with the same message id.
+    answers_in_flight: int = Field(default=4, ge=1)
+    answers_wait_s: float = Field(default=1.0, ge=0)
+    # Questions of one conversation waiting to be answered (received or answering), on every
+    # channel; a newer one is stored but not answered (status skipped, error says why), and the
+    # web chat answers 429. 0: no cap.
+    pending_per_conversation: int = Field(default=5, ge=0)
+
+
 class AdminSettings(BaseModel):
     """The staff web view at /admin (accounts come from `tuvan admin create-user`)."""
 
@@ -272,8 +297,9 @@ class AdminSettings(BaseModel):
     # Mark the session cookie Secure: set it when the admin is served over HTTPS.
     cookie_secure: bool = False
     # Behind a reverse proxy on this host: take the client address from X-Forwarded-For (for
-    # the per-IP login limit) and HTTPS from X-Forwarded-Proto (Secure cookie). Never set it
-    # when clients reach tuvan directly: they could then pick their own address.
+    # the per-IP login limit and the web chat's per-IP bucket) and HTTPS from
+    # X-Forwarded-Proto (Secure cookie). Never set it when clients reach tuvan directly: they
+    # could then pick their own address.
     trust_proxy: bool = False
     # Failed logins allowed within the window, then 429: for one e-mail from one client address
     # (so that a guesser elsewhere cannot lock a colleague out), for one address whatever the
@@ -374,6 +400,7 @@ class Settings(BaseSettings):
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     admin: AdminSettings = Field(default_factory=AdminSettings)
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
+    limits: LimitsSettings = Field(default_factory=LimitsSettings)
     max_body_bytes: int = 1_048_576  # webhook bodies above this get 413
     # GET /metrics answers only to "Authorization: Bearer <this token>" (Prometheus'
     # authorization.credentials). Unset (the default): only to clients on this host (loopback

@@ -101,19 +101,21 @@ async def store_inbound(
     staff_pause_minutes: int,
 ) -> None:
     """Store a webhook's events in one transaction; pause for ``staff_pause_minutes`` the threads
-    where a person replied from the platform's inbox.
+    where a person replied from the platform's inbox. A question arriving while its
+    conversation has ``limits.pending_per_conversation`` waiting is stored but held.
 
     Each event is stored on its own (a savepoint each), so that one the database refuses for
     what it holds, or one the adapter skipped, is quarantined with ``body`` and the others are
     stored. A database outage is raised, and nothing of the body is kept: the platform retries.
     """
     messages = [_repaired(m) for m in batch.messages]
+    max_pending = runtime.settings.limits.pending_per_conversation
     if len(messages) == 1 and not batch.skipped and messages[0].kind != "staff":
         # The common case, one event: a single atomic statement, no BEGIN/COMMIT round trips.
         try:
             async with runtime.engine.connect() as conn:
                 auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
-                recorded = await record_inbound(auto, messages[0])
+                recorded = await record_inbound(auto, messages[0], max_pending=max_pending)
         except STORE_ERRORS as exc:
             if not unstorable(exc):
                 raise
@@ -136,7 +138,7 @@ async def store_inbound(
         for message in messages:
             try:
                 async with session.begin_nested():
-                    recorded = await record_inbound(session, message)
+                    recorded = await record_inbound(session, message, max_pending=max_pending)
                     if recorded.message_id is not None and message.kind == "staff":
                         await pause_conversation(
                             session, recorded.conversation_id, staff_pause_minutes

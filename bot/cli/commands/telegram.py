@@ -85,7 +85,12 @@ def poll_command(settings: Settings, timeout: int) -> None:
                 async with aiohttp.ClientSession() as http:
                     click.echo("polling Telegram; Ctrl-C stops", err=True)
                     await poll_into_store(
-                        bot, make_sessionmaker(engine), http, stop=stop, timeout=timeout
+                        bot,
+                        make_sessionmaker(engine),
+                        http,
+                        stop=stop,
+                        timeout=timeout,
+                        max_pending=settings.limits.pending_per_conversation,
                     )
 
     run(main())

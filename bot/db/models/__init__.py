@@ -1,6 +1,6 @@
 """The store's tables, by area (re-exported here): knowledge (FAQ entries, documents, chunks),
 conversations (contacts, messages, channel tokens), quarantine (webhook events that could
-not be stored), staff (accounts, sessions, audit log).
+not be stored), staff (accounts, sessions, audit log), limits (the rate limits' token buckets).
 
 Vectors are declared with the default embedder's dimension; `tuvan reindex` with an embedder of
 another dimension changes the column type and rebuilds the HNSW indexes (retrieval.index).
@@ -30,6 +30,7 @@ from bot.db.models.knowledge import (
     TextModel,
     VariantOrigin,
 )
+from bot.db.models.limits import RateBucket
 from bot.db.models.quarantine import QuarantinedEvent
 from bot.db.models.staff import AuditEntry, LoginAttempt, StaffRole, StaffSession, StaffUser
 
@@ -57,6 +58,7 @@ __all__ = [
     "Message",
     "MessageStatus",
     "QuarantinedEvent",
+    "RateBucket",
     "StaffRole",
     "StaffSession",
     "StaffUser",

@@ -24,8 +24,9 @@ from bot.answer.followup import standalone_question
 from bot.answer.question import clean_question
 from bot.answer.replies import Answer
 from bot.answer.stream import StreamDone, StreamMeta, StreamReplace, StreamToken
-from bot.conversations.queue import ClaimedInbound, claim_inbound, skip_inbound
+from bot.conversations.queue import ClaimedInbound, claim_inbound, finish_inbound, skip_inbound
 from bot.conversations.store import (
+    HELD_ERROR,
     bot_may_answer,
     bot_reply_to,
     citations_json,
@@ -48,6 +49,7 @@ log = logging.getLogger(__name__)
 CHANNEL: Channel = "web"
 POLL_S = 0.2  # how often a repeated message id looks for the first request's reply
 SHUTDOWN_WAIT_S = 10.0  # answers under way get this long to finish when the server stops
+ABANDONED_ERROR = "the visitor left before the answer started"
 
 Event = tuple[str, dict[str, Any]]  # a server-sent event: name and payload
 
@@ -73,7 +75,13 @@ class Conflict:
     retry_after: int | None = None
 
 
-Outcome = ClaimedInbound | Stored | HandedOver | Conflict
+@dataclass(frozen=True)
+class Held:
+    """Stored but not answered: the visitor's earlier questions are still waiting
+    (``limits.pending_per_conversation``)."""
+
+
+Outcome = ClaimedInbound | Stored | HandedOver | Conflict | Held
 
 
 @dataclass(frozen=True)
@@ -130,8 +138,11 @@ class Answers:
             kind="text",
             text=chat.text,
         )
+        max_pending = runtime.settings.limits.pending_per_conversation
         async with runtime.sessionmaker.begin() as session:
-            recorded = await record_inbound(session, message)
+            recorded = await record_inbound(session, message, max_pending=max_pending)
+            if recorded.held:
+                return Held()
             if recorded.message_id is not None:
                 if await _handed_over(session, recorded.conversation_id):
                     await skip_inbound(session, recorded.message_id)
@@ -155,7 +166,7 @@ class Answers:
                 if visitor_id != chat.visitor_id or inbound.text != chat.text:
                     return Conflict("this message_id was already used for another message")
                 if inbound.status == MessageStatus.skipped:
-                    return HandedOver()
+                    return Held() if inbound.error == HELD_ERROR else HandedOver()
                 if inbound.status == MessageStatus.answered:
                     reply = await bot_reply_to(session, inbound.id)
                     if reply is None:
@@ -171,16 +182,28 @@ class Answers:
                 )
             await asyncio.sleep(POLL_S)
 
+    async def abandon(self, runtime: Runtime, claimed: ClaimedInbound) -> None:
+        """Give up a question whose visitor left before its answer started: nothing is spent on
+        it, and it is marked failed, so the same message id sent again is answered then."""
+        async with runtime.sessionmaker.begin() as session:
+            await finish_inbound(session, claimed, "failed", ABANDONED_ERROR)
+
     def answer_apart(
-        self, runtime: Runtime, chat: ChatRequest, claimed: ClaimedInbound
+        self,
+        runtime: Runtime,
+        chat: ChatRequest,
+        claimed: ClaimedInbound,
+        on_done: Callable[[], None] | None = None,
     ) -> Answering:
         """Answer in a task of its own, so that a reader who leaves (an aiohttp server with
         ``handler_cancellation`` cancels the handler) does not stop the answer being stored:
-        the same message id sent again then gets it."""
+        the same message id sent again then gets it. ``on_done`` runs once the task ends."""
         events: asyncio.Queue[Event | None] = asyncio.Queue()
         task = asyncio.create_task(self._answer(runtime, chat, claimed, events))
         self._running.add(task)
         task.add_done_callback(self._running.discard)
+        if on_done is not None:
+            task.add_done_callback(lambda _: on_done())
         return Answering(task, events)
 
     async def _answer(

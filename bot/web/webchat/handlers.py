@@ -1,5 +1,10 @@
 """The web chat's routes: the page, the widget, ``POST /api/chat`` streamed as server-sent
-events, ``GET /api/chat/history`` and the CORS preflights. Database errors map to 503 here."""
+events, ``GET /api/chat/history`` and the CORS preflights. Database errors map to 503 here.
+
+``POST /api/chat`` spends nothing before it is admitted, in this order: the JSON content type
+(415) and the origin (403), the client address's bucket (429), the body's size and shape
+(413, 400), the visitor's bucket (429), a place among the answers in flight (503); only then is
+the message stored, where a conversation with too many questions waiting holds it (429)."""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ from aiohttp import web
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.conversations.queue import ClaimedInbound
 from bot.conversations.store import (
     bot_may_answer,
     citations_json,
@@ -18,16 +24,21 @@ from bot.conversations.store import (
     history,
 )
 from bot.core.clock import utcnow
-from bot.core.errors import ChatRequestError
+from bot.core.errors import ChatRequestError, ChatTextTooLongError
 from bot.db.models import Message
 from bot.keys import RUNTIME
-from bot.web.webchat.answering import CHANNEL, Answers, Conflict, HandedOver, Stored
+from bot.runtime import Runtime
+from bot.web.rate_limits import retry_after
+from bot.web.webchat.admission import BUSY, HELD, TOO_FAST, Admission, client_gone
+from bot.web.webchat.answering import CHANNEL, Answers, Conflict, HandedOver, Held, Stored
 from bot.web.webchat.cors import cors_headers, preflight_headers
+from bot.web.webchat.in_flight import AnswerGate, Place
 from bot.web.webchat.pages import Pages
 from bot.web.webchat.protocol import (
     MAX_CHAT_BODY,
     VISITOR_ID,
     VISITOR_ID_RULE,
+    ChatRequest,
     EventStream,
     dumps,
     history_entry,
@@ -74,12 +85,18 @@ def _unavailable(request: web.Request) -> web.Response:
     )
 
 
+def _too_many(request: web.Request, message: str, wait_s: float) -> web.Response:
+    return _error(request, 429, message, {"Retry-After": retry_after(wait_s)})
+
+
 class WebChat:
     """The routes' handlers."""
 
     def __init__(self, *, duplicate_wait_s: float = 30.0) -> None:
         self.pages = Pages()
         self.answers = Answers(duplicate_wait_s=duplicate_wait_s)
+        self.admission = Admission()
+        self.gate = AnswerGate(places=4, wait_s=1.0)  # replaced from the settings on start-up
 
     async def preflight(self, request: web.Request) -> web.Response:
         settings = request.config_dict[RUNTIME].settings
@@ -111,15 +128,56 @@ class WebChat:
         found = {"expired": False, "visitor_days": days, "human": human, "messages": messages}
         return _json(request, found)
 
+    async def start(self, app: web.Application) -> None:
+        """On start-up, with the settings: the cap on answers in flight."""
+        limits = app[RUNTIME].settings.limits
+        self.gate = AnswerGate(limits.answers_in_flight, limits.answers_wait_s)
+
     async def chat(self, request: web.Request) -> web.StreamResponse:
+        runtime = request.config_dict[RUNTIME]
+        refused = self.admission.refusal(request, runtime.settings)
+        if refused is not None:
+            status, message = refused
+            return _error(request, status, message)
+        try:
+            wait_s = await self.admission.take_by_address(request, runtime)
+        except SQLAlchemyError:
+            log.exception("web chat: cannot check the rate limit of an address")
+            return _unavailable(request)
+        if wait_s is not None:
+            return _too_many(request, TOO_FAST, wait_s)
         raw = await read_body(request, MAX_CHAT_BODY)
         if raw is None:
             return _error(request, 413, f"the request body is over {MAX_CHAT_BODY} bytes")
         try:
             chat = parse_chat_request(raw)
+        except ChatTextTooLongError as exc:
+            return _error(request, 413, str(exc))
         except ChatRequestError as exc:
             return _error(request, 400, str(exc))
-        runtime = request.config_dict[RUNTIME]
+        try:
+            wait_s = await self.admission.take_by_visitor(runtime, chat.visitor_id)
+        except SQLAlchemyError:
+            log.exception("web chat: cannot check the rate limit of a visitor")
+            return _unavailable(request)
+        if wait_s is not None:
+            return _too_many(request, TOO_FAST, wait_s)
+        place = await self.gate.enter()
+        if place is None:
+            return _error(request, 503, BUSY, {"Retry-After": retry_after(self.gate.wait_s + 1)})
+        try:
+            return await self._chat_in_place(request, runtime, chat, place)
+        finally:
+            if not place.handed:
+                place.release()
+
+    async def _chat_in_place(
+        self, request: web.Request, runtime: Runtime, chat: ChatRequest, place: Place
+    ) -> web.StreamResponse:
+        """The rest of a chat request, holding a place among the answers in flight: handed to
+        the answer's task when there is an answer to run, else given back by the caller."""
+        if client_gone(request):  # gave up while waiting for a place: nothing stored
+            return _error(request, 503, BUSY)
         try:
             await retire_if_stale(runtime, chat.visitor_id)  # a stale id starts a new conversation
             outcome = await self.answers.begin(runtime, chat)
@@ -129,6 +187,15 @@ class WebChat:
         if isinstance(outcome, Conflict):
             extra = {"Retry-After": str(outcome.retry_after)} if outcome.retry_after else None
             return _error(request, 409, outcome.message, extra)
+        if isinstance(outcome, Held):
+            return _too_many(request, HELD, runtime.settings.limits.answers_wait_s + 5)
+        answering = None
+        if isinstance(outcome, ClaimedInbound):
+            if client_gone(request):
+                await self.answers.abandon(runtime, outcome)
+                return _error(request, 503, BUSY)
+            answering = self.answers.answer_apart(runtime, chat, outcome, on_done=place.release)
+            place.handed = True
         response = web.StreamResponse(
             headers={
                 "Content-Type": "text/event-stream; charset=utf-8",
@@ -151,8 +218,7 @@ class WebChat:
             }
         elif isinstance(outcome, HandedOver):
             done |= {"reply_id": None, "answer": None, "tier": None, "handover": True}
-        else:
-            answering = self.answers.answer_apart(runtime, chat, outcome)
+        elif answering is not None:
             while (item := await answering.events.get()) is not None:
                 await events.send(*item)
                 if events.gone:  # the answer goes on without the reader, and is stored
@@ -171,18 +237,20 @@ class WebChat:
         return response
 
 
-def setup_webchat(app: web.Application, *, duplicate_wait_s: float = 30.0) -> None:
+def setup_webchat(app: web.Application, *, duplicate_wait_s: float = 30.0) -> WebChat:
     """Add the web chat's routes to ``app`` (which must hold ``RUNTIME`` by its first request).
 
     Routes: ``webchat.page`` GET / (the chat; ``?embed=1`` for the widget's frame),
     ``webchat.widget`` GET /widget.js, ``webchat.chat`` POST /api/chat,
     ``webchat.history`` GET /api/chat/history (the visitor id in ``X-Visitor-Id``), and
     OPTIONS preflights for both API paths.
-    The chat endpoint enforces its own 64 KB body limit, whatever ``client_max_size`` is.
+    The chat endpoint enforces its own body limit (``MAX_CHAT_BODY``), whatever
+    ``client_max_size`` is, and the limits of ``TUVAN_LIMITS__*`` (see the module's docstring).
     Answers under way get a while to finish when the server shuts down (``on_shutdown``: before
     the server waits for its open requests, which are waiting for those answers).
     """
     chat = WebChat(duplicate_wait_s=duplicate_wait_s)
+    app.on_startup.append(chat.start)
     app.on_shutdown.append(chat.answers.finish)
     app.router.add_get("/", chat.pages.chat_page, name="webchat.page")
     app.router.add_get("/widget.js", chat.pages.widget, name="webchat.widget")
@@ -192,3 +260,4 @@ def setup_webchat(app: web.Application, *, duplicate_wait_s: float = 30.0) -> No
     app.router.add_route(
         "OPTIONS", "/api/chat/history", chat.preflight, name="webchat.history_preflight"
     )
+    return chat

@@ -9,12 +9,17 @@ from aiohttp import web
 
 from bot.keys import RUNTIME
 from bot.web.webchat.csp import ContentSecurityPolicy
+from bot.web.webchat.protocol import MAX_CHAT_TEXT
+
+# In static/chat.html, the textarea's maxlength: filled in from the limit the API checks.
+MAXLENGTH_SLOT = 'maxlength="MAX_CHAT_TEXT"'
 
 
 class Pages:
     def __init__(self) -> None:
         static = resources.files("bot.web.webchat") / "static"
-        self.page = (static / "chat.html").read_text(encoding="utf-8")
+        page = (static / "chat.html").read_text(encoding="utf-8")
+        self.page = page.replace(MAXLENGTH_SLOT, f'maxlength="{MAX_CHAT_TEXT}"')
         self.widget_js = (static / "widget.js").read_text(encoding="utf-8")
         self.csp = ContentSecurityPolicy(self.page)
 

@@ -1,5 +1,7 @@
 """The web chat's wire format: the request it takes, the JSON and the server-sent events it
-gives back (described in ``bot.web.webchat``), and the body's size limit."""
+gives back (described in ``bot.web.webchat``), and the limits on its size: ``MAX_CHAT_TEXT``
+characters of text (the page's ``maxlength`` is this same constant), in a body of at most
+``MAX_CHAT_BODY`` bytes."""
 
 from __future__ import annotations
 
@@ -12,10 +14,13 @@ from typing import Any
 from aiohttp import web
 
 from bot.core.citations import public_citation
-from bot.core.errors import ChatRequestError
+from bot.core.errors import ChatRequestError, ChatTextTooLongError
 from bot.db.models import Message
 
-MAX_CHAT_BODY = 64 * 1024
+MAX_CHAT_TEXT = 2000  # characters; the page's textarea has the same maxlength
+# The longest text the page can send, as JSON can spell it: an astral character escaped as a
+# surrogate pair (a backslash-u escape each half) takes 12 bytes; plus the ids and the keys.
+MAX_CHAT_BODY = 12 * MAX_CHAT_TEXT + 1024
 VISITOR_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")
 VISITOR_ID_RULE = "visitor_id must be 1-100 characters of A-Z a-z 0-9 _ -"
 
@@ -56,6 +61,8 @@ def parse_chat_request(raw: bytes) -> ChatRequest:
         raise ChatRequestError("text is not valid Unicode") from exc
     if not text.strip():
         raise ChatRequestError("text is empty")
+    if len(text) > MAX_CHAT_TEXT:
+        raise ChatTextTooLongError(f"text is over {MAX_CHAT_TEXT} characters")
     return ChatRequest(visitor_id, canonical, text)
 
 

@@ -41,6 +41,7 @@ from bot.db.models import (
     Direction,
     Message,
     MessageStatus,
+    RateBucket,
 )
 from bot.keys import RUNTIME
 from bot.knowledge.demo import demo_kb_dir
@@ -61,6 +62,7 @@ FAQ_QUESTION = "Chỉ tiêu ngành Khoa học Máy tính năm 2026 là bao nhiê
 DOCS_QUESTION = "Chỉ tiêu ngành Kỹ thuật Máy tính năm 2026 là bao nhiêu?"  # tier 2
 DORM_QUESTION = "Đăng ký ở ký túc xá cần làm những bước nào?"  # tier 2, for the LLM
 SITE = "https://tuyensinh.shut.example.vn"
+JSON = {"Content-Type": "application/json"}
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,20 @@ def with_web(settings: Settings, **changes: Any) -> Settings:
     return settings.model_copy(update={"web": settings.web.model_copy(update=changes)})
 
 
+def with_limits(settings: Settings, **changes: Any) -> Settings:
+    return settings.model_copy(update={"limits": settings.limits.model_copy(update=changes)})
+
+
+# Limits no test of answering reaches (the limits have tests of their own).
+ROOMY = {
+    "chat_ip_per_minute": 6000.0,
+    "chat_ip_burst": 1000,
+    "chat_visitor_per_minute": 6000.0,
+    "chat_visitor_burst": 1000,
+    "answers_in_flight": 64,
+}
+
+
 @pytest.fixture
 def runtime(
     settings: Settings,
@@ -131,7 +147,11 @@ def runtime(
     answerer: Answerer,
 ) -> Runtime:
     return Runtime(
-        with_web(settings, allowed_origins=(SITE,)), engine, sessionmaker, parts, answerer
+        with_limits(with_web(settings, allowed_origins=(SITE,)), **ROOMY),
+        engine,
+        sessionmaker,
+        parts,
+        answerer,
     )
 
 
@@ -154,6 +174,7 @@ async def committing(
         await session.execute(
             delete(Contact).where(Contact.channel == "web", Contact.id.not_in(before))
         )
+        await session.execute(delete(RateBucket))
 
 
 @pytest.fixture
@@ -530,7 +551,7 @@ GOOD = {"visitor_id": "v", "message_id": "7f1c7b8e-3d5c-4c1e-9d0e-2b8f3a1c5e6d",
         (b"", "not JSON"),
         (b'{"visitor_id": "v", "text": "h\xe1c"}', "not JSON"),  # Latin-1, not UTF-8
         (b'["visitor_id"]', "expected a JSON object"),
-        (b"[" * 60_000, "not JSON"),  # nested past the recursion limit
+        (b"[" * 20_000, "not JSON"),  # nested past the recursion limit
         (json.dumps({**GOOD, "visitor_id": None}).encode(), "visitor_id"),
         (json.dumps({**GOOD, "visitor_id": "a b"}).encode(), "visitor_id"),
         (json.dumps({**GOOD, "visitor_id": "x" * 101}).encode(), "visitor_id"),
@@ -574,7 +595,7 @@ async def test_chunked_body_over_64_kb_is_a_413_too(client: Client) -> None:
         for _ in range(10):
             yield b"x" * 8192
 
-    response = await client.post("/api/chat", data=chunks())
+    response = await client.post("/api/chat", data=chunks(), headers=JSON)
     assert response.status == 413
 
 
@@ -587,7 +608,7 @@ async def test_allowed_origin_may_call_the_api(client: Client) -> None:
     assert response.headers["Vary"] == "Origin"
     history = await get_history(client, "v", headers={"Origin": SITE})
     assert history.headers["Access-Control-Allow-Origin"] == SITE
-    bad = await client.post("/api/chat", data=b"{}", headers={"Origin": SITE})
+    bad = await client.post("/api/chat", data=b"{}", headers={**JSON, "Origin": SITE})
     assert bad.status == 400
     assert bad.headers["Access-Control-Allow-Origin"] == SITE  # the page may read the error
 
@@ -610,14 +631,29 @@ async def test_allowed_origin_may_call_the_api(client: Client) -> None:
 @pytest.mark.parametrize(
     "origin", ["https://evil.example", SITE + ".evil.example", SITE + "/", "null"]
 )
-async def test_other_origins_get_no_cors_headers(client: Client, origin: str) -> None:
-    response, _ = await post_chat(client, chat_body(FAQ_QUESTION), headers={"Origin": origin})
+async def test_other_origins_are_refused_and_nothing_is_stored(
+    client: Client, origin: str, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    body = chat_body(FAQ_QUESTION)
+    response = await client.post("/api/chat", json=body, headers={"Origin": origin})
+    assert response.status == 403
+    assert "origin" in await error_of(response)
     assert "Access-Control-Allow-Origin" not in response.headers
+    async with sessionmaker() as session:
+        found = await session.scalar(
+            select(Message.id).where(Message.event_id == body["message_id"])
+        )
+    assert found is None
     preflight = await client.options(
         "/api/chat", headers={"Origin": origin, "Access-Control-Request-Method": "POST"}
     )
     assert preflight.status == 403
     assert not any(h.startswith("Access-Control-") for h in preflight.headers)
+
+
+async def test_the_pages_own_origin_may_post_without_being_listed(client: Client) -> None:
+    own = f"http://{client.host}:{client.port}"
+    await post_chat(client, chat_body(FAQ_QUESTION), headers={"Origin": own})
 
 
 # -- failures at the edge -----------------------------------------------------------------------

@@ -15,7 +15,7 @@ import uuid
 import pytest
 from sqlalchemy import text
 
-from bot.conversations.store import queue_staff_reply
+from bot.conversations.store import HELD_ERROR, queue_staff_reply
 from bot.core.metrics import METRICS
 from tests.bot.web._support import (
     FAQ_QUESTION,
@@ -62,6 +62,33 @@ async def test_the_same_update_delivered_five_times_concurrently_is_answered_onc
     await stack.worker.drain()
     assert await statuses(stack, str(chat)) == [("in", "answered"), ("out", "sent")]
     assert len(stack.telegram.calls_to("sendMessage")) == 1
+
+
+async def test_a_telegram_question_past_the_pending_cap_is_stored_but_not_answered(
+    stack: Stack,
+) -> None:
+    chat = chat_id()
+    cap = stack.settings.limits.pending_per_conversation
+    for n in range(cap + 1):
+        update = telegram_update(chat + n, chat, f"{FAQ_QUESTION} ({n})")
+        assert await post_telegram(stack, update) == 200  # acknowledged: nothing is lost
+    assert await statuses(stack, str(chat)) == [("in", "received")] * cap + [("in", "skipped")]
+    async with stack.sm() as session:
+        held = await session.scalar(
+            text("SELECT text FROM messages WHERE event_id = :e AND channel = 'telegram'"),
+            {"e": str(chat + cap)},
+        )
+        reason = await session.scalar(
+            text("SELECT error FROM messages WHERE event_id = :e AND channel = 'telegram'"),
+            {"e": str(chat + cap)},
+        )
+    assert held == f"{FAQ_QUESTION} ({cap})"
+    assert reason == HELD_ERROR
+    await stack.worker.drain()
+    assert len(stack.telegram.calls_to("sendMessage")) == cap  # the held one is not answered
+    # Once those are answered, the conversation takes questions again.
+    assert await post_telegram(stack, telegram_update(chat + 99, chat, FAQ_QUESTION)) == 200
+    assert (await statuses(stack, str(chat)))[-1] == ("in", "received")
 
 
 @pytest.mark.parametrize("secret", ["wrong-secret", ""])

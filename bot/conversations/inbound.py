@@ -1,0 +1,150 @@
+"""Recording an inbound event: once per platform event id, in one statement, with the
+per-conversation cap on questions waiting to be answered (the same rule for every channel).
+
+Functions take the session (or an autocommit connection) first and never commit.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+
+from bot.core.clock import utcnow
+from bot.core.messages import InboundMessage
+from bot.db.models import Author, Direction, MessageStatus
+
+# Inbound kinds the worker acts on; the rest are stored as skipped.
+ANSWERABLE = ("text", "command", "follow", "unsupported")
+
+
+@dataclass(frozen=True)
+class Recorded:
+    message_id: int | None  # None: this event was stored before (a platform retry)
+    conversation_id: int
+    held: bool = False  # stored but not to be answered: too many questions were waiting
+
+
+# One statement, one round trip: the webhook's whole write. Contact and conversation are upserted
+# (RETURNING works for a row that already exists because the conflict does a harmless update),
+# the message is inserted unless this event is already stored, and the workers are notified only
+# when it was. A single statement is atomic on its own, so it runs without BEGIN/COMMIT.
+# A question arriving while its conversation already has :cap questions waiting (received or
+# answering) is held: stored, but skipped with the reason in `error`, and nobody is notified.
+# Only the conversation's last PENDING_WINDOW messages are looked at (newest first on the
+# (conversation_id, id) index), so a long thread costs the same as a short one.
+_RECORD_INBOUND = text(
+    """
+    WITH contact AS (
+        INSERT INTO contacts (channel, external_id, name, locale)
+        VALUES (:channel, :user, :name, :locale)
+        ON CONFLICT ON CONSTRAINT uq_contacts_channel_external_id DO UPDATE
+        SET name = coalesce(EXCLUDED.name, contacts.name),
+            locale = coalesce(EXCLUDED.locale, contacts.locale)
+        RETURNING id
+    ), conversation AS (
+        INSERT INTO conversations (contact_id, channel, last_inbound_at)
+        SELECT id, :channel, CASE WHEN :answerable THEN CAST(:at AS timestamptz) END FROM contact
+        ON CONFLICT ON CONSTRAINT uq_conversations_contact_id DO UPDATE
+        SET last_inbound_at = CASE WHEN :answerable
+                THEN greatest(conversations.last_inbound_at, EXCLUDED.last_inbound_at)
+                ELSE conversations.last_inbound_at END,
+            updated_at = now()
+        RETURNING id
+    ), held AS (
+        SELECT :status = 'received' AND CAST(:cap AS integer) > 0 AND (
+            SELECT count(*) FROM (
+                SELECT m.direction, m.status FROM messages m, conversation c
+                WHERE m.conversation_id = c.id
+                ORDER BY m.id DESC LIMIT :window
+            ) recent
+            WHERE recent.direction = 'in' AND recent.status IN ('received', 'answering')
+        ) >= CAST(:cap AS integer) AS yes
+    ), message AS (
+        INSERT INTO messages (conversation_id, channel, direction, author, event_id, kind, text,
+                              status, error, raw, created_at, done_at)
+        SELECT id, :channel, CAST(:direction AS message_direction),
+               CAST(:author AS message_author), :event_id, :kind, :text,
+               CAST(CASE WHEN held.yes THEN 'skipped' ELSE :status END AS message_status),
+               CASE WHEN held.yes THEN CAST(:held_error AS text) END,
+               CAST(:raw AS jsonb), :now,
+               CASE WHEN :status = 'received' AND NOT held.yes
+                    THEN NULL ELSE CAST(:now AS timestamptz) END
+        FROM conversation, held
+        ON CONFLICT ON CONSTRAINT uq_messages_channel_event_id DO NOTHING
+        RETURNING id
+    )
+    SELECT (SELECT id FROM message) AS message_id, (SELECT id FROM conversation) AS conversation_id,
+           (SELECT yes FROM held) AS held,
+           CASE WHEN :notify AND NOT (SELECT yes FROM held) AND EXISTS (SELECT 1 FROM message)
+                THEN pg_notify('tuvan_inbox', '') END AS notified
+    """
+)
+
+# The reason a held question gives in `error`; the web chat recognises a repeat of it by this.
+HELD_ERROR = "held: too many questions of this conversation were waiting to be answered"
+PENDING_WINDOW = 100
+
+
+async def record_inbound(
+    session: AsyncSession | AsyncConnection,
+    message: InboundMessage,
+    *,
+    now: datetime | None = None,
+    max_pending: int = 0,
+) -> Recorded:
+    """Store one inbound event once; a repeated delivery is recognised and left alone.
+
+    Staff replies typed in a platform's own inbox (kind ``staff``) are stored as staff messages
+    and are not answered. Text, commands, follows and unsupported media wait for a worker,
+    unless ``max_pending`` (> 0) questions of the conversation are waiting already: then the
+    question is held (stored as skipped, ``HELD_ERROR`` in ``error``; ``Recorded.held``).
+    """
+    now = now or utcnow()
+    staff = message.kind == "staff"
+    answerable = message.kind in ANSWERABLE
+    if staff:
+        status = MessageStatus.sent
+    else:
+        status = MessageStatus.received if answerable else MessageStatus.skipped
+    row = (
+        await session.execute(
+            _RECORD_INBOUND,
+            {
+                "channel": message.channel,
+                "user": message.external_user_id,
+                "name": message.user_name,
+                "locale": message.locale,
+                "answerable": answerable,
+                "at": message.sent_at or now,
+                "direction": (Direction.outbound if staff else Direction.inbound).value,
+                "author": (Author.staff if staff else Author.user).value,
+                "event_id": message.event_id,
+                "kind": message.kind,
+                "text": message.text,
+                "status": status.value,
+                "raw": json.dumps(dict(message.raw), ensure_ascii=False, default=str),
+                "now": now,
+                "notify": answerable,
+                "cap": max_pending,
+                "window": PENDING_WINDOW,
+                "held_error": HELD_ERROR,
+            },
+        )
+    ).one()
+    message_id = int(row.message_id) if row.message_id is not None else None
+    return Recorded(message_id, int(row.conversation_id), bool(row.held) and message_id is not None)
+
+
+async def record_inbound_batch(
+    session: AsyncSession,
+    messages: Sequence[InboundMessage],
+    *,
+    now: datetime | None = None,
+    max_pending: int = 0,
+) -> list[Recorded]:
+    return [await record_inbound(session, m, now=now, max_pending=max_pending) for m in messages]

@@ -1,0 +1,327 @@
+"""The web chat's limits over real HTTP on 127.0.0.1 and the real database: the token buckets
+(also shared by two apps on two connection pools), the cap on answers in flight, the text's
+length, the content type and origin, the per-conversation pending cap, and a visitor who
+leaves before the answer starts."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import uuid
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
+from sqlalchemy import delete, select
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from bot.answer.answerer import Answerer
+from bot.answer.parts import AnswererParts
+from bot.conversations.store import HELD_ERROR, record_inbound
+from bot.core.messages import InboundMessage
+from bot.core.settings import Settings
+from bot.db.engine import make_engine, make_sessionmaker
+from bot.db.models import Message, MessageStatus, RateBucket
+from bot.keys import RUNTIME
+from bot.runtime import Runtime
+from bot.web.rate_limits import RateLimit, prune_full_buckets, take_token
+from bot.web.webchat.handlers import WebChat, setup_webchat
+from bot.web.webchat.protocol import MAX_CHAT_TEXT
+from tests.bot.web.test_webchat import FAQ_QUESTION, ROOMY, chat_body, parse_sse, with_limits
+
+Client = TestClient[web.Request, web.Application]
+JSON = {"Content-Type": "application/json"}
+
+
+def limited(settings: Settings, **changes: Any) -> Settings:
+    return with_limits(settings, **{**ROOMY, **changes})
+
+
+@pytest.fixture
+def make_runtime(
+    settings: Settings,
+    engine: AsyncEngine,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    parts: AnswererParts,
+    answerer: Answerer,
+) -> Callable[..., Runtime]:
+    def make(**limits: Any) -> Runtime:
+        return Runtime(limited(settings, **limits), engine, sessionmaker, parts, answerer)
+
+    return make
+
+
+@pytest.fixture
+async def serve() -> AsyncIterator[Callable[..., Any]]:
+    """Start the web chat on a runtime; the test servers are closed after the test."""
+    clients: list[Client] = []
+
+    async def start(runtime: Runtime) -> tuple[Client, WebChat]:
+        app = web.Application()
+        app[RUNTIME] = runtime
+        chat = setup_webchat(app)
+        client: Client = TestClient(TestServer(app, host="127.0.0.1"))
+        await client.start_server()
+        clients.append(client)
+        return client, chat
+
+    yield start
+    for client in clients:
+        await client.close()
+
+
+async def stored_ids(sessionmaker: async_sessionmaker[AsyncSession]) -> set[str | None]:
+    async with sessionmaker() as session:
+        rows = await session.scalars(select(Message.event_id).where(Message.channel == "web"))
+        return set(rows.all())
+
+
+def wait_of(response: Any) -> int:
+    value = int(response.headers["Retry-After"])
+    assert value >= 1
+    return value
+
+
+# -- token buckets -----------------------------------------------------------------------------
+
+
+async def test_an_address_past_its_burst_gets_429_with_retry_after_and_nothing_stored(
+    make_runtime: Callable[..., Runtime],
+    serve: Callable[..., Any],
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    client, _ = await serve(make_runtime(chat_ip_per_minute=1.0, chat_ip_burst=2))
+    for n in range(2):  # a new visitor each time: only the address's bucket counts
+        response = await client.post("/api/chat", json=chat_body("xin chào", visitor=f"v{n}"))
+        assert response.status == 200
+        await response.read()
+    body = chat_body(FAQ_QUESTION, visitor="v3")
+    refused = await client.post("/api/chat", json=body)
+    assert refused.status == 429
+    assert 55 <= wait_of(refused) <= 60  # one token a minute, the bucket just emptied
+    assert "wait" in (await refused.json())["error"]
+    assert body["message_id"] not in await stored_ids(sessionmaker)
+
+
+async def test_a_visitor_past_their_burst_gets_429_while_another_visitor_is_answered(
+    make_runtime: Callable[..., Runtime], serve: Callable[..., Any]
+) -> None:
+    client, _ = await serve(make_runtime(chat_visitor_per_minute=6.0, chat_visitor_burst=1))
+    first = await client.post("/api/chat", json=chat_body("xin chào", visitor="fast"))
+    assert first.status == 200
+    await first.read()
+    again = await client.post("/api/chat", json=chat_body("xin chào nữa", visitor="fast"))
+    assert again.status == 429
+    assert 9 <= wait_of(again) <= 10  # a token every 10 s
+    other = await client.post("/api/chat", json=chat_body("xin chào", visitor="slow"))
+    assert other.status == 200
+
+
+async def test_two_apps_on_their_own_connection_pools_share_one_bucket(
+    settings: Settings,
+    database_url: str,
+    parts: AnswererParts,
+    answerer: Answerer,
+    serve: Callable[..., Any],
+) -> None:
+    """Two serve processes, as far as the database can tell: two engines, two apps."""
+    engines = [make_engine(database_url), make_engine(database_url)]
+    try:
+        apps = []
+        for engine in engines:
+            runtime = Runtime(
+                limited(settings, chat_ip_per_minute=1.0, chat_ip_burst=2),
+                engine,
+                make_sessionmaker(engine),
+                parts,
+                answerer,
+            )
+            apps.append((await serve(runtime))[0])
+        first, second = apps
+        # Bad bodies: each takes a token of the address, then is refused before storing.
+        assert (await first.post("/api/chat", data=b"{}", headers=JSON)).status == 400
+        assert (await second.post("/api/chat", data=b"{}", headers=JSON)).status == 400
+        refused = await first.post("/api/chat", data=b"{}", headers=JSON)
+        assert refused.status == 429
+        assert (await second.post("/api/chat", data=b"{}", headers=JSON)).status == 429
+    finally:
+        async with make_sessionmaker(engines[0]).begin() as session:
+            await session.execute(delete(RateBucket))
+        for engine in engines:
+            await engine.dispose()
+
+
+async def test_a_bucket_refills_from_its_stored_time_and_full_ones_are_pruned(
+    session: AsyncSession,
+) -> None:
+    fast = RateLimit(per_minute=600.0, burst=2)  # a token every 0.1 s
+    assert await take_token(session, "test:a", fast) is None
+    assert await take_token(session, "test:a", fast) is None
+    wait_s = await take_token(session, "test:a", fast)
+    assert wait_s is not None
+    assert 0 < wait_s <= 0.1
+    await asyncio.sleep(wait_s + 0.02)
+    assert await take_token(session, "test:a", fast) is None  # one came back
+    slow = RateLimit(per_minute=1.0, burst=5)
+    assert await take_token(session, "test:b", slow) is None
+    await asyncio.sleep(0.25)  # test:a is full again (2 tokens by 0.2 s); test:b is not
+    assert await prune_full_buckets(session) == 1
+    assert (await session.scalars(select(RateBucket.key))).all() == ["test:b"]
+
+
+# -- answers in flight ---------------------------------------------------------------------------
+
+
+async def test_a_full_server_says_503_with_retry_after_and_stores_nothing(
+    make_runtime: Callable[..., Runtime],
+    serve: Callable[..., Any],
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    client, chat = await serve(make_runtime(answers_in_flight=1, answers_wait_s=0.05))
+    place = await chat.gate.enter()  # an answer under way elsewhere
+    assert place is not None
+    body = chat_body(FAQ_QUESTION)
+    response = await client.post("/api/chat", json=body)
+    assert response.status == 503
+    assert wait_of(response) >= 1
+    assert body["message_id"] not in await stored_ids(sessionmaker)
+    place.release()
+    response = await client.post("/api/chat", json=body)  # the page's retry, same message id
+    assert response.status == 200
+    assert parse_sse(await response.text())[-1].name == "done"
+    assert chat.gate.taken == 0  # the answer gave its place back
+
+
+async def test_a_visitor_who_left_while_waiting_for_a_place_is_not_answered(
+    make_runtime: Callable[..., Runtime], sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    """On a server run as ``tuvan serve`` runs it: a handler is not cancelled when its client
+    leaves (aiohttp's test server would cancel it), so the chat must notice by itself."""
+    app = web.Application()
+    app[RUNTIME] = make_runtime(answers_in_flight=1, answers_wait_s=5.0)
+    chat = setup_webchat(app)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        port = runner.addresses[0][1]
+        place = await chat.gate.enter()  # an answer under way elsewhere
+        assert place is not None
+        body = chat_body(FAQ_QUESTION)
+        raw = json.dumps(body).encode()
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(
+            b"POST /api/chat HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+            b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+            % (port, len(raw), raw)
+        )
+        await writer.drain()
+        await until(lambda: bool(chat.gate._free._waiters))
+        writer.close()  # the tab is closed
+        await writer.wait_closed()
+        await asyncio.sleep(0.05)  # the server sees the connection go
+        place.release()
+        await until(lambda: chat.gate.taken == 0 and not chat.gate._free._waiters)
+        await asyncio.sleep(0.05)  # the handler, had it gone on, would be storing by now
+        assert body["message_id"] not in await stored_ids(sessionmaker)
+        assert chat.gate.taken == 0
+    finally:
+        await runner.cleanup()
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    for _ in range(200):
+        if condition():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("the condition never held")
+
+
+# -- what a request must be ----------------------------------------------------------------------
+
+
+async def test_text_over_the_pages_2000_characters_is_a_413(
+    make_runtime: Callable[..., Runtime],
+    serve: Callable[..., Any],
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    client, _ = await serve(make_runtime())
+    body = chat_body("á" * (MAX_CHAT_TEXT + 1))
+    response = await client.post("/api/chat", json=body)
+    assert response.status == 413
+    assert "2000 characters" in (await response.json())["error"]
+    assert body["message_id"] not in await stored_ids(sessionmaker)
+    # The page's textarea stops at the same length.
+    page = await (await client.get("/")).text()
+    assert re.findall(r'maxlength="([^"]*)"', page) == [str(MAX_CHAT_TEXT)]
+
+
+async def test_a_text_of_2000_escaped_astral_characters_fits_the_body_limit(
+    make_runtime: Callable[..., Runtime], serve: Callable[..., Any]
+) -> None:
+    client, _ = await serve(make_runtime())
+    body = json.dumps(chat_body("😀" * MAX_CHAT_TEXT), ensure_ascii=True).encode()
+    response = await client.post("/api/chat", data=body, headers=JSON)
+    assert response.status == 200  # answered: the longest text the page sends is accepted
+    assert parse_sse(await response.text())[-1].name == "done"
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ({"Content-Type": "text/plain", "Origin": "http://evil.example"}, 415),
+        ({"Content-Type": "text/plain"}, 415),
+        ({"Content-Type": "application/x-www-form-urlencoded"}, 415),
+        ({**JSON, "Origin": "http://evil.example"}, 403),
+    ],
+)
+async def test_a_cross_site_post_is_neither_answered_nor_stored(
+    make_runtime: Callable[..., Runtime],
+    serve: Callable[..., Any],
+    sessionmaker: async_sessionmaker[AsyncSession],
+    headers: dict[str, str],
+    status: int,
+) -> None:
+    client, _ = await serve(make_runtime())
+    body = chat_body(FAQ_QUESTION)
+    response = await client.post("/api/chat", data=json.dumps(body), headers=headers)
+    assert response.status == status
+    assert (await response.json())["error"]
+    assert body["message_id"] not in await stored_ids(sessionmaker)
+
+
+# -- questions waiting in one conversation ---------------------------------------------------------
+
+
+async def test_a_question_past_the_pending_cap_is_stored_held_and_refused_with_429(
+    make_runtime: Callable[..., Runtime],
+    serve: Callable[..., Any],
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    client, _ = await serve(make_runtime(pending_per_conversation=2))
+    async with sessionmaker.begin() as session:  # two questions of this visitor still waiting
+        for _ in range(2):
+            message = InboundMessage(
+                channel="web",
+                event_id=str(uuid.uuid4()),
+                external_user_id="busy",
+                kind="text",
+                text="học phí?",
+            )
+            assert not (await record_inbound(session, message, max_pending=2)).held
+    body = chat_body(FAQ_QUESTION, visitor="busy")
+    response = await client.post("/api/chat", json=body)
+    assert response.status == 429
+    assert wait_of(response) >= 1
+    async with sessionmaker() as session:
+        held = await session.scalar(select(Message).where(Message.event_id == body["message_id"]))
+    assert held is not None  # stored: nothing is lost
+    assert held.status == MessageStatus.skipped
+    assert held.error == HELD_ERROR
+    again = await client.post("/api/chat", json=body)  # the same message sent again
+    assert again.status == 429
+    other = await client.post("/api/chat", json=chat_body(FAQ_QUESTION, visitor="calm"))
+    assert other.status == 200
