@@ -268,7 +268,8 @@ async def sign_in(
 
 
 def _token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+    # A cookie that is not UTF-8 arrives as lone surrogates: it hashes to no session.
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 async def open_session(session: AsyncSession, user: StaffUser, hours: float) -> str:

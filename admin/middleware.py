@@ -54,7 +54,10 @@ def tokens_match(given: str | None, expected: str | None) -> bool:
     if not given or not expected:
         return False
     # A header that is not UTF-8 arrives as lone surrogates: it does not match, never a 500.
-    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), expected.encode("utf-8"))
+    # The same for a cookie.
+    return hmac.compare_digest(
+        given.encode("utf-8", "surrogatepass"), expected.encode("utf-8", "surrogatepass")
+    )
 
 
 async def submitted_token(request: web.Request) -> str | None:
@@ -62,7 +65,11 @@ async def submitted_token(request: web.Request) -> str | None:
     if header:
         return header
     if request.content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
-        value = (await request.post()).get("csrf_token")
+        try:
+            form = await request.post()
+        except ValueError:  # a broken multipart body, or one that is not the form it says
+            raise web.HTTPBadRequest(text="the form could not be read") from None
+        value = form.get("csrf_token")
         return value if isinstance(value, str) else None
     return None
 

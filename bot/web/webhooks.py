@@ -64,6 +64,10 @@ async def _receive(request: web.Request, channel: str) -> web.Response:
     adapter = request.app[ADAPTERS].get(channel)
     if adapter is None:
         return _text(404, f"the {channel} channel is not set up")
+    declared = request.content_length
+    if declared is not None and declared > request.app[RUNTIME].settings.max_body_bytes:
+        # Refused on the header: waiting for a body that size would hold the connection.
+        return _text(413, "body too large")
     try:
         raw = await _raw(request)
     except web.HTTPRequestEntityTooLarge:

@@ -141,3 +141,22 @@ async def test_a_csrf_header_that_is_not_utf8_is_refused_not_an_error(
     headers = not_utf8 + b"Content-Type: application/x-www-form-urlencoded\r\n"
     headers += f"Cookie: {cookies}\r\n".encode()
     assert await raw_post(server.host, server.port, "/admin/login", headers, form) == 403
+
+
+async def test_a_csrf_form_value_and_cookies_that_are_not_utf8_are_refused_not_an_error(
+    admin: AdminBrowser, browser: NewBrowser
+) -> None:
+    server = browser().server
+    form = b"csrf_token=%FF&email=y%40shut.example.vn&password=long+enough+pw"
+    headers = b"Content-Type: application/x-www-form-urlencoded\r\n"
+    headers += b"Cookie: tuvan_admin_login=\xff; tuvan_admin=\xff\r\n"
+    assert await raw_post(server.host, server.port, "/admin/login", headers, form) == 403
+
+
+async def test_a_broken_multipart_login_is_a_400_not_an_error(
+    admin: AdminBrowser, browser: NewBrowser
+) -> None:
+    server = browser().server
+    headers = b"Content-Type: multipart/form-data; boundary=xyz\r\n"
+    body = b'--xyz\r\nContent-Disposition: form-data; name="csrf_token"\r\n\r\nabc'  # no end
+    assert await raw_post(server.host, server.port, "/admin/login", headers, body) == 400

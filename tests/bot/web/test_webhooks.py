@@ -134,6 +134,15 @@ async def test_bad_bytes_in_a_webhook_are_a_403_or_400_never_a_500(stack: Stack)
             "/webhooks/messenger", data=b"[" * 2000, **{"headers": signed(b"[" * 2000)}
         )
     ).status == 400
+    # A body announced far larger than the limit is refused on its header, not waited for.
+    secret = f"X-Telegram-Bot-Api-Secret-Token: {SECRET}\r\n".encode()
+    huge = await asyncio.wait_for(
+        raw_post(
+            server.host, server.port, "/webhooks/telegram", secret, update, content_length=10**12
+        ),
+        timeout=10,
+    )
+    assert huge == 413
 
 
 async def test_telegram_429_is_retried_after_its_retry_after(stack: Stack) -> None:
