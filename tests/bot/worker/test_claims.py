@@ -147,6 +147,10 @@ async def test_an_llm_slower_than_the_lease_is_called_once_and_answered_once(
     [question] = await ask(db, user, DOC_QUESTION)
     stub.script_chat("Bạn đăng ký ký túc xá trực tuyến [1].", delay_s=2.0)  # > 3 leases
     answering = asyncio.create_task(slow_llm_worker.drain())
+    for _ in range(600):  # the slow worker claims it first (else the other one answers it)
+        if (await row(db, question))[0] == "answering" or answering.done():
+            break
+        await asyncio.sleep(0.05)
     other = worker_for(parts, db, lease_s=0.6)
     for _ in range(40):  # another worker keeps looking while the LLM thinks
         if answering.done():
