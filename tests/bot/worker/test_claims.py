@@ -18,11 +18,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from bot.answer.answerer import Answerer
 from bot.answer.parts import AnswererParts
 from bot.conversations.queue import claim_next_inbound
-from bot.conversations.store import record_inbound
-from bot.core.messages import InboundMessage
 from bot.core.metrics import METRICS
 from bot.llm.client import LlmClient
 from bot.worker.loop import Worker
+from tests.bot.worker._support import ask
 from tests.fakes.openai_stub import OpenAIStub
 
 pytestmark = pytest.mark.usefixtures("demo_kb")
@@ -48,25 +47,6 @@ def worker_for(
     )
     parts = replace(parts, settings=settings)
     return Worker(settings, sm, Answerer(parts, sm), {}, http=None)  # type: ignore[arg-type]
-
-
-async def ask(sm: async_sessionmaker[AsyncSession], user: str, *questions: str) -> list[int]:
-    ids = []
-    async with sm.begin() as session:
-        for q in questions:
-            recorded = await record_inbound(
-                session,
-                InboundMessage(
-                    channel="web",
-                    event_id=uuid.uuid4().hex,
-                    external_user_id=user,
-                    kind="text",
-                    text=q,
-                ),
-            )
-            assert recorded.message_id is not None
-            ids.append(recorded.message_id)
-    return ids
 
 
 async def row(sm: async_sessionmaker[AsyncSession], message_id: int) -> tuple[str, int, int]:

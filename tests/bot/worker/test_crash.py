@@ -19,9 +19,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from bot.answer.answerer import Answerer
 from bot.answer.parts import AnswererParts
-from bot.conversations.store import record_inbound
-from bot.core.messages import InboundMessage
 from bot.worker.loop import Worker
+from tests.bot.worker._support import ask
 from tests.fakes.openai_stub import OpenAIStub
 
 pytestmark = pytest.mark.usefixtures("demo_kb")
@@ -49,19 +48,7 @@ async def test_a_worker_killed_mid_answer_leaves_the_question_to_be_answered_onc
 ) -> None:
     sm = async_sessionmaker(engine, expire_on_commit=False)
     user = f"test-crash-{uuid.uuid4().hex[:8]}"
-    async with sm.begin() as session:
-        recorded = await record_inbound(
-            session,
-            InboundMessage(
-                channel="web",
-                event_id=uuid.uuid4().hex,
-                external_user_id=user,
-                kind="text",
-                text=QUESTION,
-            ),
-        )
-    assert recorded.message_id is not None
-    message_id = recorded.message_id
+    [message_id] = await ask(sm, user, QUESTION)
     stub.script_chat("Bạn đăng ký trực tuyến [1].", delay_s=8)  # outlasts the kill
     env = {
         **os.environ,
