@@ -1,21 +1,23 @@
 """Telegram long polling into the conversation store: the development stand-in for the webhook.
 
 The polling loop lives in the adapter (``adapters.telegram.polling``), which must not touch the
-database; this gives it the store. Updates are stored as the webhook stores them, and the worker
-answers them.
+database; this gives it the store. Updates are stored as the webhook stores them
+(``bot.conversations.intake``: repaired, or quarantined when the database refuses one, so one bad
+update never stalls the loop), and the worker answers them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 
 import aiohttp
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from adapters.telegram.polling import poll
-from bot.conversations.store import record_inbound_batch
-from bot.core.messages import InboundMessage
+from bot.conversations.intake import store_events
+from bot.core.messages import InboundBatch, InboundMessage
 from bot.core.settings import TelegramSettings
 
 log = logging.getLogger(__name__)
@@ -35,9 +37,10 @@ async def poll_into_store(
     per-conversation cap on questions waiting (``bot.conversations.inbound``; 0: none)."""
 
     async def store(messages: list[InboundMessage]) -> None:
-        async with sessionmaker.begin() as session:
-            recorded = await record_inbound_batch(session, messages, max_pending=max_pending)
-        new = sum(r.message_id is not None for r in recorded)
-        log.info("telegram: %d update(s) received, %d new", len(messages), new)
+        # The updates as Telegram sent them: what a quarantined one is kept as.
+        body = json.dumps([m.raw for m in messages], ensure_ascii=False).encode()
+        batch = InboundBatch(messages=messages)
+        await store_events(sessionmaker, batch, body, channel="telegram", max_pending=max_pending)
+        log.info("telegram: %d update(s) received", len(messages))
 
     await poll(settings, http, store, stop=stop, timeout=timeout)

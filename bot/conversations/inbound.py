@@ -7,7 +7,6 @@ Functions take the session (or an autocommit connection) first and never commit.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -138,13 +137,3 @@ async def record_inbound(
     ).one()
     message_id = int(row.message_id) if row.message_id is not None else None
     return Recorded(message_id, int(row.conversation_id), bool(row.held) and message_id is not None)
-
-
-async def record_inbound_batch(
-    session: AsyncSession,
-    messages: Sequence[InboundMessage],
-    *,
-    now: datetime | None = None,
-    max_pending: int = 0,
-) -> list[Recorded]:
-    return [await record_inbound(session, m, now=now, max_pending=max_pending) for m in messages]

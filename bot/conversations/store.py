@@ -22,14 +22,13 @@ from bot.conversations.inbound import (
     HELD_ERROR,
     Recorded,
     record_inbound,
-    record_inbound_batch,
 )
 from bot.conversations.queue import OUTBOX_CHANNEL
 from bot.core.clock import utcnow
 from bot.db.models import Author, Contact, Conversation, ConversationMode, Message
 
 # Re-exported: callers record inbound events through the store, as before the split.
-__all__ = ["HELD_ERROR", "Recorded", "record_inbound", "record_inbound_batch"]
+__all__ = ["HELD_ERROR", "Recorded", "record_inbound"]
 
 
 async def upsert_conversation(

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 
 import aiohttp
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.channels.telegram_polling import poll_into_store
@@ -89,3 +89,33 @@ async def test_poll_stores_updates_once_and_advances_the_offset(
     ]
     assert contact is not None
     assert (contact.name, contact.locale) == ("Lan Nguyễn", "vi")
+
+
+async def test_an_update_the_database_refuses_is_quarantined_and_polling_goes_on(
+    telegram_api: FakeTelegramApi,
+    http: aiohttp.ClientSession,
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    """A NUL is removed and the question stored; a NaN (JSONB refuses it) is kept in quarantine;
+    the offset moves past both, so neither is fetched again forever."""
+    telegram_api.push_update(message_update(601, text="Học\x00 phí?"))
+    telegram_api.push_update(message_update(602, text="Điểm chuẩn?", weight=float("nan")))
+    telegram_api.push_update(message_update(603, text="Mã trường?"))
+    await poll_until(telegram_api, http, sessionmaker, 604)
+    async with sessionmaker() as session:
+        rows = (
+            await session.execute(
+                select(Message.event_id, Message.text)
+                .where(Message.channel == "telegram", Message.event_id.in_(["601", "602", "603"]))
+                .order_by(Message.event_id)
+            )
+        ).all()
+        kept = await session.scalar(
+            text(
+                "SELECT count(*) FROM quarantined_events "
+                "WHERE channel = 'telegram' AND raw_body LIKE '%Điểm chuẩn%'"
+            )
+        )
+    assert [tuple(r) for r in rows] == [("601", "Học phí?"), ("603", "Mã trường?")]
+    assert kept == 1
+    assert telegram_api.offsets.count(604) >= 1
