@@ -196,7 +196,7 @@ def base_env(
             "TUVAN_TELEGRAM__API_BASE": telegram_base or "http://127.0.0.1:9",
             "TUVAN_WEB__ALLOWED_ORIGINS": json.dumps([ORIGIN]),
             "TUVAN_WEB__ASK_TOKEN": ASK_TOKEN,
-            "TUVAN_WEB__METRICS_TOKEN": METRICS_TOKEN,
+            "TUVAN_METRICS_TOKEN": METRICS_TOKEN,
         }
     )
     if all_channels:

