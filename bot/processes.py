@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import signal
+import socket
 from collections.abc import AsyncIterator, Mapping
 
 import aiohttp
@@ -17,6 +19,7 @@ from aiohttp import web
 
 from adapters.interface import Adapter
 from bot.channels.wiring import http_session, open_adapters, refresh_tokens
+from bot.core.errors import ConfigError
 from bot.keys import ADAPTERS, HTTP
 from bot.runtime import Runtime
 from bot.web.app import CleanupContext, create_app
@@ -71,7 +74,10 @@ async def serve(runtime: Runtime, host: str, port: int, *, with_worker: bool = F
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     try:
-        await web.TCPSite(runner, host, port).start()
+        try:
+            await web.TCPSite(runner, host, port).start()
+        except OSError as exc:  # taken since the command's check, or an address not ours
+            raise ConfigError(listen_problem(host, port, exc)) from exc
         running: dict[str, Adapter] = app[ADAPTERS]
         adapters = list(running)
         channels = ", ".join(["web", *adapters] if runtime.settings.web.enabled else adapters)
@@ -120,3 +126,25 @@ async def until_stopped(stop: asyncio.Event | None = None) -> None:
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
+
+
+def listen_problem(host: str, port: int, exc: OSError) -> str:
+    """One line for an address tuvan cannot listen on (instead of a traceback)."""
+    if exc.errno == errno.EADDRINUSE:
+        return f"port {port} is in use on {host}: stop what holds it, or choose another with --port"
+    return f"cannot listen on {host}:{port}: {exc.strerror or exc} (check --host / TUVAN_HOST)"
+
+
+def check_listen(host: str, port: int) -> None:
+    """Raise ConfigError now if ``host:port`` can't be listened on, before the models load."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as aiohttp binds
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise ConfigError(listen_problem(host, port, exc)) from exc

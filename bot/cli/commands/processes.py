@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from admin.accounts import ensure_demo_admin
-from bot.cli.common import pass_settings, progress, with_runtime
+from bot.cli.common import pass_settings, progress, user_errors, with_runtime
 from bot.core.settings import Settings
 from bot.knowledge.demo import load_demo_kb
 from bot.runtime import Runtime
@@ -27,7 +27,10 @@ def demo_command(
     settings: Settings, host: str | None, port: int | None, no_demo_data: bool
 ) -> None:
     """Web chat, webhooks and a worker in one process, on the embedded database."""
-    from bot.processes import serve
+    from bot.processes import check_listen, serve
+
+    with user_errors():  # a busy port says so in one line, before the models load
+        check_listen(host or settings.host, port or settings.port)
 
     async def body(rt: Runtime) -> None:
         if not no_demo_data:
@@ -53,7 +56,10 @@ def demo_command(
 @pass_settings
 def serve_command(settings: Settings, host: str | None, port: int | None) -> None:
     """Webhooks, web chat, /healthz and /metrics; questions are answered by `tuvan worker`."""
-    from bot.processes import serve
+    from bot.processes import check_listen, serve
+
+    with user_errors():
+        check_listen(host or settings.host, port or settings.port)
 
     async def body(rt: Runtime) -> None:
         await serve(rt, host or settings.host, port or settings.port)
