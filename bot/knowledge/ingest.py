@@ -26,6 +26,7 @@ import multiprocessing
 import os
 import shutil
 import tempfile
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -147,6 +148,21 @@ def expand_paths(paths: Iterable[Path]) -> Iterator[Path]:
                     yield child
         else:
             yield path
+
+
+def unsupported_by_type(paths: Iterable[Path]) -> dict[str, int]:
+    """How many files under the folders named ``expand_paths`` leaves out for their type, by
+    suffix (``"(none)"`` for a file without one), most first: what a newcomer expected indexed."""
+    counts: Counter[str] = Counter()
+    for path in paths:
+        if not path.is_dir():
+            continue
+        for child in path.rglob("*"):
+            hidden = any(part.startswith(".") for part in child.relative_to(path).parts)
+            suffix = child.suffix.lower()
+            if child.is_file() and not hidden and suffix not in SUPPORTED_SUFFIXES:
+                counts[suffix or "(none)"] += 1
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
 
 
 async def ingest_paths(

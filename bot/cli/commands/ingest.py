@@ -17,9 +17,11 @@ from bot.knowledge.ingest import (
     ingest_paths,
     pdf_options,
     reindex_all,
+    unsupported_by_type,
 )
 from bot.runtime import Runtime
 from retrieval.crawl.fetch import FetchPolicy
+from retrieval.loading import SUPPORTED_SUFFIXES
 from retrieval.loading.document import LoadedDocument
 
 
@@ -88,6 +90,11 @@ async def _ingest_files(rt: Runtime, paths: list[Path]) -> None:
     )
     for source, reason in report.skipped:
         click.echo(f"  skipped {source}: {reason}", err=True)
+    left_out = unsupported_by_type(paths)
+    if left_out:
+        kinds = ", ".join(f"{n} {suffix}" for suffix, n in left_out.items())
+        supported = " ".join(sorted(SUPPORTED_SUFFIXES))
+        click.echo(f"not indexed, a type tuvan does not read: {kinds} (it reads {supported})")
 
 
 @click.command("reindex")
