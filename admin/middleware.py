@@ -13,13 +13,13 @@ headers (a CSP without inline scripts, no framing, no referrer outside the site)
 
 from __future__ import annotations
 
-import hmac
 import logging
 
 from aiohttp import web
 from aiohttp.web_urldispatcher import StaticResource
 from sqlalchemy.exc import SQLAlchemyError
 
+from adapters.webhook_auth import secrets_equal
 from admin.accounts import identify
 from admin.i18n import DEFAULT_LANGUAGE, LANGUAGES
 from admin.web import (
@@ -48,16 +48,6 @@ SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "same-origin",
 }
-
-
-def tokens_match(given: str | None, expected: str | None) -> bool:
-    if not given or not expected:
-        return False
-    # A header that is not UTF-8 arrives as lone surrogates: it does not match, never a 500.
-    # The same for a cookie.
-    return hmac.compare_digest(
-        given.encode("utf-8", "surrogatepass"), expected.encode("utf-8", "surrogatepass")
-    )
 
 
 async def submitted_token(request: web.Request) -> str | None:
@@ -89,8 +79,8 @@ async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     target = request.match_info.handler
     unsafe = request.method not in SAFE_METHODS
     if is_public(target):
-        if unsafe and not tokens_match(
-            await submitted_token(request), request.cookies.get(LOGIN_CSRF_COOKIE)
+        if unsafe and not secrets_equal(
+            await submitted_token(request), request.cookies.get(LOGIN_CSRF_COOKIE, "")
         ):
             raise web.HTTPForbidden()
         return await handler(request)
@@ -100,7 +90,7 @@ async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
             raise web.HTTPForbidden()
         login = request.app.router["admin.login"].url_for().with_query(next=request.path_qs)
         raise web.HTTPSeeOther(str(login))
-    if unsafe and not tokens_match(await submitted_token(request), identity.csrf_token):
+    if unsafe and not secrets_equal(await submitted_token(request), identity.csrf_token):
         raise web.HTTPForbidden()
     if not identity.may(required_role(target, request.method)):
         raise web.HTTPForbidden()

@@ -31,15 +31,6 @@ def bearer_matches(request: web.Request, expected: SecretStr) -> bool:
     )
 
 
-def peer_address(request: web.Request) -> str | None:
-    """The address of the other end of the connection (not what a header claims)."""
-    transport = request.transport
-    peer = transport.get_extra_info("peername") if transport is not None else None
-    if isinstance(peer, tuple) and peer and isinstance(peer[0], str):
-        return peer[0]
-    return None
-
-
 def is_loopback(address: str | None) -> bool:
     """127.0.0.0/8, ::1 and ::ffff:127.x; anything else (or nothing, or not an address) is not."""
     if not address:

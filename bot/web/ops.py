@@ -18,7 +18,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from bot.conversations.queue import queue_depths
 from bot.core.metrics import METRICS
 from bot.keys import RUNTIME
-from bot.web.access import UNAUTHORIZED_HEADERS, forwarded, metrics_refusal, peer_address
+from bot.web.access import UNAUTHORIZED_HEADERS, forwarded, metrics_refusal
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ async def metrics(request: web.Request) -> web.Response:
     refusal = metrics_refusal(
         request.app[RUNTIME].settings.metrics_token,
         request.headers.get("Authorization"),
-        peer_address(request),
+        request.remote,  # the connection's peer, never a header
         proxied=forwarded(request),
     )
     if refusal == 401:
