@@ -1,6 +1,7 @@
 """The store's tables, by area (re-exported here): knowledge (FAQ entries, documents, chunks),
-conversations (contacts, messages, channel tokens), quarantine (webhook events that could
-not be stored), staff (accounts, sessions, audit log), limits (the rate limits' token buckets).
+conversations (contacts, messages, answer feedback, channel tokens), quarantine (webhook events
+that could not be stored), staff (accounts, sessions, audit log), limits (the rate limits'
+token buckets).
 
 Vectors are declared with the default embedder's dimension; `tuvan reindex` with an embedder of
 another dimension changes the column type and rebuilds the HNSW indexes (retrieval.index).
@@ -9,6 +10,7 @@ Every schema change goes through an Alembic migration; tests check that both agr
 
 from bot.db.models.base import EMBEDDING_DIM, NAMING, TSV_EXPR, Base
 from bot.db.models.conversations import (
+    AnswerFeedback,
     Author,
     ChannelToken,
     Contact,
@@ -38,6 +40,7 @@ __all__ = [
     "EMBEDDING_DIM",
     "NAMING",
     "TSV_EXPR",
+    "AnswerFeedback",
     "AuditEntry",
     "Author",
     "Base",

@@ -9,11 +9,13 @@ from typing import Any
 
 from sqlalchemy import (
     BigInteger,
+    CheckConstraint,
     DateTime,
     Enum,
     ForeignKey,
     Index,
     Integer,
+    SmallInteger,
     String,
     Text,
     UniqueConstraint,
@@ -91,6 +93,10 @@ class Conversation(Base):
     # Since when the student has been waiting for a person (they asked for one); cleared by a
     # staff reply. The admin lists these conversations first.
     waiting_since: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # Since when the student has been unhappy with an answer (they marked it 👎); cleared by a
+    # staff reply or by staff marking the conversation handled. Listed first, beside
+    # ``waiting_since``, as "cần xử lý".
+    flagged_since: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[datetime] = now_column()
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
@@ -160,6 +166,32 @@ class Message(Base):
             "created_at",
             postgresql_where=sql_text("raw <> '{}'::jsonb"),
         ),
+    )
+
+
+class AnswerFeedback(Base):
+    """A student's 👍 (``value`` 1) or 👎 (-1) on one of the bot's answers: one per answer, the
+    latest vote wins. ``message_id`` is the outbound answer; its question is its
+    ``reply_to_id``."""
+
+    __tablename__ = "answer_feedback"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    message_id: Mapped[int] = mapped_column(
+        ForeignKey("messages.id", ondelete="CASCADE"), unique=True
+    )
+    conversation_id: Mapped[int] = mapped_column(ForeignKey("conversations.id", ondelete="CASCADE"))
+    channel: Mapped[str] = mapped_column(String(16))
+    value: Mapped[int] = mapped_column(SmallInteger)
+    created_at: Mapped[datetime] = now_column()
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
+    )
+
+    __table_args__ = (
+        CheckConstraint("value IN (-1, 1)", name="value_is_vote"),
+        Index("ix_answer_feedback_created_at", "created_at"),
+        Index("ix_answer_feedback_conversation_id", "conversation_id"),
     )
 
 
