@@ -9,7 +9,6 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import click
-from pydantic import ValidationError
 
 from bot.core.errors import TuvanError
 from bot.core.settings import Settings
@@ -19,25 +18,6 @@ from bot.runtime import Runtime, open_runtime
 T = TypeVar("T")
 
 pass_settings = click.make_pass_decorator(Settings)
-
-
-def load_settings() -> Settings:
-    try:
-        return Settings()
-    except ValidationError as exc:
-        raise click.ClickException(config_problems(exc)) from exc
-
-
-def config_problems(exc: ValidationError) -> str:
-    """One line per bad setting, named as it is set (pydantic's text names the field and
-    adds a documentation link per error)."""
-    lines = ["invalid configuration:"]
-    for error in exc.errors():
-        loc = error["loc"]
-        name = "TUVAN_" + "__".join(str(part) for part in loc).upper() if loc else "settings"
-        got = f" (got {error['input']!r})" if isinstance(error.get("input"), str) else ""
-        lines.append(f"  {name}: {error['msg']}{got}")
-    return "\n".join(lines)
 
 
 @contextmanager
