@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 
@@ -79,13 +79,24 @@ async def prepare_database(engine: AsyncEngine, *, migrate_schema: bool) -> None
         )
 
 
+def no_announce(stage: str) -> None:
+    """The stages' listener of a caller that shows none."""
+    return None
+
+
 @asynccontextmanager
-async def open_runtime(settings: Settings, *, check_index: bool = True) -> AsyncIterator[Runtime]:
-    """Database (embedded or configured), schema, models; released in reverse order."""
+async def open_runtime(
+    settings: Settings, *, check_index: bool = True, announce: Callable[[str], None] = no_announce
+) -> AsyncIterator[Runtime]:
+    """Database (embedded or configured), schema, models; released in reverse order.
+    ``announce`` hears each stage as it begins (the long-running commands print them)."""
     async with AsyncExitStack() as stack:
+        if settings.database_url is None:
+            announce(f"starting the embedded database in {settings.data_dir / 'pg'}")
         url = stack.enter_context(database_url(settings))
         engine = await stack.enter_async_context(engine_for(url))
         await prepare_database(engine, migrate_schema=settings.database_url is None)
+        announce("loading the models (embeddings, Vietnamese word segmentation)")
         parts = build_parts(settings)
         if parts.llm is not None:
             stack.push_async_callback(parts.llm.aclose)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -12,8 +13,9 @@ import click
 
 from bot.core.errors import TuvanError
 from bot.core.settings import Settings
+from bot.knowledge.contents import knowledge_size
 from bot.knowledge.jobs import Progress, ProgressBars
-from bot.runtime import Runtime, open_runtime
+from bot.runtime import Runtime, no_announce, open_runtime
 
 T = TypeVar("T")
 
@@ -36,14 +38,49 @@ def run(coro: Awaitable[T]) -> T:
         return asyncio.run(coro)  # type: ignore[arg-type]
 
 
+class StageLines:
+    """Plain lines on standard error as a long start goes through its stages
+    ("[  12 s] loading the models…"). They show in a log as on a terminal, where a progress
+    bar shows nothing, so a first start that takes a minute is never a silent minute."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+
+    def __call__(self, stage: str) -> None:
+        click.echo(f"[{time.monotonic() - self.started:4.0f} s] {stage}…", err=True)
+
+
 def with_runtime(
-    settings: Settings, body: Callable[[Runtime], Awaitable[T]], *, check_index: bool = True
+    settings: Settings,
+    body: Callable[[Runtime], Awaitable[T]],
+    *,
+    check_index: bool = True,
+    announce: Callable[[str], None] = no_announce,
 ) -> T:
     async def main() -> T:
-        async with open_runtime(settings, check_index=check_index) as runtime:
+        async with open_runtime(settings, check_index=check_index, announce=announce) as runtime:
             return await body(runtime)
 
     return run(main())
+
+
+def empty_knowledge_warning(settings: Settings) -> str:
+    """What to say when the store holds no published FAQ entry and no document."""
+    if settings.database_url is None:
+        where = f"the embedded database in {settings.data_dir / 'pg'}"
+    else:
+        where = "the database of TUVAN_DATABASE_URL"
+    return (
+        f"warning: the knowledge base in {where} is empty (no published FAQ entry, no "
+        "document), so every question gets the fallback. Load one with "
+        "`tuvan ingest FOLDER_OR_URL` and `tuvan faq import FAQ_FILE`, "
+        "or try the demo data with `tuvan demo`."
+    )
+
+
+async def warn_if_empty(runtime: Runtime) -> None:
+    if (await knowledge_size(runtime.sessionmaker)).empty:
+        click.echo(empty_knowledge_warning(runtime.settings), err=True)
 
 
 def progress(total: int | None, desc: str, unit: str) -> Any:

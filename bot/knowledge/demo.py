@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
@@ -23,14 +24,18 @@ async def load_demo_kb(
     sessionmaker: async_sessionmaker[AsyncSession],
     indexer: Indexer,
     progress: Progress | None = None,
+    announce: Callable[[str], None] | None = None,
 ) -> str:
-    """Load the demo documents and FAQ into an empty store; '' when the store had content."""
+    """Load the demo documents and FAQ into an empty store; '' when the store had content.
+    ``announce`` hears that the embedding starts (it takes a minute or more on 2 cores)."""
     async with sessionmaker() as session:
         faqs = await session.scalar(select(func.count()).select_from(FaqEntry))
         docs = await session.scalar(select(func.count()).select_from(Document))
     if faqs or docs:
         return ""
     kb = demo_kb_dir()
+    if announce is not None:
+        announce("first start: embedding the demo knowledge base (once; about a minute)")
     report = await ingest_paths(sessionmaker, indexer, [kb / "docs"], on_chunks=progress)
     drafts = read_faq_file(kb / "faq.jsonl")
     await import_faq(sessionmaker, indexer, drafts, updated_by="demo", progress=progress)

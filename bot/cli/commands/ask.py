@@ -8,7 +8,7 @@ import json
 import click
 
 from bot.answer.replies import Answer
-from bot.cli.common import pass_settings, with_runtime
+from bot.cli.common import pass_settings, warn_if_empty, with_runtime
 from bot.core.settings import Settings
 from bot.runtime import Runtime
 
@@ -28,6 +28,7 @@ def ask_command(settings: Settings, question: str, as_json: bool) -> None:
     """Answer one QUESTION."""
 
     async def body(rt: Runtime) -> None:
+        await warn_if_empty(rt)
         answer = await rt.answerer.answer(question)
         if as_json:
             click.echo(json.dumps(answer.to_json(), ensure_ascii=False))
@@ -43,6 +44,7 @@ def chat_command(settings: Settings) -> None:
     """Ask questions in the terminal (empty line or Ctrl-D quits)."""
 
     async def body(rt: Runtime) -> None:
+        await warn_if_empty(rt)
         click.echo("tuvan: hỏi gì cũng được về tuyển sinh (dòng trống để thoát).")
         while True:
             try:

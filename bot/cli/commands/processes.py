@@ -9,7 +9,14 @@ from __future__ import annotations
 import click
 
 from admin.accounts import ensure_demo_admin
-from bot.cli.common import pass_settings, progress, user_errors, with_runtime
+from bot.cli.common import (
+    StageLines,
+    pass_settings,
+    progress,
+    user_errors,
+    warn_if_empty,
+    with_runtime,
+)
 from bot.core.settings import Settings
 from bot.knowledge.demo import load_demo_kb
 from bot.runtime import Runtime
@@ -32,13 +39,19 @@ def demo_command(
     with user_errors():  # a busy port says so in one line, before the models load
         check_listen(host or settings.host, port or settings.port)
 
+    stages = StageLines()
+
     async def body(rt: Runtime) -> None:
         if not no_demo_data:
             loaded = await load_demo_kb(
-                rt.sessionmaker, rt.indexer, progress=progress(None, "demo data", "text").update
+                rt.sessionmaker,
+                rt.indexer,
+                progress=progress(None, "demo data", "text").update,
+                announce=stages,
             )
             if loaded:
                 click.echo(f"loaded the demo knowledge base: {loaded}")
+        await warn_if_empty(rt)
         if settings.admin.enabled and (account := await ensure_demo_admin(rt)):
             # Shown once, on the operator's own terminal; only the argon2 hash is stored.
             click.echo(
@@ -47,7 +60,7 @@ def demo_command(
             )
         await serve(rt, host or settings.host, port or settings.port, with_worker=True)
 
-    with_runtime(settings, body)
+    with_runtime(settings, body, announce=stages)
 
 
 @click.command("serve")
@@ -62,9 +75,10 @@ def serve_command(settings: Settings, host: str | None, port: int | None) -> Non
         check_listen(host or settings.host, port or settings.port)
 
     async def body(rt: Runtime) -> None:
+        await warn_if_empty(rt)
         await serve(rt, host or settings.host, port or settings.port)
 
-    with_runtime(settings, body)
+    with_runtime(settings, body, announce=StageLines())
 
 
 @click.command("worker")
@@ -73,4 +87,4 @@ def worker_command(settings: Settings) -> None:
     """Answer queued messages and deliver the replies (run one or more, on any machine)."""
     from bot.processes import work
 
-    with_runtime(settings, work)
+    with_runtime(settings, work, announce=StageLines())

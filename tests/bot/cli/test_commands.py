@@ -134,6 +134,7 @@ def test_ask_json_answers_an_imported_faq_verbatim(imported: Path, workdir: Path
     assert answer["scores"]["faq"] > 0.9
     assert answer["timings_ms"]["total"] > 0
     assert answer["query"] == {"restored": None, "parts": []}
+    assert "is empty" not in result.stderr
 
 
 def test_ask_json_shows_the_question_restored(imported: Path, workdir: Path) -> None:
@@ -169,6 +170,13 @@ def test_db_upgrade_then_ingest_indexes_good_files_and_skips_broken_ones(tmp_pat
     data_dir = tmp_path / "data"
     upgraded = ok(tuvan("db", "upgrade", data_dir=data_dir, cwd=tmp_path))
     assert upgraded.stdout.strip() == f"database at {migrate.head_revision()}"
+    # Asking an empty store says so, where, and how to fill it (it used to fall back silently).
+    empty = ok(tuvan("ask", "--json", "học phí bao nhiêu", data_dir=data_dir, cwd=tmp_path))
+    assert json.loads(empty.stdout)["tier"] == "fallback"
+    assert f"the knowledge base in the embedded database in {data_dir / 'pg'} is empty" in (
+        " ".join(empty.stderr.split())
+    )
+    assert "`tuvan ingest FOLDER_OR_URL`" in empty.stderr
 
     docs = tmp_path / "docs"
     docs.mkdir()
