@@ -79,7 +79,9 @@ async def test_a_worker_killed_mid_answer_leaves_the_question_to_be_answered_onc
             raise AssertionError(f"the worker process never reached the LLM: {err[-3000:]!r}")
         assert await status_of(sm, message_id) == ("answering", 1)
         process.send_signal(signal.SIGKILL)
-        await process.wait()
+        _, err = await process.communicate()
+        # A worker says what its start is doing, so a slow model load is never a silent minute.
+        assert "s] loading the models (embeddings" in err.decode(), err[-3000:]
     finally:
         if process.returncode is None:
             process.kill()
