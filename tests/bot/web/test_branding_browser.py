@@ -24,7 +24,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
-from playwright.async_api import Browser, Page, async_playwright, expect
+from playwright.async_api import Browser, Page, ViewportSize, async_playwright, expect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.answer.answerer import Answerer
@@ -38,7 +38,10 @@ from tests.admin._support import ANSWER_TIMEOUT_MS, delete_rows_since, launch_ch
 
 pytestmark = pytest.mark.usefixtures("demo_kb")
 
-SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
+SIZES: dict[str, ViewportSize] = {
+    "desktop": {"width": 1280, "height": 800},
+    "phone": {"width": 390, "height": 844},
+}
 ANSWERED = re.compile(r"\btier-(faq|documents)\b")  # answered from the knowledge base
 LOGO = (
     '<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64" viewBox="0 0 64 64">'
