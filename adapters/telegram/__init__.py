@@ -15,7 +15,13 @@ import aiohttp
 
 from adapters.payloads import is_json_int, json_body
 from adapters.telegram.client import BotApiClient
-from adapters.telegram.sending import MESSAGE_LIMIT, SOURCE_BUTTONS, send_reply, send_typing
+from adapters.telegram.sending import (
+    MESSAGE_LIMIT,
+    SOURCE_BUTTONS,
+    SUGGESTION_BUTTONS,
+    send_reply,
+    send_typing,
+)
 from adapters.telegram.updates import parse_update
 from adapters.telegram.webhook import verify_secret
 from bot.core.errors import ConfigError, SendError, WebhookPayloadError
@@ -42,11 +48,13 @@ class TelegramAdapter:
 
     @property
     def capabilities(self) -> Capabilities:
-        # No messaging window: a bot may write to a chat at any time. ``send`` can show
-        # suggested questions as a keyboard, but none are offered on Telegram (quick_replies 0).
+        # No messaging window: a bot may write to a chat at any time. ``send`` shows
+        # suggested questions as a keyboard: the branding's with the greeting (/start), none
+        # under answers (quick_replies 0).
         return Capabilities(
             window_hours=None,
             quick_replies=0,
+            suggestions=SUGGESTION_BUTTONS,
             typing=True,
             read_receipts=False,
             text_limit=MESSAGE_LIMIT,

@@ -25,6 +25,7 @@ from bot.core.messages import OutboundReply, SendResult
 MESSAGE_LIMIT = 4096
 SOURCE_BUTTONS = 5  # link buttons under a reply, one per source
 BUTTON_TITLE_MAX = 60
+SUGGESTION_BUTTONS = 6  # the branding's suggested questions, as a reply keyboard (one a row)
 
 
 async def send_reply(bot: Callable[[], BotApiClient], reply: OutboundReply) -> SendResult:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from bot.core.branding import brand_texts
 from bot.core.citations import RELATED_HEADING, SOURCES_HEADING, Citation, citation_line
-from bot.core.settings import AnswerSettings, ContactSettings
+from bot.core.settings import AnswerSettings, BrandSettings, ContactSettings
 from bot.core.types import Language, Tier
 
 
@@ -127,21 +128,21 @@ def person_reply(contact: ContactSettings, language: Language) -> str:
     )
 
 
-def greeting_reply(contact: ContactSettings, language: Language) -> str:
-    """The answer to /start, a follow, a "get started": who this is, what to ask, a person."""
-    if language == "vi":
-        return (
-            "Chào bạn! Mình là trợ lý tư vấn tuyển sinh tự động (chatbot) của trường. Bạn cứ "
-            "hỏi về ngành học, học phí, phương thức xét tuyển, hạn nộp hồ sơ, học bổng, ký túc "
-            "xá... Mình trả lời theo tài liệu chính thức và ghi rõ nguồn. Cần gặp cán bộ tư vấn:\n"
-            + contact_line(contact, language)
-        )
+def greeting_reply(contact: ContactSettings, brand: BrandSettings, language: Language) -> str:
+    """The answer to /start, a follow, a "get started": the university's welcome (who this is,
+    what to ask), how to reach a person, and the privacy note with its link. The suggested
+    questions go with it as buttons where the channel has them (``greeting_suggestions``)."""
+    texts = brand_texts(brand, language)
+    person = "Cần gặp cán bộ tư vấn:" if language == "vi" else "To reach a person:"
     return (
-        "Hello! I'm the university's automated admissions assistant (a chatbot). Ask me about "
-        "programmes, tuition, admission methods, deadlines, scholarships, housing... I answer "
-        "from official documents and cite them. To reach a person:\n"
-        + contact_line(contact, language)
+        f"{texts.welcome}\n{person}\n{contact_line(contact, language)}\n\n"
+        f"🔒 {texts.privacy_note} {texts.privacy_url}"
     )
+
+
+def greeting_suggestions(brand: BrandSettings, language: Language) -> list[str]:
+    """The questions offered with the greeting, in its language."""
+    return list(brand_texts(brand, language).suggestions)
 
 
 def text_only_reply(language: Language) -> str:

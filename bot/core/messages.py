@@ -116,7 +116,8 @@ class Capabilities:
     (None: no limit). ``source_buttons``: how many sources a reply shows as link buttons
     instead of lines of text (0: the source list stays in the text). ``staff_pause_minutes``:
     how long the bot stays quiet in a thread after a person replied there from the platform's
-    own inbox (Messenger's Page inbox; 0: never). Every adapter sends
+    own inbox (Messenger's Page inbox; 0: never). ``suggestions``: how many of the
+    branding's suggested questions a greeting (/start) may carry as buttons. Every adapter sends
     plain text: none renders markup from the answer (Telegram's is escaped).
     """
 
@@ -129,3 +130,4 @@ class Capabilities:
     text_limit: int | None = None
     source_buttons: int = 0
     staff_pause_minutes: int = 0
+    suggestions: int = 0

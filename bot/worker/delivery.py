@@ -160,7 +160,10 @@ class Delivery:
             citations=tuple(
                 ReplyCitation(int(c["n"]), str(c["title"]), c.get("url")) for c in claim.citations
             ),
-            quick_replies=tuple(details.get("quick_replies") or ())[: capabilities.quick_replies],
+            quick_replies=(
+                tuple(details.get("quick_replies") or ())[: capabilities.quick_replies]
+                or tuple(details.get("suggestions") or ())[: capabilities.suggestions]
+            ),
             first_part=int(details.get("parts_sent") or 0),
             human_agent=human_agent,
             on_part_sent=lambda parts_sent: self._record_parts(claim, parts_sent),

@@ -242,14 +242,18 @@ class Worker:
             await self._finish(claimed, status="skipped", error="staff answering")
             METRICS.inc("tuvan_messages_skipped_total", channel=claimed.channel)
             return
-        language = _language(claimed.text, conv.locale)
+        # "/start" says nothing of the student's language: their app's (the locale) does.
+        greeting = claimed.kind in ("command", "follow")
+        language = _language("" if greeting else claimed.text, conv.locale)
         question = None
         details: dict[str, Any] = {}
         tier = None
         wants_staff = False
         citations: list[dict[str, Any]] = []
-        if claimed.kind in ("command", "follow"):
-            reply_text = replies.greeting_reply(self.settings.contact, language)
+        if greeting:
+            brand = self.settings.brand
+            reply_text = replies.greeting_reply(self.settings.contact, brand, language)
+            details = {"suggestions": replies.greeting_suggestions(brand, language)}
         elif claimed.kind == "unsupported":
             reply_text = replies.text_only_reply(language)
         else:

@@ -26,7 +26,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from admin.contacts import visitor_tag
 from bot.answer.answerer import Answerer
 from bot.answer.parts import AnswererParts
-from bot.core.settings import Settings
+from bot.core.branding import brand_texts
+from bot.core.settings import BrandSettings, Settings
 from bot.db.engine import make_sessionmaker
 from bot.db.models import Chunk, Contact, FaqEntry, FaqOrigin, FaqStatus, StaffRole
 from bot.runtime import Runtime
@@ -318,7 +319,7 @@ async def test_staff_take_over_a_web_chat_and_the_visitor_sees_the_reply(
 # -- 4b. the visitor starts a new conversation; an old id is forgotten -----------------------------
 
 VISITOR_ID_128_BITS = re.compile(r"^[0-9a-f]{32}$")
-WELCOME = "Chào bạn! Mình là trợ lý tư vấn tuyển sinh tự động."
+WELCOME = brand_texts(BrandSettings(), "vi").welcome  # TUVAN_BRAND__WELCOME_VI's default
 
 
 async def test_the_new_conversation_button_forgets_the_visitor_and_starts_clean(

@@ -1,5 +1,6 @@
 """The chat page's Content-Security-Policy: its one inline script and one inline style are
-allowed by hash, nothing else runs, and only the allowed sites may frame it."""
+allowed by hash, nothing else runs, images come from the page's own origin and the logo's
+(``TUVAN_BRAND__LOGO_URL``) only, and only the allowed sites may frame it."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import base64
 import hashlib
 import re
 
+from bot.core.branding import logo_origin
 from bot.core.settings import Settings
 
 
@@ -28,8 +30,9 @@ class ContentSecurityPolicy:
 
     def header(self, settings: Settings) -> str:
         ancestors = " ".join(["'self'", *settings.web.allowed_origins])
+        images = " ".join(["'self'", "data:", *filter(None, [logo_origin(settings.brand)])])
         return (
             f"default-src 'none'; script-src {self.script_src}; style-src {self.style_src}; "
-            "connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; "
+            f"connect-src 'self'; img-src {images}; base-uri 'none'; form-action 'none'; "
             f"frame-ancestors {ancestors}"
         )

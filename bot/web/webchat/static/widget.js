@@ -5,10 +5,12 @@
    Optional: data-lang="vi" | "en" (else the browser's language), data-position="left".
    The chat itself is the bot's page in an iframe (/?embed=1): nothing of the host page is read,
    and the host page cannot read the conversation. The host's origin must be listed in
-   TUVAN_WEB__ALLOWED_ORIGINS, or the browser will refuse to show the frame.
+   TUVAN_WEB__ALLOWED_ORIGINS, or the browser will refuse to show the frame. The launcher takes
+   the university's colour and name (TUVAN_BRAND__*), put in below by the server.
 */
 (function () {
   "use strict";
+  var BRAND = {{brand}};
   var script = document.currentScript;
   if (!script || window.__tuvanWidget) return;
   window.__tuvanWidget = true;
@@ -17,16 +19,20 @@
   var lang = script.getAttribute("data-lang");
   var left = script.getAttribute("data-position") === "left";
   var en = (lang || navigator.language || "vi").toLowerCase().indexOf("en") === 0;
+  var name = en ? BRAND.name.en : BRAND.name.vi;
   var label = en
     ? { open: "Admissions chat", close: "Close the chat", frame: "Admissions assistant" }
     : { open: "Tư vấn tuyển sinh", close: "Đóng khung chat", frame: "Trợ lý tư vấn tuyển sinh" };
+  label.open += " – " + name;
+  label.frame += " – " + name;
   var src = new URL("/?embed=1", base);
   if (lang === "vi" || lang === "en") src.searchParams.set("lang", lang);
 
   var css =
     ":host { all: initial; }" +
     ".launch { position: fixed; bottom: 20px; SIDE: 20px; z-index: 2147483646; width: 56px;" +
-    " height: 56px; border: 0; border-radius: 50%; background: #1f6feb; color: #fff;" +
+    " height: 56px; border: 0; border-radius: 50%; background: " + BRAND.color + "; color: " +
+    BRAND.ink + ";" +
     " font: 26px/56px system-ui, sans-serif; cursor: pointer; box-shadow: 0 4px 14px rgba(0,0,0,.25); }" +
     ".launch:focus-visible { outline: 3px solid #9ecbff; outline-offset: 2px; }" +
     ".panel { position: fixed; bottom: 88px; SIDE: 20px; z-index: 2147483647; width: 380px;" +
