@@ -68,9 +68,9 @@ def _read_event(body: dict[str, Any]) -> list[InboundMessage]:
         if not isinstance(given_text, str):
             raise WebhookPayloadError("zalo: user_send_text without message.text")
         kind, event_id = "text", msg_id
-        found = read_vote_payload(given_text)
-        if found is not None:
-            vote = Vote(*found)
+        voted = read_vote_payload(given_text)
+        if voted is not None:
+            vote = Vote(*voted)
             kind, text = "vote", THUMBS[vote.value]
     elif event == "follow":
         user = required_id(_object(body, "follower"), "id")

@@ -164,8 +164,9 @@ class FakeTelegramApi:
             "chat": {"id": _int(body.get("chat_id")), "type": "private"},
             "text": text,
         }
-        if isinstance(body.get("reply_markup"), dict):
-            sent["reply_markup"] = body["reply_markup"]
+        markup = body.get("reply_markup")
+        if isinstance(markup, dict) and "inline_keyboard" in markup:  # a Message shows only these
+            sent["reply_markup"] = markup
         return _ok(sent)
 
     async def _m_answerCallbackQuery(self, body: dict[str, Any]) -> web.Response:
