@@ -2,7 +2,7 @@
 button carries back (``vote_payload``, read by ``read_vote_payload``) and the buttons' labels.
 
 A payload names the answer by its row id in ``messages`` and the vote's direction, e.g.
-``tuvan-vote:1234:up``: at most 39 bytes, within Telegram's 64-byte ``callback_data`` and
+``tuvan-vote:1234:up``: at most 35 bytes, within Telegram's 64-byte ``callback_data`` and
 Messenger's 1000-character quick-reply payload. It proves nothing by itself: the store checks
 that the answer is the bot's, in the voter's own conversation
 (``bot.conversations.feedback``), so a typed or forged payload changes no one else's vote.
