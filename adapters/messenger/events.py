@@ -1,4 +1,6 @@
-"""Reading the Page webhook's batched events: every event of every entry, standby ones too.
+"""Reading the Page webhook's batched events: every event of every entry, standby ones too. A
+tap on an answer's 👍/👎 quick reply (its payload one of ``bot.core.votes``) is a vote, not a
+question.
 
 https://developers.facebook.com/docs/messenger-platform/reference/webhook-events
 """
@@ -18,8 +20,10 @@ from bot.core.messages import (
     InboundMessage,
     RawRequest,
     SkippedEvent,
+    Vote,
 )
 from bot.core.settings import MessengerSettings
+from bot.core.votes import THUMBS, read_vote_payload
 
 # The Page Inbox (Meta Business Suite) app: its echoes are a person answering in the inbox.
 PAGE_INBOX_APP_ID = "263902037430900"
@@ -104,6 +108,7 @@ def _event(
     kind: InboundKind = "event"
     text = ""
     mid: Any = None
+    vote: Vote | None = None
 
     if isinstance(message, dict):
         mid = message.get("mid")
@@ -117,9 +122,14 @@ def _event(
         else:
             quick_reply = message.get("quick_reply")
             payload = json_str(quick_reply.get("payload")) if isinstance(quick_reply, dict) else ""
-            # Our quick replies carry the whole FAQ question as payload; the title may be cut.
-            text = (payload or text).strip()
-            kind = "text" if text else "unsupported"
+            found = read_vote_payload(payload)
+            if found is not None:
+                vote = Vote(*found)
+                kind, text = "vote", THUMBS[vote.value]
+            else:
+                # Our quick replies carry the whole FAQ question as payload; the title may be cut.
+                text = (payload or text).strip()
+                kind = "text" if text else "unsupported"
     elif isinstance(postback, dict):
         mid = postback.get("mid")
         payload = json_str(postback.get("payload")).strip()
@@ -138,7 +148,7 @@ def _event(
     if not user:
         raise WebhookPayloadError(f"messenger: a {event_type} event without a sender id")
     if standby and kind != "staff":
-        kind = "event"  # the thread is another app's: a person's echo still pauses us
+        kind, vote = "event", None  # the thread is another app's: a person's echo still pauses us
     return InboundMessage(
         channel="messenger",
         event_id=json_str(mid) or _fallback_id(event_type, user, event),
@@ -147,6 +157,7 @@ def _event(
         text=text,
         sent_at=sent_at,
         raw=event,
+        vote=vote,
     )
 
 

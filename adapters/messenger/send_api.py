@@ -11,7 +11,12 @@ from typing import Any, Literal
 
 import aiohttp
 
-from adapters.messenger.templates import TEMPLATE_BUTTONS, button_template, quick_replies
+from adapters.messenger.templates import (
+    TEMPLATE_BUTTONS,
+    button_template,
+    quick_replies,
+    with_votes,
+)
 from adapters.payloads import json_str
 from adapters.sending import retry_after_seconds, send_parts, split_text
 from bot.core.citations import SourceBlock, source_links
@@ -37,7 +42,8 @@ def messages_url(settings: MessengerSettings) -> str:
 async def send_reply(
     http: aiohttp.ClientSession, settings: MessengerSettings, reply: OutboundReply
 ) -> SendResult:
-    """Send ``reply`` from ``reply.first_part`` on; the quick replies go on the last message."""
+    """Send ``reply`` from ``reply.first_part`` on; the quick replies (an answer's 👍/👎, the
+    suggested questions) go on the last message."""
     # The sources become a last message of link buttons (a button template), not lines of
     # URLs in the text.
     text, sources = source_links(reply.text)
@@ -48,7 +54,9 @@ async def send_reply(
         raise SendError("messenger: empty reply", retryable=False)
     if sources is not None:
         parts.append(sources)
-    questions = quick_replies(reply.quick_replies, settings.quick_replies)
+    questions = with_votes(
+        reply.feedback_id, quick_replies(reply.quick_replies, settings.quick_replies)
+    )
 
     async def send_one(index: int, part: str | SourceBlock) -> str | None:
         message: dict[str, Any] = {"text": part} if isinstance(part, str) else button_template(part)

@@ -1,5 +1,6 @@
-"""What a Messenger reply carries besides its text: quick replies (the suggested questions) and
-a button template (the sources as link buttons), within the Send API's limits."""
+"""What a Messenger reply carries besides its text: quick replies (an answer's 👍/👎 and the
+suggested questions) and a button template (the sources as link buttons), within the Send
+API's limits."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 from adapters.sending import button_title
 from bot.core.citations import SourceBlock
+from bot.core.votes import DOWN, LABELS, UP, vote_payload
 
 # Quick replies: at most 13, titles at most 20 characters, payloads at most 1000.
 QUICK_REPLY_MAX = 13
@@ -39,6 +41,22 @@ def quick_replies(questions: tuple[str, ...], limit: int) -> list[dict[str, str]
             }
         )
     return out
+
+
+def with_votes(feedback_id: int | None, questions: list[dict[str, str]]) -> list[dict[str, str]]:
+    """An answer's quick replies: 👍 and 👎 first (their payload names the answer, and comes
+    back as ``message.quick_reply.payload``), then as many suggested questions as still fit."""
+    if feedback_id is None:
+        return questions
+    votes = [
+        {
+            "content_type": "text",
+            "title": LABELS[value],
+            "payload": vote_payload(feedback_id, value),
+        }
+        for value in (UP, DOWN)
+    ]
+    return votes + questions[: QUICK_REPLY_MAX - len(votes)]
 
 
 def button_template(sources: SourceBlock) -> dict[str, Any]:

@@ -2,18 +2,20 @@
 
 Holds ``TelegramAdapter``, the ``Adapter`` for Telegram, made of the modules beside it:
 ``webhook`` (the secret Telegram echoes; setting the webhook), ``updates`` (reading an Update),
-``sending`` (parts, escaping, buttons), ``client`` (python-telegram-bot's ``Bot`` and its errors
-as ``SendError``), ``polling`` (``getUpdates``). Imports ``adapters``' shared modules and
-``bot.core`` only.
+``sending`` (parts, escaping, buttons), ``callbacks`` (answering a tap on 👍/👎), ``client``
+(python-telegram-bot's ``Bot`` and its errors as ``SendError``), ``polling`` (``getUpdates``).
+Imports ``adapters``' shared modules and ``bot.core`` only.
 """
 
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import aiohttp
 
 from adapters.payloads import is_json_int, json_body
+from adapters.telegram.callbacks import acknowledge_vote, webhook_answer
 from adapters.telegram.client import BotApiClient
 from adapters.telegram.sending import (
     MESSAGE_LIMIT,
@@ -28,6 +30,7 @@ from bot.core.errors import ConfigError, SendError, WebhookPayloadError
 from bot.core.messages import (
     Capabilities,
     InboundBatch,
+    InboundMessage,
     OutboundReply,
     RawRequest,
     SendResult,
@@ -102,3 +105,15 @@ class TelegramAdapter:
 
     async def mark_seen(self, http: aiohttp.ClientSession, external_user_id: str) -> None:
         """The Bot API has no read receipts."""
+
+    def webhook_answer(self, vote: InboundMessage, recorded: bool) -> dict[str, Any] | None:
+        """The ``answerCallbackQuery`` a webhook response carries for ``vote`` (one update per
+        request: at most one vote)."""
+        return webhook_answer(vote, recorded)
+
+    async def acknowledge_vote(self, vote: InboundMessage, recorded: bool) -> None:
+        """Answer the tap and mark the choice on the keyboard (long polling); best effort."""
+        try:
+            await acknowledge_vote(self._bot(), vote, recorded)
+        except (SendError, ConfigError) as exc:
+            log.warning("telegram: a vote was stored but not acknowledged: %s", exc)

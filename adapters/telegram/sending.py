@@ -1,5 +1,6 @@
 """Replies out over the Bot API: the text in parts of Telegram's size, as escaped HTML, with the
-sources as link buttons or the suggested questions as a keyboard under the last part."""
+sources as link buttons and the 👍/👎 buttons of an answer (or else the suggested questions as a
+keyboard) under the last part."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from adapters.telegram.client import BotApiClient
 from bot.core.citations import SourceBlock, source_links
 from bot.core.errors import SendError
 from bot.core.messages import OutboundReply, SendResult
+from bot.core.votes import DOWN, THUMBS, UP, vote_payload
 
 # sendMessage: "1-4096 characters after entities parsing" (core.telegram.org/bots/api#sendmessage)
 MESSAGE_LIMIT = 4096
@@ -50,7 +52,9 @@ async def send_reply(bot: Callable[[], BotApiClient], reply: OutboundReply) -> S
                 text=html.escape(part, quote=False),
                 parse_mode=ParseMode.HTML,
                 link_preview_options=LinkPreviewOptions(is_disabled=True),
-                reply_markup=_markup(sources, reply.quick_replies) if last else None,
+                reply_markup=(
+                    _markup(sources, reply.quick_replies, reply.feedback_id) if last else None
+                ),
             ),
         )
         return str(sent.message_id)
@@ -58,17 +62,31 @@ async def send_reply(bot: Callable[[], BotApiClient], reply: OutboundReply) -> S
     return await send_parts(parts, reply.first_part, send_one, reply.on_part_sent)
 
 
+def vote_buttons(answer_id: int) -> list[InlineKeyboardButton]:
+    """👍 and 👎 in one row; a tap comes back as a ``callback_query`` whose ``data`` is the
+    vote's payload (``bot.core.votes``: within the 64 bytes ``callback_data`` may hold)."""
+    return [
+        InlineKeyboardButton(THUMBS[value], callback_data=vote_payload(answer_id, value))
+        for value in (UP, DOWN)
+    ]
+
+
 def _markup(
-    sources: SourceBlock | None, quick_replies: tuple[str, ...]
+    sources: SourceBlock | None, quick_replies: tuple[str, ...], feedback_id: int | None = None
 ) -> ReplyKeyboardMarkup | InlineKeyboardMarkup | None:
-    """What goes under the last part: the source links, else the suggested questions."""
+    """What goes under the last part: the source links and an answer's 👍/👎 (one inline
+    keyboard), else the suggested questions. A message has one keyboard: the votes win over
+    the suggested questions (which Telegram does not offer anyway: ``quick_replies`` 0)."""
+    rows: list[list[InlineKeyboardButton]] = []
     if sources is not None:
-        return InlineKeyboardMarkup(
-            [
-                [InlineKeyboardButton(button_title(link, BUTTON_TITLE_MAX), url=link.url)]
-                for link in sources.links[:SOURCE_BUTTONS]
-            ]
-        )
+        rows = [
+            [InlineKeyboardButton(button_title(link, BUTTON_TITLE_MAX), url=link.url)]
+            for link in sources.links[:SOURCE_BUTTONS]
+        ]
+    if feedback_id is not None:
+        rows.append(vote_buttons(feedback_id))
+    if rows:
+        return InlineKeyboardMarkup(rows)
     if quick_replies:
         # Tapping a button sends its text as the user's next question.
         return ReplyKeyboardMarkup(

@@ -2,7 +2,8 @@
 
 Updates are read with python-telegram-bot's types (``telegram.Update.de_json``), after the checks
 PTB leaves out (it takes a string update_id, a message without a chat). The JSON is kept as it
-came, to be stored.
+came, to be stored. A ``callback_query`` from one of our 👍/👎 buttons is a vote (kind ``vote``);
+any other callback query is kept as an event.
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from telegram import Message, Update, User
+from telegram import CallbackQuery, Message, Update, User
 
 from adapters.payloads import is_json_int
 from bot.core.errors import WebhookPayloadError
-from bot.core.messages import InboundKind, InboundMessage
+from bot.core.messages import InboundKind, InboundMessage, Vote
+from bot.core.votes import THUMBS, read_vote_payload
 
 # "/start", "/start@my_bot", "/start <deep-link payload>"
 _COMMAND = re.compile(r"/(start|help)(?:@\w+)?(?=\s|$)", re.ASCII)
@@ -64,7 +66,41 @@ def parse_update(data: Any) -> list[InboundMessage]:
         # Stored, not answered: the answer to the first version has been sent already.
         edited = _message(event_id, update.edited_message, update, data)
         return [replace(edited, kind="event")]
+    if update.callback_query is not None:
+        vote = _vote(event_id, update.callback_query, update, data)
+        if vote is not None:
+            return [vote]
     return [_other(event_id, update, data)]
+
+
+def _vote(
+    event_id: str, query: CallbackQuery, update: Update, raw: dict[str, Any]
+) -> InboundMessage | None:
+    """A tap on one of our 👍/👎 buttons, or None for any other callback query. The voter is
+    the chat the answer went to (a private chat's id is its user's id)."""
+    payload = query.data
+    found = read_vote_payload(payload) if isinstance(payload, str) else None
+    if found is None or not isinstance(query.id, str) or not query.id:
+        return None
+    chat: Any = query.message.chat if query.message is not None else None
+    person: Any = query.from_user
+    if chat is not None and is_json_int(chat.id):
+        voter = str(chat.id)
+    elif person is not None and is_json_int(person.id):
+        voter = str(person.id)
+    else:
+        raise WebhookPayloadError("a Telegram callback query must name its chat or its sender")
+    answer_id, value = found
+    return InboundMessage(
+        channel="telegram",
+        event_id=event_id,
+        external_user_id=voter,
+        kind="vote",
+        text=THUMBS[value],
+        user_name=_name(person),
+        raw=raw,
+        vote=Vote(answer_id, value, ack_id=query.id),
+    )
 
 
 def _message(

@@ -1,4 +1,6 @@
-"""Reading the Zalo OA webhook's events (API v3): one event per request."""
+"""Reading the Zalo OA webhook's events (API v3): one event per request. A text that is one of
+our vote payloads (the hidden query an answer's 👍/👎 button sends, ``adapters.zalo.oa_api``)
+is a vote, not a question."""
 
 from __future__ import annotations
 
@@ -15,7 +17,9 @@ from bot.core.messages import (
     InboundMessage,
     RawRequest,
     SkippedEvent,
+    Vote,
 )
+from bot.core.votes import THUMBS, read_vote_payload
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +60,7 @@ def _read_event(body: dict[str, Any]) -> list[InboundMessage]:
     text = given_text if isinstance(given_text, str) else ""
 
     kind: InboundKind
+    vote: Vote | None = None
     if event == "user_send_text":
         user = required_id(_object(body, "sender"), "id")
         if msg_id is None:
@@ -63,6 +68,10 @@ def _read_event(body: dict[str, Any]) -> list[InboundMessage]:
         if not isinstance(given_text, str):
             raise WebhookPayloadError("zalo: user_send_text without message.text")
         kind, event_id = "text", msg_id
+        voted = read_vote_payload(given_text)
+        if voted is not None:
+            vote = Vote(*voted)
+            kind, text = "vote", THUMBS[vote.value]
     elif event == "follow":
         user = required_id(_object(body, "follower"), "id")
         kind, event_id, text = "follow", f"follow:{user}:{timestamp}", ""
@@ -89,6 +98,7 @@ def _read_event(body: dict[str, Any]) -> list[InboundMessage]:
             text=text,
             sent_at=sent_at,
             raw=body,
+            vote=vote,
         )
     ]
 

@@ -1,5 +1,11 @@
 """Zalo's OA API (v3): a reply as customer-service messages, and Zalo's error codes read as
-``SendError``. A rejected access token is refreshed once through the ``TokenProvider``."""
+``SendError``. A rejected access token is refreshed once through the ``TokenProvider``.
+
+An answer's last part carries 👍/👎 as two ``oa.query.hide`` buttons (a message with ``text``
+and an ``attachment`` of type ``template`` whose ``payload.buttons`` holds them): a tap sends
+the button's payload to the OA as the user's ``user_send_text``, hidden from the chat, which
+``events`` reads as a vote. Zalo's own pages could not be read from here; the shape is the one
+third-party OA integrations send, hence ``TUVAN_ZALO__VOTE_BUTTONS`` to turn it off."""
 
 from __future__ import annotations
 
@@ -22,6 +28,7 @@ from bot.core.errors import SendError
 from bot.core.messages import OutboundReply, SendResult
 from bot.core.redact import without_secret
 from bot.core.settings import ZaloSettings
+from bot.core.votes import DOWN, LABELS, UP, vote_payload
 
 log = logging.getLogger(__name__)
 
@@ -61,15 +68,17 @@ async def send_reply(
     if not parts:
         return SendResult(external_ids=(), parts=0)
     token = await tokens.access_token()
+    votes = reply.feedback_id if settings.vote_buttons else None
 
     async def send_one(index: int, part: str) -> str | None:
         nonlocal token
-        data = await _post_text(http, settings, token, reply.external_user_id, part)
+        message = _message(part, votes if index == len(parts) - 1 else None)
+        data = await _post_text(http, settings, token, reply.external_user_id, message)
         code = _error_code(data)
         if code in TOKEN_REJECTED:
             log.info("zalo: access token rejected (error %s); refreshing", code)
             token = await tokens.refresh(token)
-            data = await _post_text(http, settings, token, reply.external_user_id, part)
+            data = await _post_text(http, settings, token, reply.external_user_id, message)
             code = _error_code(data)
             if code in TOKEN_REJECTED:
                 # Retryable: the next attempt reads the stored token again, and a token
@@ -87,11 +96,30 @@ async def send_reply(
     return await send_parts(parts, reply.first_part, send_one, reply.on_part_sent)
 
 
+def _message(text: str, feedback_id: int | None) -> dict[str, Any]:
+    """One customer-service message: the text, with an answer's 👍/👎 buttons under it."""
+    if feedback_id is None:
+        return {"text": text}
+    buttons = [
+        {
+            "title": LABELS[value],
+            "type": "oa.query.hide",
+            "payload": vote_payload(feedback_id, value),
+        }
+        for value in (UP, DOWN)
+    ]
+    return {"text": text, "attachment": {"type": "template", "payload": {"buttons": buttons}}}
+
+
 async def _post_text(
-    http: aiohttp.ClientSession, settings: ZaloSettings, token: str, user_id: str, text: str
+    http: aiohttp.ClientSession,
+    settings: ZaloSettings,
+    token: str,
+    user_id: str,
+    message: dict[str, Any],
 ) -> dict[str, Any]:
     url = f"{settings.api_base.rstrip('/')}/v3.0/oa/message/cs"
-    payload = {"recipient": {"user_id": user_id}, "message": {"text": text}}
+    payload = {"recipient": {"user_id": user_id}, "message": message}
     try:
         async with http.post(url, json=payload, headers={"access_token": token}) as response:
             if response.status >= 400:

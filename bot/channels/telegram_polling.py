@@ -3,7 +3,8 @@
 The polling loop lives in the adapter (``adapters.telegram.polling``), which must not touch the
 database; this gives it the store. Updates are stored as the webhook stores them
 (``bot.conversations.intake``: repaired, or quarantined when the database refuses one, so one bad
-update never stalls the loop), and the worker answers them.
+update never stalls the loop), and the worker answers them. A tap on an answer's 👍/👎 is stored
+as a vote and acknowledged at once (``answerCallbackQuery``, the choice marked on the keyboard).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import logging
 import aiohttp
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from adapters.telegram import TelegramAdapter
 from adapters.telegram.polling import poll
 from bot.conversations.intake import store_events
 from bot.core.messages import InboundBatch, InboundMessage
@@ -36,11 +38,20 @@ async def poll_into_store(
     transaction; the offset moves past a batch only once it is committed. ``max_pending``: the
     per-conversation cap on questions waiting (``bot.conversations.inbound``; 0: none)."""
 
+    acknowledger = TelegramAdapter(settings)  # its Bot API client is made on the first vote
+
     async def store(messages: list[InboundMessage]) -> None:
         # The updates as Telegram sent them: what a quarantined one is kept as.
         body = json.dumps([m.raw for m in messages], ensure_ascii=False).encode()
         batch = InboundBatch(messages=messages)
-        await store_events(sessionmaker, batch, body, channel="telegram", max_pending=max_pending)
+        votes = await store_events(
+            sessionmaker, batch, body, channel="telegram", max_pending=max_pending
+        )
         log.info("telegram: %d update(s) received", len(messages))
+        for vote, outcome in votes:  # after the commit: a failed call loses no vote
+            await acknowledger.acknowledge_vote(vote, outcome.recorded)
 
-    await poll(settings, http, store, stop=stop, timeout=timeout)
+    try:
+        await poll(settings, http, store, stop=stop, timeout=timeout)
+    finally:
+        await acknowledger.aclose()

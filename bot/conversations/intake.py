@@ -3,7 +3,10 @@ event on its own, repaired when that is safe, quarantined when the database refu
 it holds, and a database outage raised for the caller to answer "try again".
 
 Used by the webhooks (``bot.web.webhooks``) and Telegram long polling
-(``bot.channels.telegram_polling``), so both store the same way.
+(``bot.channels.telegram_polling``), so both store the same way. A vote (kind ``vote``) is
+stored as an event and recorded as feedback in the same transaction
+(``bot.conversations.feedback``); the caller gets the outcomes, to acknowledge them where the
+platform wants it (Telegram's callback queries).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import logging
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
 
+from bot.conversations.feedback import VoteOutcome, record_vote
 from bot.conversations.quarantine import (
     STORE_ERRORS,
     quarantine_event,
@@ -34,7 +38,7 @@ async def store_events(
     staff_pause_minutes: int = 0,
     max_pending: int = 0,
     engine: AsyncEngine | None = None,
-) -> None:
+) -> list[tuple[InboundMessage, VoteOutcome]]:
     """Store one delivery's events in one transaction; pause for ``staff_pause_minutes`` the
     threads where a person replied from the platform's inbox. A question arriving while its
     conversation has ``max_pending`` waiting is stored but held (0: no cap). With ``engine``, a
@@ -43,9 +47,11 @@ async def store_events(
     Each event is stored on its own (a savepoint each), so that one the database refuses for
     what it holds, or one the adapter skipped, is quarantined with ``body`` and the others are
     stored. A database outage is raised, and nothing of the body is kept: the platform retries.
+    Returns the votes of the delivery stored for the first time, each with its outcome.
     """
     messages = [_repaired(m) for m in batch.messages]
-    single = len(messages) == 1 and not batch.skipped and messages[0].kind != "staff"
+    votes: list[tuple[InboundMessage, VoteOutcome]] = []
+    single = len(messages) == 1 and not batch.skipped and messages[0].kind not in ("staff", "vote")
     if engine is not None and single:
         # The common case, one event: a single atomic statement, no BEGIN/COMMIT round trips.
         try:
@@ -58,9 +64,9 @@ async def store_events(
             async with engine.connect() as conn:
                 auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
                 await _refused(auto, channel, body, messages[0], exc)
-            return
+            return votes
         _count(messages[0], recorded.message_id)
-        return
+        return votes
     async with sessionmaker.begin() as session:
         for skipped in batch.skipped:
             METRICS.inc("tuvan_inbound_skipped_total", channel=channel)
@@ -79,12 +85,22 @@ async def store_events(
                         await pause_conversation(
                             session, recorded.conversation_id, staff_pause_minutes
                         )
+                    if recorded.message_id is not None and message.vote is not None:
+                        outcome = await record_vote(
+                            session,
+                            channel=message.channel,
+                            voter=message.external_user_id,
+                            answer_id=message.vote.answer_id,
+                            value=message.vote.value,
+                        )
+                        votes.append((message, outcome))
             except STORE_ERRORS as exc:
                 if not unstorable(exc):
                     raise
                 await _refused(session, channel, body, message, exc)
                 continue
             _count(message, recorded.message_id)
+    return votes
 
 
 def _repaired(message: InboundMessage) -> InboundMessage:

@@ -57,7 +57,8 @@ def _take(working: str) -> str:
 
 _INBOUND_COLUMNS = "m.id, m.conversation_id, m.channel, m.kind, m.text, m.attempts"
 _OUTBOUND_COLUMNS = (
-    "m.id, m.conversation_id, m.channel, m.author, m.text, m.citations, m.details, m.attempts"
+    "m.id, m.conversation_id, m.channel, m.author, m.text, m.citations, m.details, m.attempts, "
+    "m.tier"
 )
 _PENDING = "'received', 'answering', 'queued', 'sending'"  # ix_messages_pending_conversation
 
@@ -130,6 +131,7 @@ class ClaimedOutbound:
     citations: list[dict[str, Any]]
     details: dict[str, Any]
     attempts: int
+    tier: str | None = None  # set on the bot's answers (not on greetings, nor staff replies)
 
 
 @dataclass(frozen=True)
@@ -187,6 +189,7 @@ async def claim_next_outbound(
         citations=list(row.citations or []),
         details=dict(row.details or {}),
         attempts=int(row.attempts),
+        tier=None if row.tier is None else str(row.tier),
     )
 
 

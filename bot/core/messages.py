@@ -29,7 +29,9 @@ from bot.core.types import Channel
 #   unsupported  a sticker, image, file, voice...: say that only text is understood
 #   staff        a person replied from the platform's own inbox (Messenger echo from another app)
 #   event        anything else worth keeping (delivery, read, unfollow): stored, not answered
-InboundKind = Literal["text", "command", "follow", "unsupported", "staff", "event"]
+#   vote         a 👍/👎 on one of the bot's answers (``InboundMessage.vote``): recorded as
+#                feedback, never answered
+InboundKind = Literal["text", "command", "follow", "unsupported", "staff", "event", "vote"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,17 @@ class RawRequest:
 
 
 @dataclass(frozen=True)
+class Vote:
+    """A student's 👍 (``value`` 1) or 👎 (-1) on the answer stored as ``answer_id`` (the id a
+    vote button carries, ``bot.core.votes``). ``ack_id``: what the platform needs to hear back
+    (Telegram's callback query id), if anything."""
+
+    answer_id: int
+    value: int
+    ack_id: str | None = None
+
+
+@dataclass(frozen=True)
 class InboundMessage:
     channel: Channel
     event_id: str  # the platform's id of this event; unique per channel (the dedup key)
@@ -53,6 +66,7 @@ class InboundMessage:
     user_name: str | None = None
     locale: str | None = None
     raw: Mapping[str, Any] = field(default_factory=dict)  # this event's JSON, stored as JSONB
+    vote: Vote | None = None  # kind "vote": which answer, which way
 
 
 @dataclass(frozen=True)
@@ -91,6 +105,9 @@ class OutboundReply:
     first_part: int = 0  # parts already delivered by an earlier attempt: send from this one
     # A person's reply sent past the platform's standard window (Messenger's HUMAN_AGENT tag).
     human_agent: bool = False
+    # The id of the bot's answer this reply is: the platform shows 👍/👎 buttons naming it
+    # (``bot.core.votes``). None for greetings and staff replies, which get no buttons.
+    feedback_id: int | None = None
     # Called with the number of parts delivered after each part the platform accepted (the
     # worker records it); an exception from it stops the send.
     on_part_sent: Callable[[int], Awaitable[None]] | None = field(default=None, compare=False)

@@ -28,6 +28,10 @@ _HELP = {
         "Inbound events stored after a safe repair (a NUL or an unpaired surrogate removed).",
     ),
     "tuvan_answers_total": ("counter", "Answers by channel and tier."),
+    "tuvan_feedback_total": (
+        "counter",
+        "Students' votes on answers, by channel and value (up, down, refused: not their answer).",
+    ),
     "tuvan_messages_skipped_total": ("counter", "Questions not answered (staff answering)."),
     "tuvan_messages_failed_total": (
         "counter",

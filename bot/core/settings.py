@@ -246,6 +246,10 @@ class ZaloSettings(BaseModel):
     oauth_base: str = "https://oauth.zaloapp.com"
     window_hours: int = 48  # customer-service messages only this long after the user's message
     refresh_before_s: int = 3600  # refresh the access token this long before it expires
+    # 👍/👎 under the bot's answers, as two "oa.query.hide" buttons whose tap comes back as a
+    # hidden user_send_text carrying the vote (third-party integrations attest this shape, not
+    # Zalo's own pages from here). False: answers go as plain text, without buttons. On.
+    vote_buttons: bool = True
 
     @property
     def enabled(self) -> bool:

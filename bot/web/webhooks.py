@@ -5,7 +5,8 @@ only: forged → 403, malformed → 400, too large → 413, a channel that is no
 database unreachable → 503 (the platform retries; nothing is lost). Never a 500. The signature
 is checked before the body is parsed. An authentic event that cannot be read (no sender) or
 that the database refuses for what it holds (a value too long, NaN) is quarantined and
-acknowledged with 200: a retry would fail the same way forever.
+acknowledged with 200: a retry would fail the same way forever. A Telegram tap on 👍/👎 is
+acknowledged with its ``answerCallbackQuery`` in the 200's body (``adapters.telegram.callbacks``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from aiohttp import web
 from sqlalchemy.exc import SQLAlchemyError
 
 from adapters.messenger import MessengerAdapter
+from adapters.telegram import TelegramAdapter
 from bot.conversations.intake import store_events
 from bot.conversations.quarantine import STORE_ERRORS
 from bot.core.errors import WebhookAuthError, WebhookPayloadError
@@ -84,7 +86,7 @@ async def _receive(request: web.Request, channel: str) -> web.Response:
         return _text(400, f"malformed: {exc}")
     try:
         runtime = request.app[RUNTIME]
-        await store_events(
+        votes = await store_events(
             runtime.sessionmaker,
             batch,
             raw.body,
@@ -99,6 +101,12 @@ async def _receive(request: web.Request, channel: str) -> web.Response:
         # quarantined there and acknowledged.)
         log.error("could not store a %s webhook (the platform will retry): %s", channel, exc)
         return _text(503, "try again later")
+    if isinstance(adapter, TelegramAdapter) and votes:
+        # A tap on 👍/👎 is answered in the response itself: no request of ours to wait on.
+        vote, outcome = votes[0]
+        answer = adapter.webhook_answer(vote, outcome.recorded)
+        if answer is not None:
+            return web.json_response(answer)
     return _text(200, "ok")
 
 

@@ -166,6 +166,8 @@ class Delivery:
             ),
             first_part=int(details.get("parts_sent") or 0),
             human_agent=human_agent,
+            # The bot's answers carry 👍/👎 buttons; greetings and staff replies do not.
+            feedback_id=claim.id if claim.author == "bot" and claim.tier is not None else None,
             on_part_sent=lambda parts_sent: self._record_parts(claim, parts_sent),
         )
         try:

@@ -29,7 +29,16 @@ from bot.answer.parts import AnswererParts
 from bot.core.branding import brand_texts
 from bot.core.settings import BrandSettings, Settings
 from bot.db.engine import make_sessionmaker
-from bot.db.models import Chunk, Contact, FaqEntry, FaqOrigin, FaqStatus, StaffRole
+from bot.db.models import (
+    AnswerFeedback,
+    Chunk,
+    Contact,
+    Conversation,
+    FaqEntry,
+    FaqOrigin,
+    FaqStatus,
+    StaffRole,
+)
 from bot.runtime import Runtime
 from bot.web.app import create_app
 from bot.worker.loop import Worker
@@ -469,6 +478,40 @@ async def test_text_in_an_answer_is_never_markup(live: LiveApp, new_page: NewPag
     assert await chat.evaluate("window.pwned === undefined")
     assert await chat.locator(".msg img").count() == 0
     assert body
+
+
+async def test_a_visitor_marks_an_answer_and_the_choice_stays_shown(
+    live: LiveApp, new_page: NewPage
+) -> None:
+    chat = await new_page(viewport=PHONE, is_mobile=True, has_touch=True)
+    await open_chat(chat, live.base)
+    welcome = chat.locator(".msg.bot").first
+    await expect(welcome.locator(".votes")).to_have_count(0)  # the welcome is not an answer
+    await ask_in_chat(chat, "sdt hotline tuyen sinh la gi ad")
+    votes = chat.locator(".msg.bot").last.locator(".votes button")
+    await expect(votes).to_have_text(["👍", "👎"])
+    await expect(votes.nth(1)).to_have_attribute("aria-pressed", "false")
+    await votes.nth(1).click()
+    await expect(votes.nth(1)).to_have_attribute("aria-pressed", "true")
+    await expect(votes.nth(0)).to_have_attribute("aria-pressed", "false")
+    visitor = await chat.evaluate("localStorage.getItem('tuvan.visitor')")
+    async with live.sessionmaker() as session:
+        contact = await session.scalar(
+            select(Contact).where(Contact.channel == "web", Contact.external_id == visitor)
+        )
+        assert contact is not None
+        stored = await session.scalars(
+            select(AnswerFeedback.value)
+            .join(Conversation, Conversation.id == AnswerFeedback.conversation_id)
+            .where(Conversation.contact_id == contact.id)
+        )
+        assert stored.all() == [-1]
+    await chat.reload()  # the history says which was chosen
+    votes = chat.locator(".msg.bot").last.locator(".votes button")
+    await expect(votes.nth(1)).to_have_attribute("aria-pressed", "true")
+    await votes.nth(0).click()
+    await expect(votes.nth(0)).to_have_attribute("aria-pressed", "true")
+    await expect(votes.nth(1)).to_have_attribute("aria-pressed", "false")
 
 
 def test_screenshots_are_named_after_the_test_and_the_page(tmp_path: Path) -> None:

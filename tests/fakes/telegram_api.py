@@ -11,7 +11,9 @@
 
 Endpoints under ``/bot<token>/``: ``sendMessage`` (checks the HTML parse mode like Telegram:
 only its tags, only ``&lt; &gt; &amp; &quot;`` and numeric entities, at most 4096 characters
-after entity parsing), ``sendChatAction``, ``setWebhook``, ``deleteWebhook``, ``getWebhookInfo``,
+after entity parsing; an inline keyboard's ``callback_data`` at most 64 bytes),
+``answerCallbackQuery`` (text at most 200 characters), ``editMessageReplyMarkup``,
+``sendChatAction``, ``setWebhook``, ``deleteWebhook``, ``getWebhookInfo``,
 ``getUpdates`` (confirms updates below ``offset``, waits up to ``timeout`` s for new ones, 409
 while a webhook is set), ``getMe``. Bodies may be JSON, form-encoded or multipart (PTB's
 format); another token gets 401.
@@ -40,7 +42,9 @@ _TAG = re.compile(
 _ENTITY = re.compile(r"&(lt|gt|amp|quot|#\d+|#x[0-9a-fA-F]+);")
 _SECRET = re.compile(r"[A-Za-z0-9_-]{1,256}")
 # Parameters that are strings whatever they look like ("42" as a message text stays a string).
-_STRING_FIELDS = frozenset({"text", "caption", "url", "secret_token", "action", "parse_mode"})
+_STRING_FIELDS = frozenset(
+    {"text", "caption", "url", "secret_token", "action", "parse_mode", "callback_query_id"}
+)
 
 
 @dataclass(frozen=True)
@@ -151,15 +155,33 @@ class FakeTelegramApi:
             return _error(400, "Bad Request: message text is empty")
         if len(text) > 4096:
             return _error(400, "Bad Request: message is too long")
+        if (problem := _keyboard_problem(body.get("reply_markup"))) is not None:
+            return _error(400, problem)
         self._next_message_id += 1
-        return _ok(
-            {
-                "message_id": self._next_message_id,
-                "date": int(time.time()),
-                "chat": {"id": _int(body.get("chat_id")), "type": "private"},
-                "text": text,
-            }
-        )
+        sent = {
+            "message_id": self._next_message_id,
+            "date": int(time.time()),
+            "chat": {"id": _int(body.get("chat_id")), "type": "private"},
+            "text": text,
+        }
+        markup = body.get("reply_markup")
+        if isinstance(markup, dict) and "inline_keyboard" in markup:  # a Message shows only these
+            sent["reply_markup"] = markup
+        return _ok(sent)
+
+    async def _m_answerCallbackQuery(self, body: dict[str, Any]) -> web.Response:
+        if not isinstance(body.get("callback_query_id"), str):
+            return _error(400, "Bad Request: query is too old and response timeout expired")
+        if len(str(body.get("text", ""))) > 200:
+            return _error(400, "Bad Request: MESSAGE_TOO_LONG")
+        return _ok(True)
+
+    async def _m_editMessageReplyMarkup(self, body: dict[str, Any]) -> web.Response:
+        if body.get("chat_id") is None or body.get("message_id") is None:
+            return _error(400, "Bad Request: message to edit not found")
+        if (problem := _keyboard_problem(body.get("reply_markup"))) is not None:
+            return _error(400, problem)
+        return _ok({"message_id": _int(body["message_id"]), "date": int(time.time())})
 
     async def _m_sendChatAction(self, body: dict[str, Any]) -> web.Response:
         return _ok(True)
@@ -225,6 +247,17 @@ async def _body(request: web.Request) -> dict[str, Any]:
             except ValueError:
                 values[key] = text
     return values
+
+
+def _keyboard_problem(markup: Any) -> str | None:
+    """What Telegram says of an inline keyboard it refuses: callback_data is 1-64 bytes."""
+    rows = markup.get("inline_keyboard") if isinstance(markup, dict) else None
+    for row in rows or []:
+        for button in row:
+            data = button.get("callback_data")
+            if data is not None and not 1 <= len(str(data).encode()) <= 64:
+                return "Bad Request: BUTTON_DATA_INVALID"
+    return None
 
 
 def _int(value: Any) -> Any:

@@ -106,6 +106,8 @@ class ZaloApiFake:
         if self.access_token is not None and token != self.access_token:
             return web.json_response({"error": -216, "message": "Access token is invalid"})
         user = (body.get("recipient") or {}).get("user_id", "")
+        if (problem := _message_problem(body.get("message"))) is not None:
+            return web.json_response({"error": -201, "message": problem})
         return web.json_response(
             {
                 "error": 0,
@@ -154,6 +156,36 @@ class ZaloApiFake:
                 request.method, request.path, CIMultiDict(request.headers), body or {}, form or {}
             )
         )
+
+
+_BUTTON_TYPES = frozenset(
+    {"oa.open.url", "oa.query.show", "oa.query.hide", "oa.open.sms", "oa.open.phone"}
+)
+
+
+def _message_problem(message: Any) -> str | None:
+    """A customer-service message Zalo would refuse (error -201, invalid parameter): no text,
+    or an attachment that is not a template of 1-5 buttons of a known type, each with a title
+    and a string payload (for the query buttons)."""
+    if not isinstance(message, dict) or not isinstance(message.get("text"), str):
+        return "message.text is required"
+    if "attachment" not in message:
+        return None
+    attachment = message["attachment"]
+    payload = attachment.get("payload") if isinstance(attachment, dict) else None
+    buttons = payload.get("buttons") if isinstance(payload, dict) else None
+    if attachment.get("type") != "template" or not isinstance(buttons, list):
+        return "attachment must be a template with buttons"
+    if not 1 <= len(buttons) <= 5:
+        return "a template holds 1-5 buttons"
+    for button in buttons:
+        if not isinstance(button, dict) or button.get("type") not in _BUTTON_TYPES:
+            return "unknown button type"
+        if not isinstance(button.get("title"), str) or not button["title"]:
+            return "a button needs a title"
+        if button["type"].startswith("oa.query") and not isinstance(button.get("payload"), str):
+            return "a query button's payload is a string"
+    return None
 
 
 async def start_zalo_api(

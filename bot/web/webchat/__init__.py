@@ -1,6 +1,7 @@
 """The web chat: a page, an embeddable widget, and answers streamed as server-sent events.
 
 Modules: ``protocol`` (the request and response shapes), ``handlers`` (the routes),
+``feedback`` (a visitor's 👍/👎),
 ``answering`` (a message claimed, answered and stored once), ``visitors`` (the visitor id and
 its expiry), ``pages`` and ``csp`` (the page,
 the widget and their Content-Security-Policy), ``cors``; the files in ``static/``. Imports
@@ -41,6 +42,10 @@ whether staff have the conversation; while they do, the page asks again every fe
 it is visible) so that their replies appear without a reload. ``expired``: the id was not used
 for ``TUVAN_WEB__VISITOR_DAYS`` and no longer opens its conversation (``visitors``); the page
 then forgets it and starts clean, as its "Cuộc trò chuyện mới" button does.
+
+``POST /api/chat/feedback`` (``feedback``) takes the visitor's 👍/👎 on an answer:
+``{"reply_id": ..., "value": 1 | -1}`` with ``X-Visitor-Id``; the history gives each message's
+``vote`` (null, 1 or -1), so that the page shows the choice again after a reload.
 
 Citations come as ``{"n", "title", "url", "page"}``: a title and a web address, never the
 server's path of a file.

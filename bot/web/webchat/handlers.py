@@ -16,6 +16,7 @@ from aiohttp import web
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.conversations.feedback import votes_on
 from bot.conversations.queue import ClaimedInbound
 from bot.conversations.store import (
     bot_may_answer,
@@ -32,6 +33,7 @@ from bot.web.rate_limits import retry_after
 from bot.web.webchat.admission import BUSY, HELD, TOO_FAST, Admission, client_gone
 from bot.web.webchat.answering import CHANNEL, Answers, Conflict, HandedOver, Held, Stored
 from bot.web.webchat.cors import cors_headers, preflight_headers
+from bot.web.webchat.feedback import FeedbackHandler
 from bot.web.webchat.in_flight import AnswerGate, Place
 from bot.web.webchat.pages import Pages
 from bot.web.webchat.protocol import (
@@ -97,6 +99,7 @@ class WebChat:
         self.answers = Answers(duplicate_wait_s=duplicate_wait_s)
         self.admission = Admission()
         self.gate = AnswerGate(places=4, wait_s=1.0)  # replaced from the settings on start-up
+        self.feedback = FeedbackHandler(self.admission)
 
     async def preflight(self, request: web.Request) -> web.Response:
         settings = request.config_dict[RUNTIME].settings
@@ -121,10 +124,11 @@ class WebChat:
                 rows, human = await _visitor_history(
                     session, visitor_id, runtime.settings.web.history_messages
                 )
+                votes = await votes_on(session, [m.id for m in rows if m.tier is not None])
         except SQLAlchemyError:
             log.exception("web chat: cannot read the history of a visitor")
             return _unavailable(request)
-        messages = [history_entry(m) for m in rows if m.kind == "text"]
+        messages = [history_entry(m, votes.get(m.id)) for m in rows if m.kind == "text"]
         found = {"expired": False, "visitor_days": days, "human": human, "messages": messages}
         return _json(request, found)
 
@@ -242,8 +246,9 @@ def setup_webchat(app: web.Application, *, duplicate_wait_s: float = 30.0) -> We
 
     Routes: ``webchat.page`` GET / (the chat; ``?embed=1`` for the widget's frame),
     ``webchat.widget`` GET /widget.js, ``webchat.chat`` POST /api/chat,
-    ``webchat.history`` GET /api/chat/history (the visitor id in ``X-Visitor-Id``), and
-    OPTIONS preflights for both API paths.
+    ``webchat.history`` GET /api/chat/history (the visitor id in ``X-Visitor-Id``),
+    ``webchat.feedback`` POST /api/chat/feedback (a 👍/👎, ``bot.web.webchat.feedback``), and
+    OPTIONS preflights for the API paths.
     The chat endpoint enforces its own body limit (``MAX_CHAT_BODY``), whatever
     ``client_max_size`` is, and the limits of ``TUVAN_LIMITS__*`` (see the module's docstring).
     Answers under way get a while to finish when the server shuts down (``on_shutdown``: before
@@ -256,6 +261,10 @@ def setup_webchat(app: web.Application, *, duplicate_wait_s: float = 30.0) -> We
     app.router.add_get("/widget.js", chat.pages.widget, name="webchat.widget")
     app.router.add_post("/api/chat", chat.chat, name="webchat.chat")
     app.router.add_get("/api/chat/history", chat.history, name="webchat.history")
+    app.router.add_post("/api/chat/feedback", chat.feedback.vote, name="webchat.feedback")
+    app.router.add_route(
+        "OPTIONS", "/api/chat/feedback", chat.preflight, name="webchat.feedback_preflight"
+    )
     app.router.add_route("OPTIONS", "/api/chat", chat.preflight, name="webchat.chat_preflight")
     app.router.add_route(
         "OPTIONS", "/api/chat/history", chat.preflight, name="webchat.history_preflight"

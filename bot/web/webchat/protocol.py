@@ -84,8 +84,9 @@ def public_citations(citations: list[Any]) -> list[dict[str, Any]]:
     return [public_citation(c) for c in citations]
 
 
-def history_entry(message: Message) -> dict[str, Any]:
-    """One message of ``GET /api/chat/history``."""
+def history_entry(message: Message, vote: int | None = None) -> dict[str, Any]:
+    """One message of ``GET /api/chat/history``; ``vote``: the visitor's 👍 (1) or 👎 (-1) on
+    it, if any (shown as chosen)."""
     return {
         "id": message.id,
         "message_id": message.event_id,
@@ -94,6 +95,7 @@ def history_entry(message: Message) -> dict[str, Any]:
         "tier": message.tier,
         "citations": public_citations(message.citations),
         "created_at": message.created_at.isoformat(),
+        "vote": vote,
     }
 
 

@@ -12,6 +12,7 @@ import pytest
 from adapters.messenger import MessengerAdapter
 from adapters.messenger.events import PAGE_INBOX_APP_ID
 from bot.core.errors import WebhookPayloadError
+from bot.core.messages import Vote
 from tests.adapters.messenger._support import (
     APP_ID,
     PAGE_ID,
@@ -123,6 +124,19 @@ def test_quick_reply_is_read_as_its_payload_question(adapter: MessengerAdapter) 
         "text",
         "Học bổng cho tân sinh viên gồm những loại nào?",
     )
+
+
+def test_a_vote_quick_reply_is_a_vote_not_a_question(adapter: MessengerAdapter) -> None:
+    event = from_user(
+        message={
+            "mid": "m_vote",
+            "text": "👍 Hữu ích",
+            "quick_reply": {"payload": "tuvan-vote:55:up"},
+        }
+    )
+    [message] = adapter.parse(post(webhook([event]))).messages
+    assert (message.kind, message.text, message.event_id) == ("vote", "👍", "m_vote")
+    assert message.vote == Vote(55, 1)
 
 
 def test_echo_of_our_own_send_is_an_event(adapter: MessengerAdapter) -> None:

@@ -12,7 +12,7 @@ import pytest
 from adapters.telegram import TelegramAdapter
 from adapters.telegram.updates import parse_update
 from bot.core.errors import WebhookPayloadError
-from bot.core.messages import InboundMessage
+from bot.core.messages import InboundMessage, Vote
 from bot.core.settings import TelegramSettings
 from tests.adapters.telegram._support import (
     DATE,
@@ -136,6 +136,23 @@ def test_callback_query_is_an_event_of_the_chat() -> None:
     message = only(parse_update(update))
     assert (message.kind, message.external_user_id) == ("event", "111222333")
     assert message.user_name == "Lan Nguyễn"
+    assert message.raw == update
+
+
+def test_a_tap_on_a_vote_button_is_a_vote_of_the_chat_with_its_query_id() -> None:
+    update = {
+        "update_id": 12,
+        "callback_query": {
+            "id": "4382bfdwdsb323b2da",
+            "from": USER,
+            "message": {"message_id": 43, "chat": PRIVATE_CHAT, "date": DATE, "text": "30 triệu"},
+            "chat_instance": "-8271717171",
+            "data": "tuvan-vote:987:down",
+        },
+    }
+    message = only(parse_update(update))
+    assert (message.kind, message.external_user_id, message.text) == ("vote", "111222333", "👎")
+    assert message.vote == Vote(987, -1, ack_id="4382bfdwdsb323b2da")
     assert message.raw == update
 
 

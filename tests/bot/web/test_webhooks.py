@@ -245,8 +245,11 @@ async def test_both_events_of_a_messenger_batch_are_answered_in_order(stack: Sta
     actions = [a["sender_action"] for a in stack.messenger.actions]
     assert actions[:2] == ["mark_seen", "typing_on"]
     assert "SHUT" in sent[0]["message"]["text"]
-    # related FAQ questions offered as quick replies, titles within Messenger's 20 characters
-    offered = sent[0]["message"]["quick_replies"]
+    # 👍/👎 first, then related FAQ questions offered as quick replies, titles within
+    # Messenger's 20 characters
+    quick = sent[0]["message"]["quick_replies"]
+    votes, offered = quick[:2], quick[2:]
+    assert [v["payload"].rsplit(":", 1)[1] for v in votes] == ["up", "down"]
     assert 1 <= len(offered) <= stack.settings.messenger.quick_replies
     assert all(len(q["title"]) <= 20 and q["payload"] for q in offered)
 

@@ -1,0 +1,152 @@
+"""``POST /api/chat/feedback``: the web visitor's 👍/👎 on one of the bot's answers.
+
+Body ``{"reply_id": <the answer's id, from done.reply_id or the history's id>, "value": 1 | -1}``,
+the visitor id in the ``X-Visitor-Id`` header (as for the history: never in a URL). Checked as
+``POST /api/chat`` is, before anything is spent on it: the JSON content type (415) and the
+origin (403), the address's bucket (429), the body's size and shape (413, 400), the visitor's
+bucket (429). The buckets are the chat's limits under keys of their own, so voting never eats
+into the questions a visitor may ask. Then the vote is recorded only on the bot's answer in this
+visitor's own conversation (``bot.conversations.feedback``), else 404. Answers
+``{"reply_id", "value"}``. A vote is never a question: nothing is answered.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+from sqlalchemy.exc import SQLAlchemyError
+
+from bot.conversations.feedback import record_vote
+from bot.core.client_address import client_address
+from bot.core.errors import ChatRequestError
+from bot.core.votes import DOWN, UP
+from bot.keys import RUNTIME
+from bot.runtime import Runtime
+from bot.web.rate_limits import RateLimit, RateLimiter, retry_after
+from bot.web.webchat.admission import TOO_FAST, Admission
+from bot.web.webchat.answering import CHANNEL
+from bot.web.webchat.cors import cors_headers
+from bot.web.webchat.protocol import VISITOR_ID, VISITOR_ID_RULE, dumps, read_body
+from bot.web.webchat.visitors import VISITOR_HEADER
+
+log = logging.getLogger(__name__)
+
+MAX_FEEDBACK_BODY = 1024  # bytes: two small numbers and their keys
+_BIGINT_MAX = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class FeedbackRequest:
+    reply_id: int
+    value: int
+
+
+def parse_feedback_request(raw: bytes) -> FeedbackRequest:
+    """The body's answer id and vote, or ``ChatRequestError`` saying what is wrong."""
+    try:
+        body = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise ChatRequestError(f"the body is not JSON: {exc}") from exc
+    if not isinstance(body, dict):
+        raise ChatRequestError('expected a JSON object {"reply_id": ..., "value": 1 or -1}')
+    reply_id = body.get("reply_id")
+    if (
+        not isinstance(reply_id, int)
+        or isinstance(reply_id, bool)
+        or not 0 < reply_id <= _BIGINT_MAX
+    ):
+        raise ChatRequestError("reply_id must be the id of an answer (a positive integer)")
+    value = body.get("value")
+    if value not in (UP, DOWN) or isinstance(value, bool):
+        raise ChatRequestError("value must be 1 (👍) or -1 (👎)")
+    return FeedbackRequest(reply_id, int(value))
+
+
+class FeedbackHandler:
+    """The route's handler, with the buckets it takes tokens from."""
+
+    def __init__(self, admission: Admission) -> None:
+        self.admission = admission  # the chat's content-type and origin rule
+        self.limiter = RateLimiter()
+
+    async def vote(self, request: web.Request) -> web.Response:
+        runtime = request.config_dict[RUNTIME]
+        refused = self.admission.refusal(request, runtime.settings)
+        if refused is not None:
+            return _error(request, *refused)
+        settings = runtime.settings
+        limits = settings.limits
+        address = client_address(
+            request.remote,
+            request.headers.get("X-Forwarded-For"),
+            trust_proxy=settings.admin.trust_proxy,
+        )
+        by_address = RateLimit(limits.chat_ip_per_minute, limits.chat_ip_burst)
+        try:
+            wait_s = await self._take(runtime, f"vote-ip:{address}", by_address)
+        except SQLAlchemyError:
+            log.exception("web chat: cannot check the vote rate limit of an address")
+            return _unavailable(request)
+        if wait_s is not None:
+            return _error(request, 429, TOO_FAST, {"Retry-After": retry_after(wait_s)})
+        visitor_id = request.headers.get(VISITOR_HEADER, "")
+        if not VISITOR_ID.fullmatch(visitor_id):
+            return _error(request, 400, f"{VISITOR_HEADER}: {VISITOR_ID_RULE}")
+        raw = await read_body(request, MAX_FEEDBACK_BODY)
+        if raw is None:
+            return _error(request, 413, f"the request body is over {MAX_FEEDBACK_BODY} bytes")
+        try:
+            vote = parse_feedback_request(raw)
+        except ChatRequestError as exc:
+            return _error(request, 400, str(exc))
+        by_visitor = RateLimit(limits.chat_visitor_per_minute, limits.chat_visitor_burst)
+        try:
+            wait_s = await self._take(runtime, f"vote-visitor:{visitor_id}", by_visitor)
+            if wait_s is not None:
+                return _error(request, 429, TOO_FAST, {"Retry-After": retry_after(wait_s)})
+            async with runtime.sessionmaker.begin() as session:
+                outcome = await record_vote(
+                    session,
+                    channel=CHANNEL,
+                    voter=visitor_id,
+                    answer_id=vote.reply_id,
+                    value=vote.value,
+                )
+        except SQLAlchemyError:
+            log.exception("web chat: cannot record a vote")
+            return _unavailable(request)
+        if not outcome.recorded:
+            return _error(request, 404, "no answer of this conversation has this reply_id")
+        return _json(request, {"reply_id": vote.reply_id, "value": vote.value})
+
+    async def _take(self, runtime: Runtime, key: str, limit: RateLimit) -> float | None:
+        async with runtime.sessionmaker.begin() as session:
+            return await self.limiter.take(session, key[:200], limit)  # the column's width
+
+
+def _json(
+    request: web.Request, payload: object, *, status: int = 200, extra: dict[str, str] | None = None
+) -> web.Response:
+    settings = request.config_dict[RUNTIME].settings
+    headers: dict[str, Any] = {
+        "Cache-Control": "no-store",
+        **cors_headers(request, settings),
+        **(extra or {}),
+    }
+    return web.json_response(payload, status=status, headers=headers, dumps=dumps)
+
+
+def _error(
+    request: web.Request, status: int, message: str, extra: dict[str, str] | None = None
+) -> web.Response:
+    return _json(request, {"error": message}, status=status, extra=extra)
+
+
+def _unavailable(request: web.Request) -> web.Response:
+    return _error(
+        request, 503, "the chat is unavailable for a moment; try again", {"Retry-After": "5"}
+    )

@@ -1,0 +1,354 @@
+"""👍/👎 on the messaging platforms, end to end: a question in through the webhook, the real
+worker's answer out to the fake platform with its vote buttons, the student's tap back in through
+the webhook, stored as feedback (never answered); a forged vote, or one on someone else's answer,
+changes nothing; a staff reply carries no buttons. Telegram's long polling takes votes too."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+
+from bot.channels.telegram_polling import poll_into_store
+from bot.conversations.store import queue_staff_reply
+from bot.core.votes import NOT_TAKEN, THANKS, read_vote_payload
+from tests.adapters.telegram._support import wait_for
+from tests.bot.web._support import (
+    FAQ_QUESTION,
+    SECRET,
+    Stack,
+    chat_id,
+    messenger_batch,
+    post_telegram,
+    post_zalo,
+    signed,
+    telegram_update,
+    text_event,
+    zalo_text,
+)
+
+pytestmark = pytest.mark.usefixtures("demo_kb")
+
+
+async def feedback(stack: Stack, external_id: str) -> list[tuple[int, str, int]]:
+    """(answer id, channel, value) of the votes in this user's conversation."""
+    async with stack.sm() as session:
+        rows = await session.execute(
+            text(
+                "SELECT f.message_id, f.channel, f.value FROM answer_feedback f "
+                "JOIN conversations c ON c.id = f.conversation_id "
+                "JOIN contacts k ON k.id = c.contact_id WHERE k.external_id = :u ORDER BY f.id"
+            ),
+            {"u": external_id},
+        )
+        return [(m, c, v) for m, c, v in rows]
+
+
+async def flagged(stack: Stack, external_id: str) -> bool:
+    async with stack.sm() as session:
+        since = await session.scalar(
+            text(
+                "SELECT c.flagged_since FROM conversations c JOIN contacts k "
+                "ON k.id = c.contact_id WHERE k.external_id = :u"
+            ),
+            {"u": external_id},
+        )
+        return since is not None
+
+
+async def inbound(stack: Stack, external_id: str) -> list[tuple[str, str, str]]:
+    """(kind, status, text) of the user's inbound messages, in order."""
+    async with stack.sm() as session:
+        rows = await session.execute(
+            text(
+                "SELECT m.kind, m.status::text, m.text FROM messages m "
+                "JOIN conversations c ON c.id = m.conversation_id "
+                "JOIN contacts k ON k.id = c.contact_id "
+                "WHERE k.external_id = :u AND m.direction = 'in' ORDER BY m.id"
+            ),
+            {"u": external_id},
+        )
+        return [(k, s, t) for k, s, t in rows]
+
+
+async def conversation_of(stack: Stack, external_id: str) -> int:
+    async with stack.sm() as session:
+        found = await session.scalar(
+            text(
+                "SELECT c.id FROM conversations c JOIN contacts k ON k.id = c.contact_id "
+                "WHERE k.external_id = :u"
+            ),
+            {"u": external_id},
+        )
+    assert found is not None
+    return int(found)
+
+
+async def staff_reply(stack: Stack, external_id: str) -> None:
+    async with stack.sm.begin() as session:
+        await queue_staff_reply(
+            session, await conversation_of(stack, external_id), "Chị là cán bộ tư vấn.", "an"
+        )
+    await stack.worker.drain()
+
+
+def votes_of(payloads: list[str]) -> list[tuple[int, int]]:
+    return [found for p in payloads if (found := read_vote_payload(p)) is not None]
+
+
+# -- Telegram -----------------------------------------------------------------------------------
+
+
+def callback_update(update_id: int, chat: int, sent: dict[str, Any], data: str) -> dict[str, Any]:
+    """A tap on a button of the message ``sent`` (the fake's sendMessage result), as Telegram
+    sends it: the message comes back with its keyboard."""
+    return {
+        "update_id": update_id,
+        "callback_query": {
+            "id": f"cbq-{update_id}",
+            "from": {"id": chat, "is_bot": False, "first_name": "Lan"},
+            "chat_instance": "-4242",
+            "data": data,
+            "message": {
+                "message_id": sent["message_id"],
+                "date": 1_764_400_100,
+                "chat": {"id": chat, "type": "private"},
+                "from": {"id": 123456, "is_bot": True, "first_name": "Fake"},
+                "text": "…",
+                "reply_markup": sent["reply_markup"],
+            },
+        },
+    }
+
+
+async def telegram_answer(stack: Stack, chat: int) -> tuple[dict[str, Any], list[str]]:
+    """Ask the FAQ question in ``chat``; the answer as sent, and its buttons' callback data."""
+    assert await post_telegram(stack, telegram_update(chat, chat, FAQ_QUESTION)) == 200
+    await stack.worker.drain()
+    [call] = stack.telegram.calls_to("sendMessage")
+    keyboard = call.body["reply_markup"]["inline_keyboard"]
+    data = [b["callback_data"] for row in keyboard for b in row if "callback_data" in b]
+    sent = {"message_id": 101, "reply_markup": call.body["reply_markup"]}  # the fake's first id
+    return sent, data
+
+
+async def post_callback(stack: Stack, update: dict[str, Any]) -> Any:
+    response = await stack.client.post(
+        "/webhooks/telegram",
+        data=json.dumps(update).encode(),
+        headers={"X-Telegram-Bot-Api-Secret-Token": SECRET, "Content-Type": "application/json"},
+    )
+    assert response.status == 200
+    return await response.json()
+
+
+async def test_a_telegram_answer_has_vote_buttons_and_a_tap_is_stored_and_acknowledged(
+    stack: Stack,
+) -> None:
+    chat = chat_id()
+    sent, data = await telegram_answer(stack, chat)
+    [(answer_id, up), (same_id, down)] = votes_of(data)
+    assert answer_id == same_id
+    assert (up, down) == (1, -1)
+    assert all(len(d.encode()) <= 64 for d in data)
+
+    ack = await post_callback(stack, callback_update(chat + 1, chat, sent, data[1]))
+    assert ack == {
+        "method": "answerCallbackQuery",
+        "callback_query_id": f"cbq-{chat + 1}",
+        "text": f"{THANKS} 👎",
+    }
+    assert await feedback(stack, str(chat)) == [(answer_id, "telegram", -1)]
+    assert await flagged(stack, str(chat))
+
+    await post_callback(stack, callback_update(chat + 2, chat, sent, data[0]))  # changed mind
+    assert await feedback(stack, str(chat)) == [(answer_id, "telegram", 1)]
+    assert not await flagged(stack, str(chat))
+
+    await stack.worker.drain()
+    assert len(stack.telegram.calls_to("sendMessage")) == 1  # a vote is never answered
+    assert await inbound(stack, str(chat)) == [
+        ("text", "answered", FAQ_QUESTION),
+        ("vote", "skipped", "👎"),
+        ("vote", "skipped", "👍"),
+    ]
+
+
+async def test_a_telegram_vote_on_another_chats_answer_is_refused(stack: Stack) -> None:
+    chat, intruder = chat_id(), chat_id()
+    sent, data = await telegram_answer(stack, chat)
+    ack = await post_callback(stack, callback_update(intruder, intruder, sent, data[1]))
+    assert ack["text"] == NOT_TAKEN
+    # A payload made up for an answer that is not the bot's (the question's own id) as well.
+    answer_id = votes_of(data)[0][0]
+    forged = f"tuvan-vote:{answer_id - 1}:down"
+    ack = await post_callback(stack, callback_update(chat + 1, chat, sent, forged))
+    assert ack["text"] == NOT_TAKEN
+    assert await feedback(stack, str(chat)) == []
+    assert await feedback(stack, str(intruder)) == []
+    assert not await flagged(stack, str(chat))
+
+
+async def test_a_telegram_staff_reply_has_no_vote_buttons(stack: Stack) -> None:
+    chat = chat_id()
+    await telegram_answer(stack, chat)
+    await staff_reply(stack, str(chat))
+    calls = stack.telegram.calls_to("sendMessage")
+    assert len(calls) == 2
+    assert "Chị là cán bộ tư vấn." in calls[1].body["text"]
+    assert "reply_markup" not in calls[1].body
+
+
+async def test_telegram_long_polling_stores_a_vote_and_marks_the_choice(stack: Stack) -> None:
+    chat = chat_id()
+    sent, data = await telegram_answer(stack, chat)
+    stack.telegram.push_update(callback_update(chat + 1, chat, sent, data[0]))
+    stop = asyncio.Event()
+    task = asyncio.create_task(
+        poll_into_store(stack.settings.telegram, stack.sm, stack.http, stop=stop, timeout=1)
+    )
+    try:
+        await wait_for(lambda: bool(stack.telegram.calls_to("editMessageReplyMarkup")))
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 5)
+    [answered] = stack.telegram.calls_to("answerCallbackQuery")
+    assert answered.body["callback_query_id"] == f"cbq-{chat + 1}"
+    assert answered.body["text"] == f"{THANKS} 👍"
+    [edited] = stack.telegram.calls_to("editMessageReplyMarkup")
+    assert edited.body["message_id"] == sent["message_id"]
+    labels = [b["text"] for row in edited.body["reply_markup"]["inline_keyboard"] for b in row]
+    assert labels[-2:] == ["👍 ✓", "👎"]
+    assert await feedback(stack, str(chat)) == [(votes_of(data)[0][0], "telegram", 1)]
+
+
+# -- Messenger ----------------------------------------------------------------------------------
+
+
+def quick_reply_event(psid: str, mid: str, title: str, payload: str) -> dict[str, Any]:
+    return {
+        "sender": {"id": psid},
+        "recipient": {"id": "PAGE"},
+        "timestamp": int(time.time() * 1000),
+        "message": {"mid": mid, "text": title, "quick_reply": {"payload": payload}},
+    }
+
+
+async def messenger_answer(stack: Stack, psid: str) -> list[dict[str, str]]:
+    body = messenger_batch(text_event(psid, f"q-{psid}", FAQ_QUESTION))
+    assert (
+        await stack.client.post("/webhooks/messenger", data=body, headers=signed(body))
+    ).status == 200
+    await stack.worker.drain()
+    [answer] = [m for m in stack.messenger.messages if m["recipient"]["id"] == psid]
+    quick: list[dict[str, str]] = answer["message"]["quick_replies"]
+    return quick
+
+
+async def post_messenger(stack: Stack, *events: dict[str, Any]) -> None:
+    body = messenger_batch(*events)
+    response = await stack.client.post("/webhooks/messenger", data=body, headers=signed(body))
+    assert response.status == 200
+
+
+async def test_a_messenger_quick_reply_vote_is_stored_and_not_answered(stack: Stack) -> None:
+    psid = f"9{uuid.uuid4().int % 10**12}"
+    quick = await messenger_answer(stack, psid)
+    up, down = quick[0], quick[1]
+    assert (up["title"], down["title"]) == ("👍 Hữu ích", "👎 Chưa đúng ý")
+    answer_id = votes_of([up["payload"]])[0][0]
+
+    await post_messenger(
+        stack, quick_reply_event(psid, f"v-{psid}", down["title"], down["payload"])
+    )
+    assert await feedback(stack, psid) == [(answer_id, "messenger", -1)]
+    assert await flagged(stack, psid)
+    sent_before = len(stack.messenger.messages)
+    await stack.worker.drain()
+    assert len(stack.messenger.messages) == sent_before  # not a question: nothing answered
+    assert (await inbound(stack, psid))[-1] == ("vote", "skipped", "👎")
+
+
+async def test_a_messenger_vote_on_someone_elses_answer_is_refused(stack: Stack) -> None:
+    psid, intruder = (f"9{uuid.uuid4().int % 10**12}" for _ in range(2))
+    quick = await messenger_answer(stack, psid)
+    await post_messenger(
+        stack, quick_reply_event(intruder, f"v-{intruder}", "👎", quick[1]["payload"])
+    )
+    assert await feedback(stack, psid) == []
+    assert await feedback(stack, intruder) == []
+    assert not await flagged(stack, psid)
+
+
+async def test_a_messenger_staff_reply_has_no_vote_quick_replies(stack: Stack) -> None:
+    psid = f"9{uuid.uuid4().int % 10**12}"
+    await messenger_answer(stack, psid)
+    await staff_reply(stack, psid)
+    last = [m for m in stack.messenger.messages if m["recipient"]["id"] == psid][-1]
+    assert last["message"]["text"] == "Chị là cán bộ tư vấn."
+    assert not votes_of([q["payload"] for q in last["message"].get("quick_replies", [])])
+
+
+# -- Zalo ---------------------------------------------------------------------------------------
+
+
+async def zalo_answer(stack: Stack, user: str) -> list[dict[str, Any]]:
+    assert await post_zalo(stack, zalo_text(user, f"q-{user}", FAQ_QUESTION)) == 200
+    await stack.worker.drain()
+    [send] = [s for s in stack.zalo.sends if s.body["recipient"]["user_id"] == user]
+    buttons: list[dict[str, Any]] = send.body["message"]["attachment"]["payload"]["buttons"]
+    return buttons
+
+
+async def test_a_zalo_answer_has_vote_buttons_and_a_tap_is_stored_and_not_answered(
+    stack: Stack,
+) -> None:
+    user = f"9{uuid.uuid4().int % 10**12}"
+    buttons = await zalo_answer(stack, user)
+    assert [b["type"] for b in buttons] == ["oa.query.hide", "oa.query.hide"]
+    [(answer_id, up), (_, down)] = votes_of([b["payload"] for b in buttons])
+    assert (up, down) == (1, -1)
+
+    # The hidden query comes back as the user's text: its payload.
+    assert await post_zalo(stack, zalo_text(user, f"v-{user}", buttons[1]["payload"])) == 200
+    assert await feedback(stack, user) == [(answer_id, "zalo", -1)]
+    assert await flagged(stack, user)
+    sends = len(stack.zalo.sends)
+    await stack.worker.drain()
+    assert len(stack.zalo.sends) == sends
+    assert (await inbound(stack, user))[-1] == ("vote", "skipped", "👎")
+
+
+async def test_a_zalo_vote_on_someone_elses_answer_is_refused(stack: Stack) -> None:
+    user, intruder = (f"9{uuid.uuid4().int % 10**12}" for _ in range(2))
+    buttons = await zalo_answer(stack, user)
+    assert (
+        await post_zalo(stack, zalo_text(intruder, f"v-{intruder}", buttons[1]["payload"])) == 200
+    )
+    assert await feedback(stack, user) == []
+    assert await feedback(stack, intruder) == []
+
+
+async def test_a_zalo_staff_reply_has_no_vote_buttons(stack: Stack) -> None:
+    user = f"9{uuid.uuid4().int % 10**12}"
+    await zalo_answer(stack, user)
+    await staff_reply(stack, user)
+    last = [s for s in stack.zalo.sends if s.body["recipient"]["user_id"] == user][-1]
+    assert last.body["message"] == {"text": "Chị là cán bộ tư vấn."}
+
+
+async def test_without_zalo_vote_buttons_an_answer_goes_as_plain_text(stack: Stack) -> None:
+    stack.settings.zalo.vote_buttons = False  # the adapter reads its settings at each send
+    try:
+        user = f"9{uuid.uuid4().int % 10**12}"
+        assert await post_zalo(stack, zalo_text(user, f"q-{user}", FAQ_QUESTION)) == 200
+        await stack.worker.drain()
+        [send] = [s for s in stack.zalo.sends if s.body["recipient"]["user_id"] == user]
+        assert "attachment" not in send.body["message"]
+    finally:
+        stack.settings.zalo.vote_buttons = True
