@@ -67,7 +67,7 @@ add_strings(
         "conv.author.staff": ("Nhân viên", "Staff"),
         "conv.tier.faq": ("FAQ", "FAQ"),
         "conv.tier.documents": ("Tài liệu", "Documents"),
-        "conv.tier.fallback": ("Không có thông tin", "Fallback"),
+        "conv.tier.fallback": ("Chưa trả lời được", "Not answered"),
         "conv.standalone": ("Hiểu là: {question}", "Read as: {question}"),
         "conv.score": (
             "Điểm {score} (ngưỡng {threshold})",
