@@ -343,9 +343,7 @@ async def test_the_first_staff_reply_reaches_an_open_chat_without_the_student_ty
     await expect(admin.get_by_test_id("flash")).to_have_text(words("msg.reply_queued"))
 
     # The student typed nothing since the bot's answer: the open page shows the reply by itself.
-    await expect(chat.locator(".msg.staff .body").last).to_have_text(
-        reply, timeout=LIVE_REPLY_MS
-    )
+    await expect(chat.locator(".msg.staff .body").last).to_have_text(reply, timeout=LIVE_REPLY_MS)
     assert await chat.locator("#q").input_value() == ""
 
 
