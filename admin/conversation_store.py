@@ -17,14 +17,30 @@ from typing import Any
 from sqlalchemy import Select, exists, func, or_, select, true
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from admin.contacts import contact_reference
+from admin.contacts import contact_reference, shortened
 from admin.faq_store import folded, like_pattern
 from bot.conversations.store import history
 from bot.core.types import CHANNELS
-from bot.db.models import Contact, Conversation, ConversationMode, Message
+from bot.db.models import Author, Contact, Conversation, ConversationMode, Message
 
 TRANSCRIPT_PAGE = 200
 MAX_SEARCH = 200
+
+
+def first_question(conversation_id: Any) -> Any:
+    """The text of the conversation's first question (a text message from the student): with
+    the channel and the time it names a contact the platform gave no name (a web visitor)."""
+    return (
+        select(Message.text)
+        .where(
+            Message.conversation_id == conversation_id,
+            Message.author == Author.user,
+            Message.kind == "text",
+        )
+        .order_by(Message.id)
+        .limit(1)
+        .scalar_subquery()
+    )
 
 
 def _day(value: str) -> date | None:
@@ -85,11 +101,23 @@ class ConversationRow:
     last_author: str | None
     activity: datetime
     waiting_since: datetime | None = None  # the student asked for a person, no staff reply yet
+    flagged_since: datetime | None = None  # the student marked an answer 👎, not yet handled
+    first_text: str | None = None  # the contact's first question: names a contact without one
+    first_at: datetime | None = None  # when the conversation's first message came
 
     @property
     def contact_ref(self) -> str:
         """The contact's id as staff see it (a web visitor's only as a tag: admin.contacts)."""
         return contact_reference(self.channel, self.external_id)
+
+    @property
+    def needs_attention(self) -> bool:
+        """ "cần xử lý": a request for a person or a 👎 staff have not handled yet."""
+        return self.waiting_since is not None or self.flagged_since is not None
+
+    @property
+    def first_question(self) -> str:
+        return shortened(self.first_text or "")
 
 
 def _listing(filters: ConversationFilters) -> Select[Any]:
@@ -104,6 +132,13 @@ def _listing(filters: ConversationFilters) -> Select[Any]:
         .limit(1)
         .lateral("last")
     )
+    first = (
+        select(Message.created_at.label("at"))
+        .where(Message.conversation_id == Conversation.id)
+        .order_by(Message.id)
+        .limit(1)
+        .lateral("first")
+    )
     activity = func.coalesce(last.c.at, Conversation.updated_at).label("activity")
     query = (
         select(
@@ -111,14 +146,18 @@ def _listing(filters: ConversationFilters) -> Select[Any]:
             Conversation.channel,
             Conversation.mode,
             Conversation.waiting_since,
+            Conversation.flagged_since,
             Contact.name,
             Contact.external_id,
             last.c.text.label("last_text"),
             last.c.author.label("last_author"),
             activity,
+            first_question(Conversation.id).label("first_text"),
+            first.c.at.label("first_at"),
         )
         .join(Contact, Contact.id == Conversation.contact_id)
         .outerjoin(last, true())
+        .outerjoin(first, true())
     )
     if filters.channel:
         query = query.where(Conversation.channel == filters.channel)
@@ -150,8 +189,9 @@ async def _one_page(
     ordered = (
         query.add_columns(func.count().over().label("total"))
         .order_by(
-            # Students waiting for a person first, the longest waiting at the top.
-            Conversation.waiting_since.asc().nulls_last(),
+            # "cần xử lý" first (a request for a person, a 👎), the longest waiting at the top;
+            # least() passes over a NULL.
+            func.least(Conversation.waiting_since, Conversation.flagged_since).asc().nulls_last(),
             query.selected_columns.activity.desc(),
             Conversation.id.desc(),
         )
@@ -186,6 +226,9 @@ async def list_conversations(
             last_author=r.last_author.value if r.last_author is not None else None,
             activity=r.activity,
             waiting_since=r.waiting_since,
+            flagged_since=r.flagged_since,
+            first_text=r.first_text,
+            first_at=r.first_at,
         )
         for r in rows
     ], total
@@ -299,11 +342,22 @@ class Transcript:
     contact: Contact
     lines: list[Line]
     older: int | None  # ``before`` for the previous page, None at the start
+    first_text: str | None = None  # the contact's first question
+    first_at: datetime | None = None  # when the conversation's first message came
 
     @property
     def contact_ref(self) -> str:
         """The contact's id as staff see it (a web visitor's only as a tag: admin.contacts)."""
         return contact_reference(self.contact.channel, self.contact.external_id)
+
+    @property
+    def first_question(self) -> str:
+        return shortened(self.first_text or "")
+
+    @property
+    def needs_attention(self) -> bool:
+        c = self.conversation
+        return c.waiting_since is not None or c.flagged_since is not None
 
 
 async def transcript(
@@ -316,4 +370,13 @@ async def transcript(
     assert contact is not None  # contact_id is a non-null foreign key
     rows = await history(session, conversation_id, before_id=before, limit=TRANSCRIPT_PAGE)
     older = rows[0].id if len(rows) == TRANSCRIPT_PAGE else None
-    return Transcript(conversation, contact, [line_of(m) for m in rows], older)
+    first_at = await session.scalar(
+        select(Message.created_at)
+        .where(Message.conversation_id == conversation_id)
+        .order_by(Message.id)
+        .limit(1)
+    )
+    first_text = await session.scalar(select(first_question(conversation_id)))
+    return Transcript(
+        conversation, contact, [line_of(m) for m in rows], older, first_text, first_at
+    )

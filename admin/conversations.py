@@ -15,6 +15,7 @@ from urllib.parse import urlencode
 from aiohttp import web
 
 from admin import audit
+from admin.attention import mark_handled
 from admin.conversation_store import (
     ConversationFilters,
     list_conversations,
@@ -41,11 +42,32 @@ add_strings(
         "conv.mode": ("Trạng thái", "Status"),
         "conv.mode.bot": ("trợ lý trả lời", "bot answers"),
         "conv.mode.human": ("nhân viên tiếp quản", "staff took over"),
-        "conv.waiting": ("cần xử lý", "needs a person"),
+        "conv.waiting": ("cần xử lý", "needs attention"),
         "conv.waiting_help": (
-            "Người hỏi muốn gặp cán bộ tư vấn; hết đánh dấu khi nhân viên trả lời.",
-            "The student asked for a person; cleared when staff reply.",
+            "Cần nhân viên: hết đánh dấu khi nhân viên trả lời hoặc bấm “Đã xử lý”.",
+            "Needs staff: cleared when staff reply or press “Handled”.",
         ),
+        "conv.reason.waiting": ("muốn gặp cán bộ tư vấn", "asked for a person"),
+        "conv.reason.flagged": ("chê một câu trả lời (👎)", "marked an answer 👎"),
+        "conv.attention_count": (
+            "{n} hội thoại cần xử lý",
+            "{n} conversations need attention",
+        ),
+        "conv.handled": ("Đã xử lý", "Handled"),
+        "conv.handled_help": (
+            "Bỏ đánh dấu “cần xử lý” mà không cần trả lời (ví dụ đã gọi điện cho người hỏi).",
+            "Clear “needs attention” without replying (e.g. you phoned the student).",
+        ),
+        "msg.handled": ("Đã đánh dấu là đã xử lý.", "Marked as handled."),
+        "conv.named_by_question": (
+            "{channel} · “{question}” · {at}",
+            "{channel} · “{question}” · {at}",
+        ),
+        "conv.named_by_time": ("{channel} · {at}", "{channel} · {at}"),
+        "conv.channel_name.web": ("Khách web", "Web visitor"),
+        "conv.channel_name.telegram": ("Telegram", "Telegram"),
+        "conv.channel_name.messenger": ("Messenger", "Messenger"),
+        "conv.channel_name.zalo": ("Zalo", "Zalo"),
         "conv.from": ("Từ ngày", "From"),
         "conv.to": ("Đến ngày", "To"),
         "conv.search": ("Tìm trong tin nhắn", "Search the messages"),
@@ -67,7 +89,7 @@ add_strings(
         "conv.author.staff": ("Nhân viên", "Staff"),
         "conv.tier.faq": ("FAQ", "FAQ"),
         "conv.tier.documents": ("Tài liệu", "Documents"),
-        "conv.tier.fallback": ("Không có thông tin", "Fallback"),
+        "conv.tier.fallback": ("Chưa trả lời được", "Not answered"),
         "conv.standalone": ("Hiểu là: {question}", "Read as: {question}"),
         "conv.score": (
             "Điểm {score} (ngưỡng {threshold})",
@@ -214,6 +236,28 @@ async def hand_back(request: web.Request) -> web.Response:
 
 
 @requires(StaffRole.editor)
+async def handled(request: web.Request) -> web.Response:
+    """ "Đã xử lý": the conversation no longer needs staff (audited, with what was set)."""
+    async with runtime(request).sessionmaker.begin() as session:
+        conversation_id = _conversation_id(request)
+        before = await mark_handled(session, conversation_id)
+        if before is None:
+            raise web.HTTPNotFound()
+        await audit.record(
+            session,
+            me(request).email,
+            "handled",
+            "conversation",
+            conversation_id,
+            before,
+            {"waiting_since": None, "flagged_since": None},
+        )
+    redirect(
+        request, "admin.conversations_view", {"msg": "handled"}, conversation_id=conversation_id
+    )
+
+
+@requires(StaffRole.editor)
 async def reply(request: web.Request) -> web.Response:
     data = await form(request)
     text = field(data, "text", MAX_REPLY + 1)
@@ -260,6 +304,11 @@ def setup(app: web.Application) -> None:
     )
     r.add_post(
         r"/conversations/{conversation_id:\d+}/reply", reply, name="admin.conversations_reply"
+    )
+    r.add_post(
+        r"/conversations/{conversation_id:\d+}/handled",
+        handled,
+        name="admin.conversations_handled",
     )
     r.add_post(
         r"/conversations/{conversation_id:\d+}/hand-back",

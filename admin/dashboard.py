@@ -1,4 +1,5 @@
-"""The Dashboard: messages per day by channel, which tier answered, response times, and the
+"""The Dashboard: the headline numbers beside the previous period's (admin.headlines),
+messages per day by channel, which tier answered, response times, and the
 biggest groups of unanswered questions, over the last 7, 30 or 90 days (UTC days).
 
 Aggregation happens in PostgreSQL (``date_trunc`` per day, ``percentile_cont`` for the
@@ -6,7 +7,8 @@ percentiles), with bound parameters; days without rows are filled in here, so ev
 one slot per day. Charts are server-side SVG (admin.charts) with the same numbers in tables.
 
 - *Messages*: inbound messages from students, by channel.
-- *Tiers*: the bot's replies by the tier that produced them (FAQ, documents, fallback).
+- *Tiers*: the bot's replies by the tier that produced them (FAQ, documents, fallback, which
+  staff read as "Chưa trả lời được").
 - *Response time*: for answered questions, from the question's arrival (``created_at``) to its
   answer being stored (``done_at``): p50 and p95 per day, and over the whole period.
 """
@@ -22,6 +24,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admin.charts import PALETTE, Chart, Series, line_chart, stacked_bars
+from admin.headlines import headlines, period_figures, previous_period
 from admin.i18n import Translator, add_strings
 from admin.keys import QUESTION_VECTORS
 from admin.period import PERIODS, Period
@@ -63,7 +66,7 @@ add_strings(
         "dash.none": ("Chưa có dữ liệu trong khoảng thời gian này.", "No data in this period."),
         "dash.tier.faq": ("FAQ", "FAQ"),
         "dash.tier.documents": ("Tài liệu", "Documents"),
-        "dash.tier.fallback": ("Dự phòng", "Fallback"),
+        "dash.tier.fallback": ("Chưa trả lời được", "Not answered"),
     }
 )
 
@@ -202,6 +205,9 @@ async def dashboard_page(request: web.Request) -> web.Response:
         tiers = await daily_counts(session, TIERS_PER_DAY, period, TIERS)
         per_day, overall = await reply_latency(session, period)
         quarantined = await count_quarantined(session)
+        before = previous_period(period)
+        figures = await period_figures(session, period)
+        figures_before = await period_figures(session, before)
     report = await unanswered_report(rt, request.config_dict[QUESTION_VECTORS], period)
     tier_names = {k: t(f"dash.tier.{k}") if t.knows(f"dash.tier.{k}") else k for k in tiers.keys}
     return await render(
@@ -211,6 +217,8 @@ async def dashboard_page(request: web.Request) -> web.Response:
             "period": period,
             "periods": PERIODS,
             "quarantined": quarantined,
+            "headlines": headlines(t, figures, figures_before),
+            "before": before,
             "messages": messages,
             "messages_chart": _bars(
                 t("dash.messages"),

@@ -32,7 +32,10 @@ add_strings(
         "try.tier": ("Tầng trả lời: {tier}", "Answered by: {tier}"),
         "try.tier.faq": ("1 · câu hỏi thường gặp (nguyên văn)", "1 · FAQ (word for word)"),
         "try.tier.documents": ("2 · tài liệu (có trích dẫn)", "2 · documents (cited)"),
-        "try.tier.fallback": ("dự phòng (không đủ thông tin)", "fallback (not enough to go on)"),
+        "try.tier.fallback": (
+            "chưa trả lời được (không đủ thông tin)",
+            "not answered (not enough to go on)",
+        ),
         "try.reason": ("Lý do: {reason}", "Why: {reason}"),
         "try.thresholds": (
             "Ngưỡng: t_faq = {t_faq}, t_doc = {t_doc} ({origin})",

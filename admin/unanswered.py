@@ -32,8 +32,9 @@ add_strings(
     {
         "unans.title": ("Câu hỏi chưa trả lời được", "Unanswered questions"),
         "unans.intro": (
-            "Câu hỏi nhận câu trả lời dự phòng, hoặc được trả lời với độ tin cậy thấp (điểm chỉ "
-            "vừa qua ngưỡng), gom theo ý nghĩa. Thêm một mục FAQ cho nhóm lớn nhất trước.",
+            "Câu hỏi chưa trả lời được (trợ lý không tìm thấy thông tin), hoặc được trả lời "
+            "với độ tin cậy thấp (điểm chỉ vừa qua ngưỡng), gom theo ý nghĩa. Thêm một mục FAQ "
+            "cho nhóm lớn nhất trước.",
             "Questions that got the fallback, or an answer whose score only just passed its "
             "threshold, grouped by meaning. Add an FAQ entry for the biggest groups first.",
         ),
@@ -60,7 +61,7 @@ add_strings(
         "unans.more": ("… và {n} câu khác", "… and {n} more"),
         "unans.create_faq": ("Tạo mục FAQ", "Create an FAQ entry"),
         "unans.open_conversation": ("Xem hội thoại", "Open the conversation"),
-        "unans.tier.fallback": ("dự phòng", "fallback"),
+        "unans.tier.fallback": ("chưa trả lời được", "not answered"),
         "unans.tier.documents": ("tài liệu, tin cậy thấp", "documents, low confidence"),
         "unans.tier.faq": ("FAQ, tin cậy thấp", "FAQ, low confidence"),
         "period.label": ("Khoảng thời gian", "Period"),

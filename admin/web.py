@@ -15,8 +15,10 @@ from typing import Any, NoReturn, TypeVar
 import aiohttp_jinja2
 from aiohttp import web
 from multidict import MultiDictProxy
+from sqlalchemy.exc import SQLAlchemyError
 
 from admin.accounts import StaffIdentity
+from admin.attention import needs_attention_count
 from admin.i18n import DEFAULT_LANGUAGE, LANGUAGES, Translator
 from admin.keys import JINJA
 from bot.db.models import StaffRole
@@ -168,6 +170,16 @@ NAV: tuple[NavItem, ...] = (
 )
 
 
+async def _attention(request: web.Request) -> int:
+    """The menu's count of conversations that need staff; 0 if the database cannot say (the
+    page itself may be the error page of that)."""
+    try:
+        async with runtime(request).sessionmaker() as session:
+            return await needs_attention_count(session)
+    except SQLAlchemyError:
+        return 0
+
+
 async def render(
     request: web.Request,
     template: str,
@@ -192,6 +204,7 @@ async def render(
         "message": f"msg.{message}" if Translator(lang).knows(f"msg.{message}") else "",
         "url": lambda name, query=None, **parts: url(request, name, query, **parts),
         "roles": list(StaffRole),
+        "attention": await _attention(request) if identity is not None else 0,
     }
     return aiohttp_jinja2.render_template(
         template, request, {**base, **(context or {})}, app_key=JINJA, status=status

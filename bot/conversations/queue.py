@@ -35,6 +35,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 INBOX_CHANNEL = "tuvan_inbox"  # NOTIFY channel: an inbound message to answer
 OUTBOX_CHANNEL = "tuvan_outbox"  # NOTIFY channel: an outbound message to send
+# NOTIFY channel: a staff reply in a conversation (payload: its id), for the open web chats
+CONVERSATION_CHANNEL = "tuvan_conversation"
 
 
 def _free(row: str, waiting: str, working: str, *, capped: bool) -> str:

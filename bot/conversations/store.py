@@ -23,7 +23,7 @@ from bot.conversations.inbound import (
     Recorded,
     record_inbound,
 )
-from bot.conversations.queue import OUTBOX_CHANNEL
+from bot.conversations.queue import CONVERSATION_CHANNEL, OUTBOX_CHANNEL
 from bot.core.clock import utcnow
 from bot.db.models import Author, Contact, Conversation, ConversationMode, Message
 
@@ -150,7 +150,11 @@ _WAITING = text(
     "UPDATE conversations SET waiting_since = coalesce(waiting_since, clock_timestamp()) "
     "WHERE id = :id"
 )
-_ANSWERED_BY_STAFF = text("UPDATE conversations SET waiting_since = NULL WHERE id = :id")
+# A staff reply settles what made the conversation "cần xử lý": the request for a person and
+# the 👎 alike.
+_ANSWERED_BY_STAFF = text(
+    "UPDATE conversations SET waiting_since = NULL, flagged_since = NULL WHERE id = :id"
+)
 
 
 async def store_reply(
@@ -235,6 +239,11 @@ async def queue_staff_reply(
     )
     await session.execute(_ANSWERED_BY_STAFF, {"id": conversation_id})
     await session.execute(text(f"NOTIFY {OUTBOX_CHANNEL}"))
+    # Wakes the student's open web chat, held by whichever serve process (on commit).
+    await session.execute(
+        text("SELECT pg_notify(:channel, :conversation)"),
+        {"channel": CONVERSATION_CHANNEL, "conversation": str(conversation_id)},
+    )
     return int(reply_id)
 
 

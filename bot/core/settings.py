@@ -267,6 +267,10 @@ class WebChatSettings(BaseModel):
     # POST /api/ask (one answer as JSON, with scores: for tools and tests) is answered only to
     # "Authorization: Bearer <this token>". Unset (the default): the route answers 404.
     ask_token: SecretStr | None = None
+    # An open chat page asks GET /api/chat/updates, held this long (seconds) when nothing new
+    # comes; a staff reply answers it at once. Keep it under the idle timeout of any proxy in
+    # front (nginx: 60 s).
+    updates_wait_s: float = Field(default=25.0, gt=0, le=300)
 
 
 class BrandSettings(BaseModel):

@@ -325,6 +325,38 @@ async def test_staff_take_over_a_web_chat_and_the_visitor_sees_the_reply(
     await expect(staff_line).to_contain_text(words("conv.status.sent"))
 
 
+# -- 4a. the first staff reply reaches the open chat by itself ------------------------------------
+
+LIVE_REPLY_MS = 5_000  # the target: the first staff reply shows within 5 s, no typing
+
+
+async def test_the_first_staff_reply_reaches_an_open_chat_without_the_student_typing(
+    live: LiveApp, new_page: NewPage
+) -> None:
+    tag = uuid.uuid4().hex[:8]
+    question = f"Em muốn hỏi học bổng cho thí sinh vùng sâu, em tên Minh{tag}"
+    reply = f"Chào Minh, chị là cán bộ tuyển sinh; học bổng vùng sâu em xem mục 4 nhé ({tag})."
+
+    chat = await new_page()
+    await open_chat(chat, live.base)
+    await ask_in_chat(chat, question)
+
+    admin = await signed_in(live, new_page, StaffRole.editor)
+    await admin.get_by_test_id("nav-conversations").click()
+    await admin.get_by_label(words("conv.search"), exact=True).fill(f"Minh{tag}")
+    await admin.get_by_test_id("conv-filter-submit").click()
+    await admin.get_by_test_id("conv-table").locator("tbody tr").first.get_by_role("link").click()
+    await admin.get_by_test_id("conv-take-over").click()
+    await expect(admin.get_by_test_id("flash")).to_have_text(words("msg.taken_over"))
+    await admin.get_by_label(words("conv.reply_label"), exact=True).fill(reply)
+    await admin.get_by_test_id("conv-reply").click()
+    await expect(admin.get_by_test_id("flash")).to_have_text(words("msg.reply_queued"))
+
+    # The student typed nothing since the bot's answer: the open page shows the reply by itself.
+    await expect(chat.locator(".msg.staff .body").last).to_have_text(reply, timeout=LIVE_REPLY_MS)
+    assert await chat.locator("#q").input_value() == ""
+
+
 # -- 4b. the visitor starts a new conversation; an old id is forgotten -----------------------------
 
 VISITOR_ID_128_BITS = re.compile(r"^[0-9a-f]{32}$")

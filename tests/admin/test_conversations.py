@@ -1,6 +1,8 @@
 """The Conversations pages over real HTTP with the real worker and a fake Telegram Bot API:
 take over (the bot stays quiet), reply (delivered through the channel, stored as staff),
-hand back (the bot answers again); the list's filters; escaping; the web chat's polling flag.
+hand back (the bot answers again); the list's filters; escaping; the web chat's polling flag;
+"cần xử lý" (a request for a person, a 👎) first and counted in the menu, cleared by a reply or
+"Đã xử lý"; contacts without a name shown by channel, first question and time.
 
 The worker's queues are about transactions between sessions, so this module commits for real
 (``sessionmaker`` is overridden) and deletes what each test added afterwards.
@@ -15,6 +17,7 @@ import re
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import replace
+from datetime import timedelta
 from typing import Any
 
 import aiohttp
@@ -26,6 +29,7 @@ from adapters.telegram import TelegramAdapter
 from bot.answer.answerer import Answerer
 from bot.answer.parts import AnswererParts
 from bot.conversations.store import record_inbound
+from bot.core.clock import utcnow
 from bot.core.messages import InboundMessage
 from bot.core.settings import Settings
 from bot.db.models import AuditEntry, Author, Conversation, Direction, Message, MessageStatus
@@ -452,3 +456,170 @@ async def test_a_student_asking_for_a_person_waits_at_the_top_until_staff_reply(
         assert conversation.waiting_since is None  # a person answered
     page = await editor.page("/admin/conversations")
     assert 'data-testid="conv-waiting"' not in page
+
+
+# -- "cần xử lý": a request for a person or a 👎, first in the list and counted in the menu -------
+
+
+async def flag(sm: async_sessionmaker[AsyncSession], conversation_id: int, **marks: Any) -> None:
+    """Set ``waiting_since`` / ``flagged_since`` as the answerer and the 👎 button do."""
+    async with sm.begin() as session:
+        conversation = await session.get(Conversation, conversation_id)
+        assert conversation is not None
+        for name, value in marks.items():
+            setattr(conversation, name, value)
+
+
+def menu_count(page: str) -> int | None:
+    found = re.search(r'data-testid="nav-attention"[^>]*>(\d+)<', page)
+    return int(found.group(1)) if found else None
+
+
+async def attention_rows(sm: async_sessionmaker[AsyncSession]) -> int:
+    async with sm() as session:
+        return int(
+            await session.scalar(
+                text(
+                    "SELECT count(*) FROM conversations "
+                    "WHERE waiting_since IS NOT NULL OR flagged_since IS NOT NULL"
+                )
+            )
+            or 0
+        )
+
+
+async def test_a_thumbs_down_puts_the_conversation_first_with_its_reason_and_in_the_menu_count(
+    viewer: AdminBrowser, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    before = await attention_rows(sessionmaker)
+    flagged = await ask(sessionmaker, chat_id(), "Học phí ngành Luật bao nhiêu?")
+    waiting = await ask(sessionmaker, chat_id(), "Cho em gặp cán bộ tư vấn")
+    both = await ask(sessionmaker, chat_id(), "Câu trả lời sai rồi, cho em gặp người thật")
+    newer = await ask(sessionmaker, chat_id(), FAQ_QUESTION)  # the newest activity, no mark
+    start = utcnow() - timedelta(minutes=30)
+    await flag(sessionmaker, flagged, flagged_since=start)
+    await flag(sessionmaker, waiting, waiting_since=start + timedelta(minutes=1))
+    await flag(sessionmaker, both, waiting_since=start + timedelta(minutes=5), flagged_since=start)
+
+    page = await viewer.page("/admin/conversations")
+    order = [int(n) for n in re.findall(r'data-testid="conv-row-(\d+)"', page)]
+    assert order.index(newer) > max(order.index(c) for c in (flagged, waiting, both))
+    assert order.index(flagged) < order.index(waiting)  # the longest waiting first
+
+    def row(conversation: int) -> str:
+        found = re.search(rf'data-testid="conv-row-{conversation}".*?</tr>', page, re.S)
+        assert found
+        return found.group(0)
+
+    assert "cần xử lý" in row(flagged)
+    assert 'data-testid="conv-flagged">chê một câu trả lời (👎)<' in row(flagged)
+    assert 'data-testid="conv-waiting"' not in row(flagged)
+    assert 'data-testid="conv-waiting">muốn gặp cán bộ tư vấn<' in row(waiting)
+    assert 'data-testid="conv-flagged"' in row(both)
+    assert 'data-testid="conv-waiting"' in row(both)
+    assert "cần xử lý" not in row(newer)
+    assert menu_count(page) == before + 3
+    # The count is in the menu of every page, not only the list's.
+    assert menu_count(await viewer.page("/admin/faq")) == before + 3
+
+
+async def test_a_staff_reply_clears_both_marks(
+    editor: AdminBrowser, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    conversation = await ask(sessionmaker, chat_id(), "Câu trả lời sai rồi")
+    await flag(sessionmaker, conversation, waiting_since=utcnow(), flagged_since=utcnow())
+    response = await editor.post(f"/admin/conversations/{conversation}/reply", {"text": STAFF_TEXT})
+    assert response.status == 303
+    async with sessionmaker() as session:
+        found = await session.get(Conversation, conversation)
+        assert found is not None
+        assert (found.waiting_since, found.flagged_since) == (None, None)
+
+
+async def test_handled_clears_both_marks_is_audited_and_needs_the_csrf_token(
+    editor: AdminBrowser, viewer: AdminBrowser, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    conversation = await ask(sessionmaker, chat_id(), "Câu trả lời sai rồi")
+    flagged_at = utcnow() - timedelta(minutes=3)
+    await flag(sessionmaker, conversation, waiting_since=flagged_at, flagged_since=flagged_at)
+    view = await editor.page(f"/admin/conversations/{conversation}")
+    assert 'data-testid="conv-handled"' in view
+    assert 'data-testid="conv-handled"' not in await viewer.page(
+        f"/admin/conversations/{conversation}"
+    )
+
+    path = f"/admin/conversations/{conversation}/handled"
+    assert (await editor.post(path, csrf="")).status == 403  # no token: nothing cleared
+    assert (await viewer.post(path)).status == 403  # a viewer may not
+    assert await attention_rows(sessionmaker) >= 1
+    async with sessionmaker() as session:
+        still = await session.get(Conversation, conversation)
+        assert still is not None
+        assert still.flagged_since is not None
+
+    response = await editor.post(path)
+    assert response.status == 303
+    assert "msg=handled" in response.headers["Location"]
+    async with sessionmaker() as session:
+        found = await session.get(Conversation, conversation)
+        assert found is not None
+        assert (found.waiting_since, found.flagged_since) == (None, None)
+        entry = await session.scalar(
+            select(AuditEntry).where(
+                AuditEntry.entity == "conversation",
+                AuditEntry.entity_id == conversation,
+                AuditEntry.action == "handled",
+            )
+        )
+    assert entry is not None
+    assert entry.before == {
+        "waiting_since": flagged_at.isoformat(),
+        "flagged_since": flagged_at.isoformat(),
+    }
+    assert entry.after == {"waiting_since": None, "flagged_since": None}
+    page = await editor.page(f"/admin/conversations/{conversation}?msg=handled")
+    assert "Đã đánh dấu là đã xử lý." in page
+    assert 'data-testid="conv-handled"' not in page
+    assert (await editor.post("/admin/conversations/999999999/handled")).status == 404
+
+
+# -- a contact without a name: channel, first question, time ----------------------------------
+
+
+async def test_a_contact_without_a_name_shows_its_channel_first_question_and_time(
+    viewer: AdminBrowser, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    question = (
+        "Cho em hỏi học phí ngành Công nghệ thông tin hệ chất lượng cao năm 2026 là bao nhiêu ạ?"
+    )
+    visitor = uuid.uuid4().hex
+    made = []
+    async with sessionmaker.begin() as session:
+        for channel, user in (("web", visitor), ("zalo", f"z{uuid.uuid4().hex[:12]}")):
+            recorded = await record_inbound(
+                session,
+                InboundMessage(
+                    channel=channel,  # type: ignore[arg-type]
+                    event_id=f"evt-{uuid.uuid4()}",
+                    external_user_id=user,
+                    kind="text",
+                    text=question,
+                ),
+            )
+            made.append(recorded.conversation_id)
+    rows = []
+    for conversation in made:
+        first = (await thread(sessionmaker, conversation))[0]
+        rows.append((conversation, first.channel, first.created_at))
+    shortened = "Cho em hỏi học phí ngành Công nghệ thông tin hệ chất lượng…"
+    listing = await viewer.page("/admin/conversations")
+    for conversation, channel, at in rows:
+        name = "Khách web" if channel == "web" else "Zalo"
+        label = html.escape(f"{name} · “{shortened}” · {at.strftime('%d/%m/%Y %H:%M')}")
+        found = re.search(rf'data-testid="conv-row-{conversation}".*?</tr>', listing, re.S)
+        assert found
+        assert f'data-testid="conv-label">{label}<' in found.group(0)
+        assert "(không tên)" not in found.group(0)
+        view = await viewer.page(f"/admin/conversations/{conversation}")
+        assert f'data-testid="conv-label">{label}<' in view
+        assert visitor not in view

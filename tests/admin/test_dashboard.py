@@ -1,6 +1,7 @@
 """The Dashboard over real HTTP against rows inserted for a past week: messages per day by
 channel, tiers per day, response-time percentiles (checked against numpy's), the top
-unanswered group; and the SVG chart helper's arithmetic."""
+unanswered group, the headline numbers beside the week before; and the SVG chart helper's
+arithmetic."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from admin.charts import Series, line_chart, nice_step, stacked_bars
 from admin.period import Period
 from bot.conversations.quarantine import quarantine_event
 from bot.conversations.store import upsert_conversation
-from bot.db.models import Author, Direction, Message, MessageStatus
+from bot.db.models import AnswerFeedback, AuditEntry, Author, Direction, Message, MessageStatus
 from tests.admin._support import AdminBrowser
 
 WEEK = "days=7&end=2024-03-10"
@@ -169,3 +170,131 @@ async def test_quarantined_webhook_events_are_counted_on_the_dashboard(
             await quarantine_event(session, "messenger", b'{"object": "page"}', f"e{n}", "why")
     page = await viewer.page("/admin/dashboard")
     assert re.search(r'data-testid="quarantined">2 sự kiện webhook', page)
+
+
+# -- the headline numbers, beside the previous period -------------------------------------------
+
+HEADLINE_WEEK = "days=7&end=2023-05-14"  # 05-08 … 05-14; the week before: 05-01 … 05-07
+
+
+async def insert_two_weeks(sm: async_sessionmaker[AsyncSession]) -> None:
+    """This week: 4 questions (FAQ, documents, fallback, one staff answered), replies after 2, 4,
+    10 and 60 s, votes 2 👍 1 👎, 2 conversations taken over (one twice). The week before:
+    2 questions answered from the FAQ after 1 and 3 s, 1 👍, 1 conversation taken over."""
+    async with sm.begin() as session:
+        now_conv = await upsert_conversation(session, "telegram", "headline-now")
+        before_conv = await upsert_conversation(session, "web", "headline-before")
+        other_conv = await upsert_conversation(session, "zalo", "headline-other")
+
+        async def message(
+            conversation: int,
+            at: datetime,
+            *,
+            author: Author,
+            tier: str | None = None,
+            kind: str = "text",
+        ) -> Message:
+            row = Message(
+                conversation_id=conversation,
+                channel="telegram",
+                direction=Direction.inbound if author == Author.user else Direction.outbound,
+                author=author,
+                kind=kind,
+                text="q" if author == Author.user else "a",
+                tier=tier,
+                status=MessageStatus.answered if author == Author.user else MessageStatus.sent,
+                created_at=at,
+            )
+            session.add(row)
+            await session.flush()
+            return row
+
+        async def asked(
+            conversation: int, at: datetime, after_s: float, author: Author, tier: str | None
+        ) -> Message:
+            await message(conversation, at, author=Author.user)
+            return await message(
+                conversation, at + timedelta(seconds=after_s), author=author, tier=tier
+            )
+
+        def vote(reply: Message, value: int, at: datetime) -> None:
+            session.add(
+                AnswerFeedback(
+                    message_id=reply.id,
+                    conversation_id=reply.conversation_id,
+                    channel="telegram",
+                    value=value,
+                    created_at=at,
+                )
+            )
+
+        def taken_over(conversation: int, at: datetime) -> None:
+            session.add(
+                AuditEntry(
+                    at=at,
+                    actor="s@x.vn",
+                    action="take_over",
+                    entity="conversation",
+                    entity_id=conversation,
+                )
+            )
+
+        day = datetime(2023, 5, 9, 10, tzinfo=UTC)
+        faq = await asked(now_conv, day, 2, Author.bot, "faq")
+        docs = await asked(now_conv, day + timedelta(hours=1), 4, Author.bot, "documents")
+        fallback = await asked(now_conv, day + timedelta(days=1), 10, Author.bot, "fallback")
+        await asked(now_conv, day + timedelta(days=1, hours=1), 60, Author.staff, None)
+        await message(now_conv, day + timedelta(days=2), author=Author.user, kind="command")
+        vote(faq, 1, day)
+        vote(docs, 1, day)
+        vote(fallback, -1, day + timedelta(days=1))
+        taken_over(now_conv, day + timedelta(days=1))
+        taken_over(now_conv, day + timedelta(days=2))  # the same conversation again
+        taken_over(other_conv, day + timedelta(days=3))
+
+        week_before = datetime(2023, 5, 2, 8, tzinfo=UTC)
+        first = await asked(before_conv, week_before, 1, Author.bot, "faq")
+        await asked(before_conv, week_before + timedelta(days=1), 3, Author.bot, "faq")
+        vote(first, 1, week_before)
+        taken_over(before_conv, week_before + timedelta(days=1))
+
+        # Outside both weeks: counted in neither.
+        older = datetime(2023, 4, 30, 12, tzinfo=UTC)
+        vote(await asked(other_conv, older, 500, Author.bot, "fallback"), -1, older)
+        taken_over(other_conv, older)
+
+
+async def test_headline_numbers_and_their_change_over_the_week_before(
+    viewer: AdminBrowser, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    await insert_two_weeks(sessionmaker)
+    page = await viewer.page(f"/admin/dashboard?{HEADLINE_WEEK}")
+
+    def row(key: str) -> tuple[str, str, str]:
+        return (
+            cell(page, f"headline-{key}-now"),
+            cell(page, f"headline-{key}-before"),
+            cell(page, f"headline-{key}-change"),
+        )
+
+    assert row("questions") == ("4", "2", "+2 (+100%)")  # the /start command is no question
+    assert row("faq") == ("33%", "100%", "-67 điểm %")
+    assert row("documents") == ("33%", "0%", "+33 điểm %")
+    assert row("fallback") == ("33%", "0%", "+33 điểm %")
+    assert row("thumbs") == ("67% · 2 👍 / 1 👎", "100% · 1 👍 / 0 👎", "-33 điểm %")
+    assert row("median") == ("7.0 s", "2.0 s", "+5.0 s")  # median of 2, 4, 10, 60 s; of 1, 3 s
+    assert row("handed") == ("2", "1", "+1 (+100%)")
+    assert "2023-05-01 – 2023-05-07" in page
+    assert "Chưa trả lời được" in page
+    assert "Dự phòng" not in page
+
+
+async def test_headline_numbers_of_an_empty_period_say_so_instead_of_dividing_by_zero(
+    viewer: AdminBrowser,
+) -> None:
+    page = await viewer.page("/admin/dashboard?days=7&end=2001-01-14")
+    assert cell(page, "headline-questions-now") == "0"
+    assert cell(page, "headline-questions-change") == "+0"
+    assert cell(page, "headline-faq-now") == "—"
+    assert cell(page, "headline-thumbs-change") == "—"
+    assert cell(page, "headline-median-now") == "—"

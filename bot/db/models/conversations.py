@@ -102,7 +102,15 @@ class Conversation(Base):
         DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
     )
 
-    __table_args__ = (Index("ix_conversations_updated_at", "updated_at"),)
+    __table_args__ = (
+        Index("ix_conversations_updated_at", "updated_at"),
+        # "cần xử lý", counted on every admin page: only the conversations that need staff.
+        Index(
+            "ix_conversations_needs_attention",
+            "id",
+            postgresql_where=sql_text("waiting_since IS NOT NULL OR flagged_since IS NOT NULL"),
+        ),
+    )
 
 
 class Message(Base):

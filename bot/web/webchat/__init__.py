@@ -1,10 +1,10 @@
 """The web chat: a page, an embeddable widget, and answers streamed as server-sent events.
 
 Modules: ``protocol`` (the request and response shapes), ``handlers`` (the routes),
-``feedback`` (a visitor's 👍/👎),
-``answering`` (a message claimed, answered and stored once), ``visitors`` (the visitor id and
-its expiry), ``pages`` and ``csp`` (the page,
-the widget and their Content-Security-Policy), ``cors``; the files in ``static/``. Imports
+``feedback`` (a visitor's 👍/👎), ``answering`` (a message claimed, answered and stored once),
+``updates`` (the long poll that brings staff replies), ``visitors`` (the visitor id and its
+expiry), ``pages`` and ``csp`` (the page, the widget and their Content-Security-Policy),
+``cors``; the files in ``static/``. Imports
 ``bot.runtime``, ``bot.keys``, ``bot.answer``, ``bot.conversations`` and below.
 
 The web chat is answered inline, in the serve process: the browser is waiting on the request
@@ -38,8 +38,11 @@ another visitor, or for another text, is a 409.
 
 ``GET /api/chat/history`` with the header ``X-Visitor-Id: ...`` (never in the URL: proxies log
 URLs) gives ``{"messages": [...], "human": bool, "expired": bool}``: the last messages, and
-whether staff have the conversation; while they do, the page asks again every few seconds (while
-it is visible) so that their replies appear without a reload. ``expired``: the id was not used
+whether staff have the conversation. ``GET /api/chat/updates?since=<message id>`` (same header)
+is the page's long poll (``updates``): it answers ``{"changed", "newest"}`` as soon as the
+conversation has a newer message (a staff reply, stored through any serve process, wakes it by
+NOTIFY), else after ``TUVAN_WEB__UPDATES_WAIT_S``; the page then reads the history, so a staff
+reply shows at once without the student typing. ``expired``: the id was not used
 for ``TUVAN_WEB__VISITOR_DAYS`` and no longer opens its conversation (``visitors``); the page
 then forgets it and starts clean, as its "Cuộc trò chuyện mới" button does.
 

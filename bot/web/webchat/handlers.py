@@ -9,7 +9,9 @@ the message stored, where a conversation with too many questions waiting holds i
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import re
 from typing import Any
 
 from aiohttp import web
@@ -48,11 +50,13 @@ from bot.web.webchat.protocol import (
     public_citations,
     read_body,
 )
+from bot.web.webchat.updates import ReplyWatch, listen_url, newest_after
 from bot.web.webchat.visitors import VISITOR_HEADER, retire_if_stale
 
 log = logging.getLogger(__name__)
 
 _JSON_HEADERS = {"Cache-Control": "no-store"}
+_CURSOR = re.compile(r"[0-9]{1,18}")  # a message id (bigint), as GET /api/chat/updates takes it
 
 
 async def _visitor_history(
@@ -100,6 +104,7 @@ class WebChat:
         self.admission = Admission()
         self.gate = AnswerGate(places=4, wait_s=1.0)  # replaced from the settings on start-up
         self.feedback = FeedbackHandler(self.admission)
+        self.watch = ReplyWatch()
 
     async def preflight(self, request: web.Request) -> web.Response:
         settings = request.config_dict[RUNTIME].settings
@@ -132,10 +137,46 @@ class WebChat:
         found = {"expired": False, "visitor_days": days, "human": human, "messages": messages}
         return _json(request, found)
 
+    async def updates(self, request: web.Request) -> web.Response:
+        """``GET /api/chat/updates?since=<id>``: ``{"changed", "newest"}`` as soon as the
+        visitor's conversation has a message after ``since``, else after the wait
+        (``bot.web.webchat.updates``)."""
+        visitor_id = request.headers.get(VISITOR_HEADER, "")
+        if not VISITOR_ID.fullmatch(visitor_id):
+            return _error(request, 400, f"{VISITOR_HEADER}: {VISITOR_ID_RULE}")
+        since_text = request.query.get("since", "0")
+        if not _CURSOR.fullmatch(since_text):
+            return _error(request, 400, "since must be a message id (0 or more)")
+        since = int(since_text)
+        runtime = request.config_dict[RUNTIME]
+        wait_s = self.watch.wait_limit(runtime.settings.web.updates_wait_s)
+        generation = self.watch.generation
+        try:
+            async with runtime.sessionmaker() as session:
+                found = await newest_after(session, visitor_id, since)
+            # 0: the visitor has not written yet; the page asks again after its first message.
+            with self.watch.holding(found.conversation_id or 0, generation) as woken:
+                if found.newest is None:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(woken.wait(), wait_s)
+                    if found.conversation_id and (woken.is_set() or not self.watch.listening):
+                        async with runtime.sessionmaker() as session:
+                            found = await newest_after(session, visitor_id, since)
+        except SQLAlchemyError:
+            log.exception("web chat: cannot look for updates of a visitor")
+            return _unavailable(request)
+        return _json(request, {"changed": found.newest is not None, "newest": found.newest})
+
     async def start(self, app: web.Application) -> None:
-        """On start-up, with the settings: the cap on answers in flight."""
-        limits = app[RUNTIME].settings.limits
+        """On start-up, with the settings: the cap on answers in flight, and the LISTEN
+        connection that wakes the pages waiting for staff replies."""
+        runtime = app[RUNTIME]
+        limits = runtime.settings.limits
         self.gate = AnswerGate(limits.answers_in_flight, limits.answers_wait_s)
+        self.watch.start(listen_url(runtime.engine.url))
+
+    async def stop(self, app: web.Application) -> None:
+        await self.watch.stop()
 
     async def chat(self, request: web.Request) -> web.StreamResponse:
         runtime = request.config_dict[RUNTIME]
@@ -247,7 +288,8 @@ def setup_webchat(app: web.Application, *, duplicate_wait_s: float = 30.0) -> We
     Routes: ``webchat.page`` GET / (the chat; ``?embed=1`` for the widget's frame),
     ``webchat.widget`` GET /widget.js, ``webchat.chat`` POST /api/chat,
     ``webchat.history`` GET /api/chat/history (the visitor id in ``X-Visitor-Id``),
-    ``webchat.feedback`` POST /api/chat/feedback (a 👍/👎, ``bot.web.webchat.feedback``), and
+    ``webchat.feedback`` POST /api/chat/feedback (a 👍/👎, ``bot.web.webchat.feedback``),
+    ``webchat.updates`` GET /api/chat/updates (long-polled: ``bot.web.webchat.updates``), and
     OPTIONS preflights for the API paths.
     The chat endpoint enforces its own body limit (``MAX_CHAT_BODY``), whatever
     ``client_max_size`` is, and the limits of ``TUVAN_LIMITS__*`` (see the module's docstring).
@@ -256,6 +298,7 @@ def setup_webchat(app: web.Application, *, duplicate_wait_s: float = 30.0) -> We
     """
     chat = WebChat(duplicate_wait_s=duplicate_wait_s)
     app.on_startup.append(chat.start)
+    app.on_shutdown.append(chat.stop)  # held update requests answer before the server waits
     app.on_shutdown.append(chat.answers.finish)
     app.router.add_get("/", chat.pages.chat_page, name="webchat.page")
     app.router.add_get("/widget.js", chat.pages.widget, name="webchat.widget")
@@ -265,8 +308,12 @@ def setup_webchat(app: web.Application, *, duplicate_wait_s: float = 30.0) -> We
     app.router.add_route(
         "OPTIONS", "/api/chat/feedback", chat.preflight, name="webchat.feedback_preflight"
     )
+    app.router.add_get("/api/chat/updates", chat.updates, name="webchat.updates")
     app.router.add_route("OPTIONS", "/api/chat", chat.preflight, name="webchat.chat_preflight")
     app.router.add_route(
         "OPTIONS", "/api/chat/history", chat.preflight, name="webchat.history_preflight"
+    )
+    app.router.add_route(
+        "OPTIONS", "/api/chat/updates", chat.preflight, name="webchat.updates_preflight"
     )
     return chat
