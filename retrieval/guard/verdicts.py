@@ -14,6 +14,7 @@ class Conflict:
     category: str
     query_values: frozenset[str]
     faq_values: frozenset[str]
+    label: str = ""  # the category in staff's words ("ngành", "năm"), for the admin
 
     @property
     def reason(self) -> str:
