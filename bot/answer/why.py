@@ -39,11 +39,12 @@ def faq_steps(decision: FaqDecision, t_faq: float, min_coverage: float) -> list[
     """What tier 1 made of each entry it weighed, best first; an empty list when no published
     entry came near."""
     return [
-        _step(v, t_faq, min_coverage) for v in decision.verdicts[:FAQ_STEPS] if v.code != "lower"
+        faq_step(v, t_faq, min_coverage) for v in decision.verdicts[:FAQ_STEPS] if v.code != "lower"
     ]
 
 
-def _step(verdict: CandidateVerdict, t_faq: float, min_coverage: float) -> dict[str, Any]:
+def faq_step(verdict: CandidateVerdict, t_faq: float, min_coverage: float) -> dict[str, Any]:
+    """What became of one candidate, as data."""
     cand = verdict.candidate
     step: dict[str, Any] = {
         "result": verdict.code,

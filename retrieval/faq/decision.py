@@ -11,7 +11,6 @@ from retrieval.faq.candidates import FaqCandidate
 from retrieval.guard.checks import NearMissGuard
 from retrieval.guard.verdicts import GuardVerdict
 
-
 # What became of a candidate, as a code the admin explains in its own words (``reason`` is
 # the same in English, for logs, `tuvan ask --json` and the evaluation).
 VerdictCode = Literal[
@@ -75,9 +74,7 @@ def decide_faq(
                 verdicts.append(CandidateVerdict(cand, None, True, "asked verbatim", "verbatim"))
                 return _decided(cand, verdicts, candidates[n + 1 :], "asked verbatim")
             why = f"entry {rival.faq_id} with another answer has the same phrasing"
-            verdicts.append(
-                CandidateVerdict(cand, None, False, why, "same_phrasing", rival.faq_id)
-            )
+            verdicts.append(CandidateVerdict(cand, None, False, why, "same_phrasing", rival.faq_id))
             reason = why
             continue
         verdict = _guard(guard, question, cand)
