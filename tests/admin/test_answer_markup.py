@@ -6,11 +6,15 @@ from admin.answer_markup import answer_html
 
 
 def test_bold_lists_and_tables_are_rendered() -> None:
-    html = answer_html("**Học phí**:\n- chuẩn\n- CLC\n\n| Ngành | Mức |\n|---|---|\n| KHMT | 32,5 |")
+    html = answer_html(
+        "**Học phí**:\n- chuẩn\n- CLC\n\n| Ngành | Mức |\n|---|---|\n| KHMT | 32,5 |"
+    )
     assert "<strong>Học phí</strong>" in html
     assert "<li>chuẩn</li>" in html
-    assert "<th>Ngành</th>" in html and "<td>32,5</td>" in html
-    assert "**" not in html and "|---|" not in html
+    assert "<th>Ngành</th>" in html
+    assert "<td>32,5</td>" in html
+    assert "**" not in html
+    assert "|---|" not in html
 
 
 def test_raw_html_is_text_and_only_web_links_are_links() -> None:
@@ -19,13 +23,15 @@ def test_raw_html_is_text_and_only_web_links_are_links() -> None:
         "[d](data:text/html,x) [f](file:///etc/passwd) ![i](https://e.vn/i.png) "
         "[ok](https://shut.example.vn/hoc-phi)"
     )
-    assert "<script" not in html and "&lt;script&gt;" in html
+    assert "<script" not in html
+    assert "&lt;script&gt;" in html
     assert "<b " not in html
-    assert 'href="javascript' not in html and 'href="data' not in html
-    assert 'href="file' not in html and "<img" not in html
+    assert 'href="javascript' not in html
+    assert 'href="data' not in html
+    assert 'href="file' not in html
+    assert "<img" not in html
     assert (
-        '<a href="https://shut.example.vn/hoc-phi" rel="noopener noreferrer" '
-        'target="_blank">ok</a>'
+        '<a href="https://shut.example.vn/hoc-phi" rel="noopener noreferrer" target="_blank">ok</a>'
     ) in html
 
 

@@ -45,9 +45,11 @@ def test_a_documents_answer_after_no_close_entry() -> None:
         "Không tìm thấy câu hỏi đủ giống (gần nhất: mục #7)",
         "Trả lời từ tài liệu: trích nguyên văn (5 đoạn)",
     ]
-    assert "0.84" not in said.text and "t_doc" not in said.text
+    assert "0.84" not in said.text
+    assert "t_doc" not in said.text
     english = explain_reply(EN, "documents", details(why)).text
-    assert "No FAQ entry is close enough" in english and "5 passages" in english
+    assert "No FAQ entry is close enough" in english
+    assert "5 passages" in english
 
 
 def test_the_guards_reasons_are_said_from_its_structure() -> None:
@@ -94,7 +96,9 @@ def test_replies_that_needed_no_search_and_old_replies() -> None:
     assert explain_reply(VI, "fallback", details({"small_talk": "human"})).text == (
         "Người hỏi muốn gặp cán bộ tư vấn: gửi thông tin liên hệ."
     )
-    assert "không phải câu hỏi" in explain_reply(VI, "fallback", details({"not_a_question": 1})).text
+    assert (
+        "không phải câu hỏi" in explain_reply(VI, "fallback", details({"not_a_question": 1})).text
+    )
     assert "Có lỗi khi trả lời" in explain_reply(VI, "fallback", details({"error": "X"})).text
     old = {"reason": "similarity 0.844 below t_faq 0.925; documents: best similarity 0.5"}
     said = explain_reply(VI, "fallback", old)

@@ -248,7 +248,7 @@ async def test_no_staff_page_shows_english_diagnostics_or_server_paths(
     admin: AdminBrowser, seeded: Seeded, admin_settings: Settings
 ) -> None:
     tiers = {kind: a.tier for kind, a in seeded.asked.items()}
-    assert tiers["faq"] == "faq" and tiers["fallback"] == "fallback", tiers
+    assert (tiers["faq"], tiers["fallback"]) == ("faq", "fallback"), tiers
     assert "documents" in (tiers["documents"], tiers["guard"]), tiers
     paths = [p for t in get_routes() for p in concrete_paths(t, seeded)]
     assert {"/admin/dashboard", "/admin/try", "/admin/documents", "/admin/conversations"} <= set(
@@ -283,10 +283,13 @@ async def test_each_kind_of_reply_is_explained_in_vietnamese(
         assert f"<summary>{TECHNICAL}</summary>" in page
     assert re.search(r"Trả lời từ câu hỏi thường gặp #\d+", said["faq"]), said["faq"]
     # the guard's refusal said from its structure: category label and values
-    assert "câu hỏi nói về Kỹ thuật máy tính (ngành), mục này nói về Khoa học máy tính" in (
-        said["guard"]
+    assert (
+        "câu hỏi nói về Kỹ thuật máy tính (ngành), mục này nói về Khoa học máy tính"
+        in (said["guard"])
     )
     assert "Trả lời từ tài liệu" in said["guard"] + said["documents"]
     assert "Chưa trả lời được" in said["fallback"]
-    staff_page = await admin.page(f"/admin/conversations/{seeded.asked['fallback'].conversation_id}")
+    staff_page = await admin.page(
+        f"/admin/conversations/{seeded.asked['fallback'].conversation_id}"
+    )
     assert "Chào em, cô trả lời em ngay nhé." in staff_page

@@ -11,7 +11,10 @@ from admin.source_names import citation_label, without_paths
     ("text", "shown"),
     [
         ("No such file: '/srv/kb/de-an-2026.pdf'", "No such file: 'de-an-2026.pdf'"),
-        ("cannot read /tmp/pytest-1/data/uploads/hoc-phi.docx: broken", "cannot read hoc-phi.docx: broken"),
+        (
+            "cannot read /tmp/pytest-1/data/uploads/hoc-phi.docx: broken",
+            "cannot read hoc-phi.docx: broken",
+        ),
         ("C:\\kb\\tuyen-sinh.md is empty", "tuyen-sinh.md is empty"),
         ("~/kb/a.md", "a.md"),
         ("see https://shut.example.vn/a/b.pdf", "see https://shut.example.vn/a/b.pdf"),

@@ -61,4 +61,5 @@ def test_a_verbatim_phrasing_shared_with_another_answer_names_the_rival() -> Non
     first = shared.verdicts[0]
     assert (first.code, first.rival_id, first.accepted) == ("same_phrasing", 2, False)
     alone = decide(candidate(3, 1.0, "c", verbatim=True))
-    assert alone.verdicts[0].code == "verbatim" and alone.accepted is not None
+    assert alone.verdicts[0].code == "verbatim"
+    assert alone.accepted is not None
