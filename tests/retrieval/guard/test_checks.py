@@ -176,6 +176,9 @@ def test_refusal_reason_names_category_and_values(guard: NearMissGuard) -> None:
     assert verdict.reason == (
         "major: question names Kỹ thuật máy tính, FAQ names Khoa học máy tính"
     )
+    assert verdict.staff_reason == (
+        "Câu hỏi nói Kỹ thuật máy tính, mục này nói Khoa học máy tính (ngành)"
+    )
 
 
 def test_a_university_name_is_not_read_as_its_major(guard: NearMissGuard) -> None:
