@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from admin.contacts import contact_reference, shortened
 from admin.faq_store import folded, like_pattern
+from admin.source_names import citation_label, public_url
 from bot.conversations.store import history
 from bot.core.types import CHANNELS
 from bot.db.models import Author, Contact, Conversation, ConversationMode, Message
@@ -266,6 +267,8 @@ class Line:
     threshold: float | None  # the threshold that score was held against
     reason: str
     citations: list[CitationView] = field(default_factory=list)
+    # What a bot reply was stored with (reason, why, scores, timings): admin.explanations
+    details: dict[str, Any] = field(default_factory=dict)
 
 
 def _number(value: Any) -> float | None:
@@ -287,9 +290,7 @@ def reply_score(tier: str | None, scores: Mapping[str, Any]) -> tuple[float | No
 
 
 def safe_href(url: Any) -> str | None:
-    if isinstance(url, str) and url.lower().startswith(("http://", "https://")):
-        return url
-    return None
+    return public_url(url) if isinstance(url, str) else None
 
 
 def _citations(raw: Any) -> list[CitationView]:
@@ -300,7 +301,7 @@ def _citations(raw: Any) -> list[CitationView]:
         found.append(
             CitationView(
                 n=c.get("n"),
-                title=str(c.get("title") or ""),
+                title=citation_label(str(c.get("title") or ""), str(c.get("source") or "")),
                 page=c.get("page"),
                 source=str(c.get("source") or ""),
                 href=safe_href(c.get("url")),
@@ -333,6 +334,7 @@ def line_of(m: Message) -> Line:
         threshold=threshold,
         reason=str(details.get("reason") or ""),
         citations=_citations(m.citations),
+        details=details if m.author.value == "bot" else {},
     )
 
 

@@ -21,8 +21,19 @@ from admin.conversation_store import (
     list_conversations,
     transcript,
 )
+from admin.explanations import explain_error, explain_reply
 from admin.i18n import add_strings
-from admin.web import PAGE_SIZE, field, form, me, redirect, render, requires, runtime
+from admin.web import (
+    PAGE_SIZE,
+    field,
+    form,
+    me,
+    redirect,
+    render,
+    requires,
+    runtime,
+    translator,
+)
 from bot.conversations.store import queue_staff_reply, set_mode
 from bot.core.types import CHANNELS
 from bot.db.models import Conversation, ConversationMode, StaffRole
@@ -87,15 +98,10 @@ add_strings(
         "conv.author.user": ("Người hỏi", "Student"),
         "conv.author.bot": ("Trợ lý", "Assistant"),
         "conv.author.staff": ("Nhân viên", "Staff"),
-        "conv.tier.faq": ("FAQ", "FAQ"),
+        "conv.tier.faq": ("Câu hỏi thường gặp", "FAQ"),
         "conv.tier.documents": ("Tài liệu", "Documents"),
         "conv.tier.fallback": ("Chưa trả lời được", "Not answered"),
         "conv.standalone": ("Hiểu là: {question}", "Read as: {question}"),
-        "conv.score": (
-            "Điểm {score} (ngưỡng {threshold})",
-            "Score {score} (threshold {threshold})",
-        ),
-        "conv.score_only": ("Điểm {score}", "Score {score}"),
         "conv.sources": ("Nguồn", "Sources"),
         "conv.page": ("trang {page}", "page {page}"),
         "conv.status.received": ("đang chờ", "waiting"),
@@ -176,11 +182,20 @@ async def _transcript_page(
         )
     if found is None:
         raise web.HTTPNotFound()
+    t = translator(request)
+    explained = {
+        line.id: explain_reply(t, line.tier, line.details, line.score, line.threshold)
+        for line in found.lines
+        if line.author == "bot" and line.details
+    }
+    errors = {line.id: explain_error(t, line.error) for line in found.lines if line.error}
     return await render(
         request,
         "conversation.html",
         {
             "tr": found,
+            "explained": explained,
+            "errors": errors,
             "older_page": before.isdigit(),
             "human": found.conversation.mode == ConversationMode.human,
             "can_edit": me(request).may(StaffRole.editor),

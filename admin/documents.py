@@ -30,6 +30,7 @@ from admin.document_files import (
 )
 from admin.i18n import add_strings
 from admin.keys import INGESTS
+from admin.source_names import citation_label, public_url, without_paths
 from admin.web import Handler, form, int_param, me, redirect, render, requires, runtime
 from bot.db.models import AuditEntry, Document, StaffRole
 from bot.knowledge.sources import SourceRow, list_sources
@@ -50,7 +51,7 @@ add_strings(
             "The sources the assistant quotes from (tier 2). Upload a new file, re-ingest a "
             "changed one, or delete a source with the FAQ entries generated from it.",
         ),
-        "docs.search": ("Tìm theo tên hoặc đường dẫn", "Search by title or path"),
+        "docs.search": ("Tìm theo tên hoặc địa chỉ", "Search by title or address"),
         "docs.source": ("Tài liệu", "Document"),
         "docs.state": ("Trạng thái", "State"),
         "docs.state.indexed": ("đã lập chỉ mục", "indexed"),
@@ -174,6 +175,10 @@ async def _page(
             "accept": ",".join(sorted(SUPPORTED_SUFFIXES)),
             "max_mb": MAX_UPLOAD_BYTES // (1024 * 1024),
             "can_edit": me(request).may(StaffRole.editor),
+            # What a source is called and where it is on the web; never its server path.
+            "source_name": lambda title, source="": citation_label(title or "", source or ""),
+            "web_url": public_url,
+            "plain": without_paths,
             "page_query": lambda n: urlencode({k: v for k, v in (("q", q), ("page", n)) if v}),
         },
         status=status,
@@ -194,7 +199,8 @@ async def _run(request: web.Request, outcome: asyncio.Task[IngestOutcome]) -> we
         redirect(request, "admin.documents", {"msg": "doc_background"})
     result = outcome.result()
     if result.status == "failed":
-        return await _page(request, error="docs.error.failed", reason=result.error, status=422)
+        reason = without_paths(result.error or "")
+        return await _page(request, error="docs.error.failed", reason=reason, status=422)
     redirect(request, "admin.documents", {"msg": f"doc_{result.status}"})
 
 

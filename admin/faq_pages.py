@@ -28,6 +28,7 @@ from admin.faq_store import (
     set_status,
 )
 from admin.i18n import add_strings
+from admin.source_names import shown_name
 from admin.web import PAGE_SIZE, field, form, me, redirect, render, requires, runtime
 from bot.db.models import FaqEntry, FaqOrigin, FaqStatus, StaffRole, VariantOrigin
 from bot.knowledge.faq_check import check_entries
@@ -187,6 +188,7 @@ async def faq_list(request: web.Request) -> web.Response:
             "languages_faq": LANGUAGE_CHOICES,
             "page_query": lambda page: urlencode(filters.query(page=page)),
             "can_edit": me(request).may(StaffRole.editor),
+            "source_name": shown_name,  # an entry drafted from an untitled file: its name
         },
     )
 

@@ -1,8 +1,10 @@
 """ "Try it": ask a question as a student would and see why tuvan answers the way it does.
 
-Runs the real answerer (nothing is stored) and lays out its trace: the nearest FAQ entries with
-their similarity, the threshold and the near-miss guard's verdict; the retrieved passages with
-their scores, which of them passed ``t_doc``; and the final reply with its tier and reason.
+Runs the real answerer (nothing is stored) and lays out its trace: the reply as the student
+reads it (its Markdown rendered: admin.answer_markup), why it is what it is in the staff's words
+(admin.explanations), the nearest FAQ entries with what became of each, and the passages found
+with the sources' titles and addresses. The figures (similarities, thresholds, ranks, time) are
+folded under "Chi tiết kỹ thuật".
 """
 
 from __future__ import annotations
@@ -11,11 +13,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
+from markupsafe import Markup
 
-from admin.i18n import add_strings
-from admin.web import render, runtime
+from admin.answer_markup import answer_html
+from admin.explanations import Explanation, explain_reply, step_sentences
+from admin.i18n import Translator, add_strings
+from admin.source_names import citation_label, public_url
+from admin.web import render, runtime, translator
 from bot.answer.question import MAX_QUESTION_CHARS
 from bot.answer.replies import Answer
+from bot.answer.why import faq_step
 from retrieval.faq.decision import CandidateVerdict
 from retrieval.search.hits import Hit
 
@@ -32,11 +39,8 @@ add_strings(
         "try.tier": ("Tầng trả lời: {tier}", "Answered by: {tier}"),
         "try.tier.faq": ("1 · câu hỏi thường gặp (nguyên văn)", "1 · FAQ (word for word)"),
         "try.tier.documents": ("2 · tài liệu (có trích dẫn)", "2 · documents (cited)"),
-        "try.tier.fallback": (
-            "chưa trả lời được (không đủ thông tin)",
-            "not answered (not enough to go on)",
-        ),
-        "try.reason": ("Lý do: {reason}", "Why: {reason}"),
+        "try.tier.fallback": ("chưa trả lời được", "not answered"),
+        "try.reason": ("Vì sao: {reason}", "Why: {reason}"),
         "try.thresholds": (
             "Ngưỡng: t_faq = {t_faq}, t_doc = {t_doc} ({origin})",
             "Thresholds: t_faq = {t_faq}, t_doc = {t_doc} ({origin})",
@@ -46,12 +50,12 @@ add_strings(
         "try.faq_none": ("Không có mục đã xuất bản nào.", "No published entry."),
         "try.matched": ("Khớp với", "Matched text"),
         "try.similarity": ("Độ tương đồng", "Similarity"),
-        "try.guard": ("Bộ lọc gần giống", "Near-miss guard"),
         "try.verdict": ("Kết luận", "Verdict"),
         "try.accepted": ("được chọn", "accepted"),
         "try.refused": ("không chọn", "not taken"),
-        "try.guard_ok": ("không xung đột", "no conflict"),
-        "try.guard_off": ("—", "—"),
+        "try.entry": ("Mục", "Entry"),
+        "try.figures_faq": ("Độ giống của các câu hỏi thường gặp", "FAQ similarities"),
+        "try.figures_passages": ("Điểm của các đoạn tài liệu", "Passage scores"),
         "try.chunks": ("Đoạn tài liệu tìm được", "Retrieved passages"),
         "try.chunks_none": (
             "Không tìm tài liệu (câu hỏi thường gặp đã trả lời) hoặc không có đoạn nào.",
@@ -61,10 +65,6 @@ add_strings(
         "try.score": ("Điểm xếp hạng", "Rank score"),
         "try.ranks": ("Hạng (vector / từ khoá)", "Rank (vector / keyword)"),
         "try.used": ("Dùng", "Used"),
-        "try.out_of_scope": (
-            "Câu hỏi nhắc tới điều tài liệu không có: {what}",
-            "The question names what the passages do not: {what}",
-        ),
         "try.terms": ("Từ khoá tìm kiếm: {terms}", "Search terms: {terms}"),
         "try.restored": (
             "Câu hỏi gõ không dấu, được hiểu là: {text}",
@@ -80,31 +80,58 @@ add_strings(
 
 
 @dataclass(frozen=True)
+class Weighed:
+    """One FAQ entry tier 1 read: the entry, whether it was taken, and why, in words."""
+
+    verdict: CandidateVerdict
+    sentences: list[str]
+
+
+@dataclass(frozen=True)
+class Passage:
+    """One passage found: the hit, its source as staff may see it, whether tier 2 used it."""
+
+    hit: Hit
+    label: str
+    href: str | None
+    used: bool
+
+
+@dataclass(frozen=True)
 class Explained:
-    """What the template shows, taken from an answer's trace (absent parts are empty)."""
+    """What the template shows, taken from an answer and its trace (absent parts are empty)."""
 
     answer: Answer
-    verdicts: list[CandidateVerdict]
-    hits: list[Hit]
-    passing: set[int]
+    answer_html: Markup
+    why: Explanation
+    weighed: list[Weighed]
+    passages: list[Passage]
     thresholds: Any
-    out_of_scope: dict[str, Any]
     terms: list[str]
     restored: str | None
     parts: list[str]
 
 
-def explain(answer: Answer) -> Explained:
+def explain(answer: Answer, t: Translator, min_coverage: float) -> Explained:
     trace = answer.trace
     decision = trace.get("faq")
-    passing = trace.get("passing") or []
+    thresholds = trace.get("thresholds")
+    t_faq = thresholds.t_faq if thresholds is not None else 0.0
+    passing = {h.chunk_id for h in trace.get("passing") or []}
+    details = {"why": answer.why, "reason": answer.reason, "timings_ms": answer.timings_ms}
     return Explained(
         answer=answer,
-        verdicts=list(decision.verdicts) if decision is not None else [],
-        hits=list(trace.get("hits") or []),
-        passing={h.chunk_id for h in passing},
-        thresholds=trace.get("thresholds"),
-        out_of_scope=dict(trace.get("out_of_scope") or {}),
+        answer_html=answer_html(answer.answer),
+        why=explain_reply(t, answer.tier, details),
+        weighed=[
+            Weighed(v, step_sentences(t, faq_step(v, t_faq, min_coverage)))
+            for v in (decision.verdicts if decision is not None else ())
+        ],
+        passages=[
+            Passage(h, citation_label(h.title, h.source), public_url(h.url), h.chunk_id in passing)
+            for h in trace.get("hits") or []
+        ],
+        thresholds=thresholds,
         terms=list(trace.get("terms") or []),
         restored=trace.get("restored"),
         parts=list(trace.get("parts") or []),
@@ -116,7 +143,9 @@ async def try_page(request: web.Request) -> web.Response:
     question = request.query.get("q", "").strip()[:MAX_QUESTION_CHARS]
     explained = None
     if question:
-        explained = explain(await runtime(request).answerer.answer(question))
+        rt = runtime(request)
+        answer = await rt.answerer.answer(question)
+        explained = explain(answer, translator(request), rt.settings.answer.faq_min_coverage)
     return await render(request, "try.html", {"question": question, "result": explained})
 
 

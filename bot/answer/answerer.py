@@ -27,6 +27,7 @@ from bot.answer.replies import Answer
 from bot.answer.small_talk import small_talk
 from bot.answer.stream import StreamDone, StreamEvent, StreamMeta, StreamReplace, StreamToken
 from bot.answer.tiers import AnswerTier, FallbackTier, FaqTier, not_a_question
+from bot.answer.why import faq_steps
 from bot.core.errors import LlmError
 from bot.core.types import Language
 from retrieval.text.language import detect_language
@@ -56,7 +57,7 @@ class Answerer(Lookup):
         if chat is not None:
             return chat
         found = await self.find(question, language, timer)
-        return _finish(await self.answer_found(found, timer), found, timer, started)
+        return self._finish(await self.answer_found(found, timer), found, timer, started)
 
     def _small_talk(self, question: str, language: Language) -> Answer | None:
         """A greeting, a thank-you, a goodbye or a request for a person: a polite reply, no
@@ -92,7 +93,9 @@ class Answerer(Lookup):
         found = await self.find(question, language, timer)
         llm = self.parts.llm
         if found.decision.accepted is not None or not found.passing or llm is None:
-            yield StreamDone(_finish(await self.answer_found(found, timer), found, timer, started))
+            yield StreamDone(
+                self._finish(await self.answer_found(found, timer), found, timer, started)
+            )
             return
 
         yield StreamMeta("documents")
@@ -120,7 +123,7 @@ class Answerer(Lookup):
                     result = self.documents.generated(generated, found.passing, language)
         if result is None:
             result = await self.fallback.answer(found, timer)
-        yield StreamDone(_finish(result, found, timer, started))
+        yield StreamDone(self._finish(result, found, timer, started))
 
     async def answer_found(self, found: Found, timer: Timer) -> Answer:
         """Tier 1, else tier 2 (in one piece), else the fallback."""
@@ -132,10 +135,16 @@ class Answerer(Lookup):
                 return result
         return await self.fallback.answer(found, timer)
 
-
-def _finish(result: Answer, found: Found, timer: Timer, started: float) -> Answer:
-    result.scores = {**found.scores, **result.scores}
-    result.timings_ms = {**timer.ms, "total": round((time.perf_counter() - started) * 1000, 2)}
-    result.trace = found.trace
-    result.query = {"restored": found.trace.get("restored"), "parts": found.trace.get("parts", [])}
-    return result
+    def _finish(self, result: Answer, found: Found, timer: Timer, started: float) -> Answer:
+        result.scores = {**found.scores, **result.scores}
+        result.timings_ms = {**timer.ms, "total": round((time.perf_counter() - started) * 1000, 2)}
+        result.trace = found.trace
+        result.query = {
+            "restored": found.trace.get("restored"),
+            "parts": found.trace.get("parts", []),
+        }
+        steps = faq_steps(
+            found.decision, found.thresholds.t_faq, self.settings.answer.faq_min_coverage
+        )
+        result.why = {"faq": steps, **result.why}
+        return result

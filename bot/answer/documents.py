@@ -20,6 +20,7 @@ from bot.answer.lookup import reading_of
 from bot.answer.parts import AnswererParts
 from bot.answer.reading import read_question
 from bot.answer.replies import Answer
+from bot.answer.why import Composed, documents_answered
 from bot.core.citations import Citation
 from bot.core.errors import LlmError
 from bot.core.types import Language
@@ -30,6 +31,12 @@ from retrieval.text.folding import fold
 log = logging.getLogger(__name__)
 
 PART_QUOTES = 2  # units quoted for each part of a multi-part question
+# How a tier-2 answer was composed, as its English ``reason`` says it.
+_COMPOSED: dict[Composed, str] = {
+    "extractive": "extractive",
+    "by_part": "extractive, by part",
+    "llm": "llm",
+}
 
 
 class DocumentsTier:
@@ -136,18 +143,25 @@ class DocumentsTier:
                 at += len(quotes)
             else:
                 lines.append(f"- {replies.part_not_found(language)}")
-        return self._cited("\n".join(lines), citations, hits, language, "extractive, by part")
+        return self._cited("\n".join(lines), citations, hits, language, "by_part")
 
     def _cited(
-        self, body: str, citations: list[Citation], hits: list[Hit], language: Language, how: str
+        self,
+        body: str,
+        citations: list[Citation],
+        hits: list[Hit],
+        language: Language,
+        how: Composed,
     ) -> Answer:
+        faq_passage = hits[0].faq_id if hits else None
         return Answer(
             tier="documents",
             answer=replies.documents_reply(body, citations, language, self.settings.answer),
             language=language,
             citations=citations,
             chunk_ids=[h.chunk_id for h in hits if h.faq_id is None],
-            reason=f"{len(hits)} chunks passed t_doc; answered {how}",
+            reason=f"{len(hits)} chunks passed t_doc; answered {_COMPOSED[how]}",
+            why=documents_answered(how, len(hits), faq_passage),
         )
 
 

@@ -129,6 +129,7 @@ def small_talk_answer(
         answer=text,
         language=language,
         reason=f"no search needed: {kind} ({how})",
+        why={"small_talk": kind},
         wants_staff=kind == "human",
     )
 

@@ -25,6 +25,8 @@ class Answer:
     scores: dict[str, Any] = field(default_factory=dict)
     timings_ms: dict[str, float] = field(default_factory=dict)
     reason: str = ""  # why this tier answered (or why the ones before it did not)
+    # The same as data, for the admin to say in staff's words (bot.answer.why).
+    why: dict[str, Any] = field(default_factory=dict)
     wants_staff: bool = False  # the student asked for a person: the conversation waits for one
     # How the question was read: "restored" (marks put back, or None), its "parts" if several.
     query: dict[str, Any] = field(default_factory=dict)

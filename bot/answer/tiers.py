@@ -11,6 +11,7 @@ from bot.answer.found import Found, Timer, hit_citation
 from bot.answer.llm_answer import generate_fallback
 from bot.answer.parts import AnswererParts
 from bot.answer.replies import Answer
+from bot.answer.why import documents_missed
 from bot.core.citations import Citation
 from bot.core.errors import LlmError
 from bot.core.types import Language
@@ -87,6 +88,14 @@ class FallbackTier:
             answer.related = related_sources(found.passing)
             answer.reason += "; documents: no quoted unit holds what is asked (abstained)"
             answer.answer = replies.with_related(answer.answer, answer.related, found.language)
+        answer.why = documents_missed(
+            max((h.similarity for h in found.hits), default=0.0),
+            found.thresholds.t_doc,
+            len(found.passing),
+            found.out_of_scope,
+            self.parts.guard_in_use,
+            abstained=bool(found.trace.get("abstained")),
+        )
         return answer
 
     async def _reply(
@@ -131,6 +140,7 @@ def not_a_question(language: Language) -> Answer:
         answer=replies.not_a_question_reply(language),
         language=language,
         reason="empty or not a question",
+        why={"not_a_question": True},
     )
 
 

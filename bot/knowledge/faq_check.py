@@ -155,15 +155,18 @@ def _problem(entry: FaqEntry, phrasing: str, decision: FaqDecision) -> PhrasingP
         phrasing,
         "unanswered",
         reason,
-        _staff_reason(reason),
+        _staff_reason(own.code if own is not None else None),
     )
 
 
-def _staff_reason(reason: str) -> str:
-    if reason.startswith("similarity"):
-        return "độ giống chưa đủ"
-    if reason.startswith("the entry covers"):
-        return "mục này không chứa đủ các từ của câu hỏi"
-    if reason.startswith("ambiguous"):
-        return "một mục khác có câu trả lời khác cũng gần như vậy"
-    return "mục này không nằm trong các mục gần nhất"
+# What became of the entry (retrieval.faq.decision's code), in the staff's words.
+_STAFF_REASONS = {
+    "similarity": "độ giống chưa đủ",
+    "coverage": "mục này không chứa đủ các từ của câu hỏi",
+    "ambiguous": "một mục khác có câu trả lời khác cũng gần như vậy",
+    "same_phrasing": "một mục khác có câu trả lời khác dùng đúng cách hỏi này",
+}
+
+
+def _staff_reason(code: str | None) -> str:
+    return _STAFF_REASONS.get(code or "", "mục này không nằm trong các mục gần nhất")

@@ -278,6 +278,7 @@ class Worker:
                 "scores": answer.scores,
                 "timings_ms": answer.timings_ms,
                 "reason": answer.reason,
+                "why": answer.why,
                 "faq_external_id": answer.faq_external_id,
                 "quick_replies": _related_questions(answer.trace),
             }

@@ -5,10 +5,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from retrieval.faq.candidates import FaqCandidate
 from retrieval.guard.checks import NearMissGuard
 from retrieval.guard.verdicts import GuardVerdict
+
+# What became of a candidate, as a code the admin explains in its own words (``reason`` is
+# the same in English, for logs, `tuvan ask --json` and the evaluation).
+VerdictCode = Literal[
+    "verbatim",  # asked word for word: accepted
+    "accepted",
+    "same_phrasing",  # asked word for word, but an entry with another answer has that phrasing
+    "guard",  # the near-miss guard refused it (``guard`` says why)
+    "similarity",  # below t_faq
+    "coverage",  # holds too few of the question's words
+    "ambiguous",  # an entry with another answer is within the margin
+    "lower",  # not considered: below the entry accepted or doubted
+]
 
 
 @dataclass(frozen=True)
@@ -17,6 +31,8 @@ class CandidateVerdict:
     guard: GuardVerdict | None
     accepted: bool
     reason: str
+    code: VerdictCode = "lower"
+    rival_id: int | None = None  # same_phrasing, ambiguous: the entry with another answer
 
 
 @dataclass(frozen=True)
@@ -55,27 +71,28 @@ def decide_faq(
         if cand.verbatim:
             rival = _rival(cand, candidates, verbatim_only=True)
             if rival is None:
-                verdicts.append(CandidateVerdict(cand, None, True, "asked verbatim"))
+                verdicts.append(CandidateVerdict(cand, None, True, "asked verbatim", "verbatim"))
                 return _decided(cand, verdicts, candidates[n + 1 :], "asked verbatim")
             why = f"entry {rival.faq_id} with another answer has the same phrasing"
-            verdicts.append(CandidateVerdict(cand, None, False, why))
+            verdicts.append(CandidateVerdict(cand, None, False, why, "same_phrasing", rival.faq_id))
             reason = why
             continue
         verdict = _guard(guard, question, cand)
         if verdict is not None and not verdict.ok:
             why = f"near-miss guard: {verdict.reason}"
-            verdicts.append(CandidateVerdict(cand, verdict, False, why))
+            verdicts.append(CandidateVerdict(cand, verdict, False, why, "guard"))
             reason = why
             continue
-        why = _doubt(cand, candidates, threshold, margin, min_coverage)
-        if why:
-            verdicts.append(CandidateVerdict(cand, verdict, False, why))
+        doubt = _doubt(cand, candidates, threshold, margin, min_coverage)
+        if doubt is not None:
+            code, why, rival_id = doubt
+            verdicts.append(CandidateVerdict(cand, verdict, False, why, code, rival_id))
             rest = [
                 CandidateVerdict(c, None, False, "lower than the entry considered")
                 for c in candidates[n + 1 :]
             ]
             return FaqDecision(None, tuple(verdicts + rest), why)
-        verdicts.append(CandidateVerdict(cand, verdict, True, "accepted"))
+        verdicts.append(CandidateVerdict(cand, verdict, True, "accepted", "accepted"))
         return _decided(cand, verdicts, candidates[n + 1 :], "accepted")
     return FaqDecision(None, tuple(verdicts), reason)
 
@@ -86,23 +103,26 @@ def _doubt(
     threshold: float,
     margin: float,
     min_coverage: float,
-) -> str:
-    """Why the first candidate the guard lets through is not sure enough, or ""."""
+) -> tuple[VerdictCode, str, int | None] | None:
+    """Why the first candidate the guard lets through is not sure enough (its code, the reason
+    and the rival entry, if one), or None."""
     if cand.similarity < threshold:
-        return f"similarity {cand.similarity:.3f} below t_faq {threshold:.3f}"
+        return "similarity", f"similarity {cand.similarity:.3f} below t_faq {threshold:.3f}", None
     if cand.coverage < min_coverage:
         unsaid = ", ".join(cand.unsaid[:6])
-        return (
+        why = (
             f"the entry covers {cand.coverage:.2f} of the question's words "
             f"(below {min_coverage:.2f}); not in it: {unsaid}"
         )
+        return "coverage", why, None
     rival = _rival(cand, candidates)
     if rival is not None and cand.score - rival.score < margin:
-        return (
+        why = (
             f"ambiguous: entry {rival.faq_id} with another answer is within {margin:.3f} "
             f"({rival.score:.3f} vs {cand.score:.3f})"
         )
-    return ""
+        return "ambiguous", why, rival.faq_id
+    return None
 
 
 def _rival(

@@ -206,6 +206,11 @@ class NearMissGuard:
                     break
         return sorted(spans)
 
+    def label(self, category: str) -> str:
+        """A category in staff's words (guard.yaml ``label``), or its name if it has none."""
+        found = self._by_name.get(category)
+        return found.label if found is not None else category
+
     def unread(self, text: str) -> str:
         """``text`` without the words that name a value (what ``entity_spans`` finds): what is
         left is what the vocabulary does not know, for tier 1's word coverage."""
@@ -232,7 +237,7 @@ class NearMissGuard:
                 continue
             if q and not f and not q.isdisjoint(said.get(category.name, ())):
                 continue
-            conflicts.append(Conflict(category.name, q, f))
+            conflicts.append(Conflict(category.name, q, f, category.label))
         missing = self._missing(mine, said, answer) if answer else ()
         return GuardVerdict(not conflicts and not missing, tuple(conflicts), missing)
 

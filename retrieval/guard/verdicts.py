@@ -14,6 +14,7 @@ class Conflict:
     category: str
     query_values: frozenset[str]
     faq_values: frozenset[str]
+    label: str = ""  # the category in staff's words ("ngành", "năm"), for the admin
 
     @property
     def reason(self) -> str:
@@ -66,7 +67,8 @@ class GuardVerdict:
             return "Không có mâu thuẫn"
         said = [
             f"Câu hỏi nói {', '.join(sorted(c.query_values)) or 'không nêu'}, "
-            f"mục này nói {', '.join(sorted(c.faq_values)) or 'không nêu'} ({c.category})"
+            f"mục này nói {', '.join(sorted(c.faq_values)) or 'không nêu'} "
+            f"({c.label or c.category})"
             for c in self.conflicts
         ]
         return "; ".join(said + [m.staff_reason for m in self.missing])

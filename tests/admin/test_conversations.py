@@ -317,8 +317,12 @@ async def test_the_list_filters_and_the_transcript_shows_tier_sources_and_escape
     assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;" in page
     assert '<a href="https://x.vn/a"' in page
     assert "javascript:" not in page  # not a link; shown as its title only
-    assert "Điểm 0.861 (ngưỡng 0.840)" in page
-    assert "Forbidden: bot was blocked by the user" in page
+    # the figures and the platform's error are folded under "Chi tiết kỹ thuật"
+    opening = '<details class="technical"><summary>Chi tiết kỹ thuật</summary>'
+    folded = "".join(part.split("</details>")[0] for part in page.split(opening)[1:])
+    assert "<strong>Điểm:</strong> 0.861 (ngưỡng 0.840)" in folded
+    assert "Forbidden: bot was blocked by the user" in folded
+    assert "Có trục trặc khi xử lý tin nhắn này." in page
     # A question given up after its tries, and a reply: the admin sees how many.
     assert f'data-testid="failed-{question.id}">Không trả lời được sau 3 lần thử<' in page
     assert ">Không gửi được sau 5 lần thử<" in page

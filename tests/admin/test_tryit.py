@@ -1,4 +1,5 @@
-""" "Try it" over real HTTP: which tier answers and why, on the demo knowledge base."""
+""" "Try it" over real HTTP: which tier answers and why, on the demo knowledge base; the why in
+Vietnamese with the figures folded; the answer's Markdown rendered safely."""
 
 from __future__ import annotations
 
@@ -11,29 +12,90 @@ from tests.admin._support import AdminBrowser
 FAQ = [json.loads(line) for line in (demo_kb_dir() / "faq.jsonl").read_text("utf-8").splitlines()]
 
 
+def section(page: str, testid: str, end: str = "</table>") -> str:
+    return page.split(f'data-testid="{testid}"')[1].split(end)[0]
+
+
+def technical(page: str) -> str:
+    """The "Chi tiết kỹ thuật" block of the page."""
+    return section(page, "technical", "</details>")
+
+
 async def test_a_faq_question_shows_the_matches_and_the_verbatim_reply(
     viewer: AdminBrowser,
 ) -> None:
     page = await viewer.page(f"/admin/try?q={FAQ[1]['question']}")
     assert 'data-tier="faq"' in page
     assert FAQ[1]["answer"] in page
-    faq_table = page.split('data-testid="try-faq"')[1].split("</table>")[0]
-    assert "được chọn" in faq_table  # the accepted match, with its similarity
-    assert re.search(r'class="score">0\.\d{4}<', faq_table)
-    assert "t_faq = 0." in page
+    faq_table = section(page, "try-faq")
+    assert "được chọn" in faq_table
+    assert 'class="score"' not in faq_table  # the figures are folded, not in the table
+    reason = section(page, "try-reason", "</p>")
+    assert re.search(r"Trả lời từ câu hỏi thường gặp #\d+", reason), reason
+    folded = technical(page)
+    assert "<summary>Chi tiết kỹ thuật</summary>" in folded
+    assert re.search(r'class="score">0\.\d{4}<', folded)  # the accepted match's similarity
+    assert "t_faq = 0." in folded
+    assert "t_faq" not in page.replace(folded, "")
 
 
-async def test_a_look_alike_question_shows_the_guard_refusing_and_the_passages(
+async def test_a_look_alike_question_says_in_vietnamese_why_the_entry_was_not_taken(
     viewer: AdminBrowser,
 ) -> None:
     page = await viewer.page("/admin/try?q=Chỉ tiêu ngành Kỹ thuật Máy tính năm 2026 là bao nhiêu?")
     assert 'data-tier="documents"' in page
-    faq_table = page.split('data-testid="try-faq"')[1].split("</table>")[0]
+    faq_table = section(page, "try-faq")
     assert "Khoa học Máy tính" in faq_table
     assert "không chọn" in faq_table
-    chunks = page.split('data-testid="try-chunks"')[1].split("</table>")[0]
+    # the guard's conflict, said from its structure: the category's label and both values
+    assert "câu hỏi nói về Kỹ thuật máy tính (ngành), mục này nói về Khoa học máy tính" in (
+        faq_table
+    )
+    assert "near-miss guard" not in faq_table
+    reason = section(page, "try-reason", "</p>")
+    assert "Trả lời từ tài liệu" in reason, reason
+    assert "chunks" not in reason
+    assert "t_doc" not in reason
+    chunks = section(page, "try-chunks")
     assert "Kỹ thuật Máy tính" in chunks
     assert "<td>Có</td>" in chunks  # at least one passage passed t_doc and was used
+    assert "/tmp/" not in chunks
+    assert ".md<" not in chunks
+    assert "chunks passed t_doc" in technical(page)  # the English reason, folded
+
+
+async def test_a_reply_in_markdown_is_rendered_and_nothing_unsafe_gets_through(
+    editor: AdminBrowser,
+) -> None:
+    question = "Bãi gửi xe máy của trường mở cửa lúc mấy giờ?"
+    answer = (
+        "Bãi xe **mở cửa từ 6 giờ** đến 22 giờ:\n\n"
+        "| Khu | Giờ |\n|---|---|\n| A | 6–22 |\n\n"
+        "- [Bản đồ](https://shut.example.vn/ban-do)\n"
+        "- [lừa](javascript:alert(1)) <script>alert(2)</script> <img src=x onerror=alert(3)>"
+    )
+    response = await editor.post(
+        "/admin/faq/new",
+        {"question": question, "answer": answer, "language": "vi", "status": "published"},
+    )
+    assert response.status == 303
+    page = await editor.page(f"/admin/try?q={question}")
+    shown = section(page, "try-answer", "</div>")
+    assert "<strong>mở cửa từ 6 giờ</strong>" in shown
+    assert "<table>" in shown
+    assert "<td>6–22</td>" in shown
+    assert "|---|" not in shown
+    assert "**" not in shown
+    assert (
+        '<a href="https://shut.example.vn/ban-do" rel="noopener noreferrer" target="_blank">'
+        "Bản đồ</a>"
+    ) in shown
+    assert "javascript:" not in shown.replace("[lừa](javascript:alert(1))", "")
+    assert 'href="javascript' not in shown
+    assert "<script>" not in shown
+    assert "&lt;script&gt;alert(2)&lt;/script&gt;" in shown
+    assert "<img" not in shown
+    assert "&lt;img" in shown
 
 
 async def test_try_it_in_english_and_with_markup_in_the_question(viewer: AdminBrowser) -> None:

@@ -101,6 +101,7 @@ def _details(answer: Answer, streamed: bool) -> dict[str, Any]:
     data = {
         "language": answer.language,
         "reason": answer.reason,
+        "why": answer.why,
         "faq_external_id": answer.faq_external_id,
         "chunk_ids": answer.chunk_ids,
         "scores": answer.scores,
@@ -118,6 +119,7 @@ def _error_answer(settings: Settings, text: str, error: BaseException) -> Answer
         answer=replies.no_information_reply(settings.contact, language),
         language=language,
         reason=f"error while answering: {type(error).__name__}",
+        why={"error": type(error).__name__},
     )
 
 

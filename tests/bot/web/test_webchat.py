@@ -682,6 +682,7 @@ async def test_an_answerer_failure_becomes_a_polite_reply(
     assert inbound.status == MessageStatus.answered
     assert reply.text == done["answer"]
     assert reply.details["reason"] == "error while answering: RuntimeError"
+    assert reply.details["why"] == {"error": "RuntimeError"}
 
 
 async def test_database_down_is_a_503_to_retry(

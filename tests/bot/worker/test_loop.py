@@ -134,6 +134,10 @@ async def test_a_question_is_answered_once_and_its_reply_queued_then_sent(
     assert outbound.tier == "faq"
     assert "SHUT" in outbound.text
     assert outbound.details["timings_ms"]["total"] > 0
+    # why, as data the admin explains in staff's words (admin.explanations)
+    [step] = outbound.details["why"]["faq"][:1]
+    assert step["result"] in ("accepted", "verbatim")
+    assert step["faq_id"] > 0
     await worker.drain()  # nothing left: no second answer
     assert len(await rows(db, user)) == 2
 

@@ -169,10 +169,15 @@ def test_question_naming_something_else_is_refused(
 def test_refusal_reason_names_category_and_values(guard: NearMissGuard) -> None:
     verdict = guard.check("Học phí ngành KTMT?", "Học phí ngành Khoa học Máy tính?")
     assert verdict.conflicts == (
-        Conflict("major", frozenset({"Kỹ thuật máy tính"}), frozenset({"Khoa học máy tính"})),
+        Conflict(
+            "major", frozenset({"Kỹ thuật máy tính"}), frozenset({"Khoa học máy tính"}), "ngành"
+        ),
     )
     assert verdict.reason == (
         "major: question names Kỹ thuật máy tính, FAQ names Khoa học máy tính"
+    )
+    assert verdict.staff_reason == (
+        "Câu hỏi nói Kỹ thuật máy tính, mục này nói Khoa học máy tính (ngành)"
     )
 
 

@@ -1,0 +1,295 @@
+"""Every staff page in plain Vietnamese: signed in with the Vietnamese interface, with one
+conversation of each kind (an FAQ answer, a documents answer, a fallback, a guard refusal, a
+staff reply) asked through the real web chat, every GET route of the admin is opened (detail
+pages with real ids) and none shows an English diagnostic outside a "Chi tiết kỹ thuật" block,
+nor a server path anywhere.
+
+A new page is walked as soon as its route exists. A route with a new path parameter needs its
+values in ``ROUTE_VALUES`` (the test says so); a page worth opening with a query (Try it with a
+question) goes in ``pages_with_queries``; a new English phrase to look out for goes in
+``ENGLISH``.
+
+The web chat stores on real transactions (``sessionmaker`` below), so what a test commits is
+taken away afterwards (``rows_since``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from typing import Any
+
+import pytest
+from aiohttp.web_urldispatcher import StaticResource
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from admin.app import create_admin_app
+from bot.core.settings import Settings
+from bot.db.models import FaqEntry, Message
+from bot.knowledge.demo import demo_kb_dir
+from tests.admin._support import AdminBrowser, delete_rows_since, rows_since
+
+pytestmark = pytest.mark.usefixtures("demo_kb")
+
+TECHNICAL = "Chi tiết kỹ thuật"
+
+# English diagnostics a staff page must not show outside "Chi tiết kỹ thuật": the answerer's
+# reasons and the guard's, as they are written in bot.answer and retrieval (whole words).
+ENGLISH = [
+    r"t_faq",
+    r"t_doc",
+    r"chunks?",
+    r"below",
+    r"passed",
+    r"answered (?:extractive|llm)",
+    r"similarity",
+    r"near-miss guard",
+    r"no conflict",
+    r"asked verbatim",
+    r"(?:question|FAQ) names",
+    r"entry never says",
+    r"lower than the",
+    r"ambiguous",
+    r"no published FAQ entry",
+    r"best similarity",
+    r"no search needed",
+    r"abstained",
+    r"error while answering",
+    r"staff answering",
+    r"held: too many",
+    r"fallback",
+    r"not a question",
+]
+_ENGLISH = re.compile(r"\b(?:" + "|".join(ENGLISH) + r")\b", re.IGNORECASE)
+
+
+class VisibleText(HTMLParser):
+    """The text a page shows, without scripts, styles and "Chi tiết kỹ thuật" blocks."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.frames: list[dict[str, Any]] = [{"texts": [], "summary": []}]
+        self.hidden = 0  # inside <script> or <style>
+        self.in_summary = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in ("script", "style"):
+            self.hidden += 1
+        elif tag == "details":
+            self.frames.append({"texts": [], "summary": []})
+        elif tag == "summary":
+            self.in_summary += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("script", "style"):
+            self.hidden = max(0, self.hidden - 1)
+        elif tag == "summary":
+            self.in_summary = max(0, self.in_summary - 1)
+        elif tag == "details" and len(self.frames) > 1:
+            frame = self.frames.pop()
+            if "".join(frame["summary"]).strip() != TECHNICAL:
+                self.frames[-1]["texts"] += frame["texts"]
+
+    def handle_data(self, data: str) -> None:
+        if self.hidden:
+            return
+        frame = self.frames[-1]
+        frame["texts"].append(data)
+        if self.in_summary:
+            frame["summary"].append(data)
+
+    @property
+    def text(self) -> str:
+        return " ".join(t for frame in self.frames for t in frame["texts"])
+
+
+def english_on(page: str) -> list[str]:
+    """The English diagnostics ``page`` shows outside its "Chi tiết kỹ thuật" blocks."""
+    parser = VisibleText()
+    parser.feed(page)
+    parser.close()
+    text = " ".join(parser.text.split())
+    return [text[max(0, m.start() - 60) : m.end() + 60] for m in _ENGLISH.finditer(text)]
+
+
+def test_the_check_finds_english_outside_the_technical_block_only() -> None:
+    shown = "<p>Vì sao: 5 chunks passed t_doc; answered extractive</p>"
+    folded = f"<details><summary>{TECHNICAL}</summary><p>similarity 0.844 below t_faq</p></details>"
+    assert len(english_on(shown)) == 4
+    assert english_on(folded + "<p>Trả lời từ tài liệu</p><script>var below=1</script>") == []
+    other = "<details><summary>Nguồn</summary>similarity 0.8</details>"
+    assert english_on(other) == ["Nguồn similarity 0.8"]
+
+
+# -- the conversations -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    """Real transactions: the web chat answers and stores in sessions of its own."""
+    return async_sessionmaker(engine, expire_on_commit=False)
+
+
+@pytest.fixture(autouse=True)
+async def forget_what_the_test_commits(engine: AsyncEngine) -> AsyncIterator[None]:
+    marks = await rows_since(engine)
+    yield
+    await delete_rows_since(engine, marks)
+
+
+@dataclass(frozen=True)
+class Asked:
+    """A question asked in the web chat, and the stored reply."""
+
+    question: str
+    conversation_id: int
+    reply_id: int
+    tier: str
+
+
+@dataclass
+class Seeded:
+    asked: dict[str, Asked] = field(default_factory=dict)
+    faq_ids: list[int] = field(default_factory=list)
+
+
+QUESTIONS = {
+    "faq": "Mã trường của Trường Đại học Công nghệ Sông Hồng là gì?",
+    "guard": "Chỉ tiêu ngành Kỹ thuật Máy tính năm 2026 là bao nhiêu?",
+    "documents": "Ký túc xá A Sen Hồng nằm ở cơ sở nào và có những tiện ích gì?",
+    "fallback": "Giá vé máy bay từ Hà Nội đi Paris tháng sau là bao nhiêu?",
+}
+
+
+async def ask_web_chat(b: AdminBrowser, sm: async_sessionmaker[AsyncSession], text: str) -> Asked:
+    body = {"visitor_id": f"walk-{uuid.uuid4()}", "message_id": str(uuid.uuid4()), "text": text}
+    async with b.http.post(b.url("/api/chat"), json=body) as response:
+        assert response.status == 200, await response.text()
+        stream = await response.text()
+    done = stream.split("event: done\n")[-1].split("\n")[0]
+    assert done.startswith("data: "), stream[-500:]
+    reply = json.loads(done.removeprefix("data: "))
+    async with sm() as session:
+        conversation_id = await session.scalar(
+            select(Message.conversation_id).where(Message.id == reply["reply_id"])
+        )
+    assert conversation_id is not None
+    return Asked(text, conversation_id, int(reply["reply_id"]), str(reply["tier"]))
+
+
+@pytest.fixture
+async def seeded(admin: AdminBrowser, sessionmaker: async_sessionmaker[AsyncSession]) -> Seeded:
+    found = Seeded()
+    for kind, question in QUESTIONS.items():
+        found.asked[kind] = await ask_web_chat(admin, sessionmaker, question)
+    staff = found.asked["fallback"].conversation_id
+    reply = await admin.post(
+        f"/admin/conversations/{staff}/reply", {"text": "Chào em, cô trả lời em ngay nhé."}
+    )
+    assert reply.status == 303
+    async with sessionmaker() as session:
+        found.faq_ids = list((await session.scalars(select(FaqEntry.id).limit(3))).all())
+    return found
+
+
+# -- the walk ---------------------------------------------------------------------------------
+
+# Values for each path parameter of the admin's routes, from what the test seeded.
+ROUTE_VALUES: dict[str, Callable[[Seeded], list[str]]] = {
+    "conversation_id": lambda s: sorted({str(a.conversation_id) for a in s.asked.values()}),
+    "faq_id": lambda s: [str(i) for i in s.faq_ids],
+    "lang": lambda s: ["vi"],
+}
+
+
+def get_routes() -> list[str]:
+    """The path template of every GET route of the admin (static files aside)."""
+    templates = []
+    for route in create_admin_app().router.routes():
+        resource = route.resource
+        if route.method != "GET" or resource is None or isinstance(resource, StaticResource):
+            continue
+        info = resource.get_info()
+        template = info.get("formatter") or info.get("path")
+        assert isinstance(template, str)
+        templates.append("/admin" + template)
+    return templates
+
+
+def concrete_paths(template: str, seeded: Seeded) -> list[str]:
+    params = re.findall(r"\{([^}:]+)(?::[^}]*)?\}", template)
+    paths = [template]
+    for name in params:
+        values = ROUTE_VALUES.get(name)
+        assert values is not None, f"{template}: add the values of {{{name}}} to ROUTE_VALUES"
+        paths = [
+            re.sub(r"\{" + name + r"(?::[^}]*)?\}", v, p, count=1)
+            for p in paths
+            for v in values(seeded)
+        ]
+    return paths
+
+
+def pages_with_queries(seeded: Seeded) -> list[str]:
+    """Pages worth opening with a query: Try it with each kind of question, a search."""
+    return [
+        *(f"/admin/try?q={a.question}" for a in seeded.asked.values()),
+        "/admin/conversations?q=Paris",
+        "/admin/documents?q=tuyển sinh",
+    ]
+
+
+async def test_no_staff_page_shows_english_diagnostics_or_server_paths(
+    admin: AdminBrowser, seeded: Seeded, admin_settings: Settings
+) -> None:
+    tiers = {kind: a.tier for kind, a in seeded.asked.items()}
+    assert (tiers["faq"], tiers["fallback"]) == ("faq", "fallback"), tiers
+    assert "documents" in (tiers["documents"], tiers["guard"]), tiers
+    paths = [p for t in get_routes() for p in concrete_paths(t, seeded)]
+    assert {"/admin/dashboard", "/admin/try", "/admin/documents", "/admin/conversations"} <= set(
+        paths
+    )
+    server_paths = [str(demo_kb_dir()), str(admin_settings.data_dir)]
+    problems: list[str] = []
+    walked = 0
+    for path in paths + pages_with_queries(seeded):
+        response = await admin.get(path)
+        if response.status in (301, 302, 303):  # the index, the language switch
+            continue
+        assert response.status == 200, f"GET {path}: {response.status}"
+        if response.content_type != "text/html":
+            continue  # the FAQ export: a file for Excel, not a page
+        page = await response.text()
+        walked += 1
+        problems += [f"{path}: …{found}…" for found in english_on(page)]
+        problems += [f"{path}: shows the server path {p}" for p in server_paths if p in page]
+    assert walked >= 12
+    assert not problems, "\n".join(problems)
+
+
+async def test_each_kind_of_reply_is_explained_in_vietnamese(
+    admin: AdminBrowser, seeded: Seeded
+) -> None:
+    said: dict[str, str] = {}
+    for kind, asked in seeded.asked.items():
+        page = await admin.page(f"/admin/conversations/{asked.conversation_id}")
+        why = page.split(f'data-testid="why-{asked.reply_id}"')[1].split("</p>")[0]
+        said[kind] = why
+        assert f"<summary>{TECHNICAL}</summary>" in page
+    assert re.search(r"Trả lời từ câu hỏi thường gặp #\d+", said["faq"]), said["faq"]
+    # the guard's refusal said from its structure: category label and values
+    assert (
+        "câu hỏi nói về Kỹ thuật máy tính (ngành), mục này nói về Khoa học máy tính"
+        in (said["guard"])
+    )
+    assert "Trả lời từ tài liệu" in said["guard"] + said["documents"]
+    assert "Chưa trả lời được" in said["fallback"]
+    staff_page = await admin.page(
+        f"/admin/conversations/{seeded.asked['fallback'].conversation_id}"
+    )
+    assert "Chào em, cô trả lời em ngay nhé." in staff_page
