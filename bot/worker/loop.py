@@ -275,6 +275,7 @@ class Worker:
                 "timings_ms": answer.timings_ms,
                 "reason": answer.reason,
                 "faq_external_id": answer.faq_external_id,
+                "faq_id": answer.faq_id,  # the entry the admin adds a phrasing to
                 "quick_replies": _related_questions(answer.trace),
             }
             METRICS.inc("tuvan_answers_total", channel=claimed.channel, tier=answer.tier)

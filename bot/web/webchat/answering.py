@@ -102,6 +102,7 @@ def _details(answer: Answer, streamed: bool) -> dict[str, Any]:
         "language": answer.language,
         "reason": answer.reason,
         "faq_external_id": answer.faq_external_id,
+        "faq_id": answer.faq_id,  # the entry the admin adds a phrasing to
         "chunk_ids": answer.chunk_ids,
         "scores": answer.scores,
         "timings_ms": answer.timings_ms,
