@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import get_args
 
 from aiohttp import web
+from yarl import URL
 
 from admin.faq_store import MAX_QUESTION, add_variant, get_entry
 from admin.i18n import add_strings
@@ -242,6 +243,12 @@ async def item_page(request: web.Request) -> web.Response:
     )
 
 
+def _settled(request: web.Request, target: str) -> str:
+    """Back where staff came from (an /admin path only), saying it is done."""
+    back = URL(local_path(target, url(request, "admin.recheck")))
+    return str(back.with_query({**back.query, "msg": "settled"}))
+
+
 @requires(StaffRole.editor)
 async def settle_one(request: web.Request) -> web.Response:
     data = await form(request)
@@ -249,8 +256,7 @@ async def settle_one(request: web.Request) -> web.Response:
     async with runtime(request).sessionmaker.begin() as session:
         if not await settle(session, [message_id], me(request).email):
             raise web.HTTPNotFound()
-    target = local_path(field(data, "next", 2000), url(request, "admin.recheck"))
-    raise web.HTTPSeeOther(f"{target}{'&' if '?' in target else '?'}msg=settled")
+    raise web.HTTPSeeOther(_settled(request, field(data, "next", 2000)))
 
 
 @requires(StaffRole.editor)
@@ -262,8 +268,7 @@ async def settle_many(request: web.Request) -> web.Response:
         raise web.HTTPBadRequest(text="no answer named")
     async with runtime(request).sessionmaker.begin() as session:
         await settle(session, ids, me(request).email)
-    target = local_path(field(data, "next", 2000), url(request, "admin.recheck"))
-    raise web.HTTPSeeOther(f"{target}{'&' if '?' in target else '?'}msg=settled")
+    raise web.HTTPSeeOther(_settled(request, field(data, "next", 2000)))
 
 
 @requires(StaffRole.editor)
