@@ -30,7 +30,6 @@ from admin.recheck_queue import MAX_ITEMS, SIGNALS, RecheckItem, Signal, queue_i
 from admin.web import (
     field,
     form,
-    int_param,
     local_path,
     me,
     redirect,
@@ -219,7 +218,10 @@ async def recheck_page(request: web.Request) -> web.Response:
 
 
 def _message_id(request: web.Request) -> int:
-    return int(request.match_info["message_id"])
+    found = _id(request.match_info["message_id"])
+    if not found:
+        raise web.HTTPNotFound()  # no answer has that id (nor one past BIGINT)
+    return found
 
 
 async def item_page(request: web.Request) -> web.Response:
@@ -243,6 +245,12 @@ async def item_page(request: web.Request) -> web.Response:
     )
 
 
+def _id(value: str) -> int:
+    """A row id sent in a form, 0 when it is none (ids are positive BIGINTs)."""
+    value = value.strip()
+    return int(value) if value.isascii() and value.isdigit() and len(value) < 19 else 0
+
+
 def _settled(request: web.Request, target: str) -> str:
     """Back where staff came from (an /admin path only), saying it is done."""
     back = URL(local_path(target, url(request, "admin.recheck")))
@@ -262,8 +270,8 @@ async def settle_one(request: web.Request) -> web.Response:
 @requires(StaffRole.editor)
 async def settle_many(request: web.Request) -> web.Response:
     data = await form(request)
-    ids = [int_param(v, 0, low=0) for v in data.getall("id", []) if isinstance(v, str)]
-    ids = [i for i in ids if i > 0]
+    ids = [_id(v) for v in data.getall("id", []) if isinstance(v, str)]
+    ids = [i for i in ids if i]
     if not ids:
         raise web.HTTPBadRequest(text="no answer named")
     async with runtime(request).sessionmaker.begin() as session:
@@ -277,7 +285,7 @@ async def add_phrasing(request: web.Request) -> web.Response:
     data = await form(request)
     message_id = _message_id(request)
     choice = field(data, "faq_id", 20)
-    faq_id = int_param(field(data, "other_faq_id", 20) if choice == "other" else choice, 0, low=0)
+    faq_id = _id(field(data, "other_faq_id", 20) if choice == "other" else choice)
     phrasing = field(data, "variant", MAX_QUESTION)
     rt = runtime(request)
     added = False

@@ -243,6 +243,8 @@ async def test_settling_takes_an_answer_out_and_a_later_dislike_brings_it_back(
     assert 'data-testid="recheck-empty"' in await editor.page(QUEUE)
     assert (await editor.post("/admin/recheck/settle", [("id", "nonsense")])).status == 400
     assert (await editor.post("/admin/recheck/999999999/settle")).status == 404
+    big = "/admin/recheck/settle"
+    assert (await editor.post(big, [("id", "9" * 30), ("id", "-1")])).status == 400
 
 
 async def test_an_opened_answer_says_what_happened_in_vietnamese_with_titles_not_paths(
@@ -329,7 +331,8 @@ async def test_an_opened_answer_says_what_happened_in_vietnamese_with_titles_not
     back = re.search(r'href="([^"]*)" data-testid="recheck-back"', page)
     assert back
     assert html.unescape(back.group(1)) == QUEUE
-    assert (await editor.get("/admin/recheck/999999999")).status == 404
+    for missing in ("999999999", "99999999999999999999999"):
+        assert (await editor.get(f"/admin/recheck/{missing}")).status == 404
 
 
 async def test_the_question_becomes_a_phrasing_of_the_entry_that_answered(
