@@ -25,6 +25,8 @@ model, microseconds a pair.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from admin.question_groups import question_key
 from retrieval.text.terms import TextProcessor
 
@@ -34,14 +36,19 @@ MIN_SHARED = 2
 MIN_DICE = 0.6
 
 
+@lru_cache(maxsize=8192)
 def content_words(processor: TextProcessor, text: str) -> frozenset[str]:
-    """The folded content words of a question (single words: the pairs would only echo them)."""
+    """The folded content words of a question (single words: the pairs would only echo them).
+
+    Kept for the texts seen last: in a conversation each question is the next of the one
+    before and the first of the one after, so the queue reads most texts twice."""
     return frozenset(t for t in processor.query_terms(text) if "_" not in t)
 
 
 def means_the_same(processor: TextProcessor, first: str, second: str) -> bool:
     """Whether ``second``, asked right after ``first`` was answered, asks it again."""
-    if question_key(first) and question_key(first) == question_key(second):
+    key = question_key(first)
+    if key and key == question_key(second):
         return True
     a, b = content_words(processor, first), content_words(processor, second)
     shared = len(a & b)
