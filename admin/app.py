@@ -25,7 +25,7 @@ PAGE_MODULES = (
     "admin.review",
     "admin.tryit",
     "admin.dashboard",
-    "admin.unanswered",
+    "admin.recheck",
     "admin.conversations",
     "admin.documents",
 )

@@ -1,6 +1,6 @@
 """The Dashboard: the headline numbers beside the previous period's (admin.headlines),
-messages per day by channel, which tier answered, response times, and the
-biggest groups of unanswered questions, over the last 7, 30 or 90 days (UTC days).
+messages per day by channel, which tier answered, response times, and the biggest groups of the
+"Cần xem lại" queue (admin.recheck), over the last 7, 30 or 90 days (UTC days).
 
 Aggregation happens in PostgreSQL (``date_trunc`` per day, ``percentile_cont`` for the
 percentiles), with bound parameters; days without rows are filled in here, so every chart has
@@ -28,7 +28,7 @@ from admin.headlines import headlines, period_figures, previous_period
 from admin.i18n import Translator, add_strings
 from admin.keys import QUESTION_VECTORS
 from admin.period import PERIODS, Period
-from admin.unanswered import faq_link, unanswered_report
+from admin.recheck import faq_link, recheck_report
 from admin.web import render, runtime, translator
 from bot.conversations.quarantine import count_quarantined
 from bot.core.types import CHANNELS
@@ -47,7 +47,7 @@ add_strings(
             "Từ lúc câu hỏi đến tới lúc có câu trả lời, cho các câu hỏi đã được trả lời.",
             "From a question's arrival to its answer, for the questions answered.",
         ),
-        "dash.unanswered": ("Nhóm câu hỏi chưa trả lời được nhiều nhất", "Top unanswered groups"),
+        "dash.unanswered": ("Nhóm câu hỏi cần xem lại nhiều nhất", "Top groups to look at again"),
         "dash.see_all": ("Xem tất cả", "See them all"),
         "dash.quarantined": (
             "{n} sự kiện webhook không lưu được đang nằm trong bảng quarantined_events "
@@ -208,7 +208,7 @@ async def dashboard_page(request: web.Request) -> web.Response:
         before = previous_period(period)
         figures = await period_figures(session, period)
         figures_before = await period_figures(session, before)
-    report = await unanswered_report(rt, request.config_dict[QUESTION_VECTORS], period)
+    report = await recheck_report(rt, request.config_dict[QUESTION_VECTORS], period)
     tier_names = {k: t(f"dash.tier.{k}") if t.knows(f"dash.tier.{k}") else k for k in tiers.keys}
     return await render(
         request,

@@ -28,7 +28,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "nav.faq": ("Câu hỏi thường gặp", "FAQ"),
     "nav.review": ("Duyệt", "Review"),
     "nav.tryit": ("Thử hỏi", "Try it"),
-    "nav.unanswered": ("Chưa trả lời được", "Unanswered"),
+    "nav.recheck": ("Cần xem lại", "To look at again"),
     "nav.conversations": ("Hội thoại", "Conversations"),
     "nav.documents": ("Tài liệu", "Documents"),
     "nav.users": ("Tài khoản", "Users"),

@@ -13,5 +13,5 @@ from admin.question_groups import QuestionVectors
 JINJA = web.AppKey("admin_jinja", jinja2.Environment)
 # Uploads being loaded and indexed in the background, awaited on shutdown.
 INGESTS = web.AppKey("admin_ingest_tasks", set[asyncio.Task[IngestOutcome]])
-# The embeddings of asked questions, cached between reports of unanswered questions.
+# The embeddings of asked questions, cached between views of the "Cần xem lại" queue.
 QUESTION_VECTORS = web.AppKey("admin_question_vectors", QuestionVectors)

@@ -10,10 +10,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
+from admin.i18n import add_strings
 from bot.core.clock import utcnow
 
 PERIODS = (7, 30, 90)
 DEFAULT_DAYS = 30
+
+add_strings(  # the words of templates/period.html, the selector every report page shows
+    {
+        "period.label": ("Khoảng thời gian", "Period"),
+        "period.days": ("{n} ngày", "{n} days"),
+        "period.end": ("Đến ngày", "Up to"),
+        "period.show": ("Xem", "Show"),
+        "period.range": ("Từ {first} đến {end} (UTC)", "From {first} to {end} (UTC)"),
+    }
+)
 
 
 def today() -> date:

@@ -1,4 +1,4 @@
-"""Grouping students' questions by meaning, for the Unanswered page and the dashboard.
+"""Grouping students' questions by meaning, for the "Cần xem lại" queue and the dashboard.
 
 Questions are first merged by their folded text (case, diacritics, spacing and end punctuation
 ignored: "hoc phi cntt?" and "Học phí CNTT" are one question), then grouped by the cosine
@@ -22,7 +22,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
@@ -48,24 +48,26 @@ def question_key(text: str) -> str:
     return fold(text).strip(" ?.!…").lower()
 
 
-@dataclass(frozen=True)
-class Asked:
-    """One student question the bot answered badly or not at all."""
+class Asked(Protocol):
+    """One student question to group (an item of the queue): what grouping reads of it."""
 
-    id: int
-    question: str
-    at: datetime
-    channel: str
-    conversation_id: int
-    tier: str
-    score: float | None  # what the reply rested on (FAQ similarity or best chunk)
-    reason: str
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def question(self) -> str: ...
+
+    @property
+    def at(self) -> datetime: ...
+
+
+A = TypeVar("A", bound=Asked)
 
 
 @dataclass
-class QuestionGroup:
+class QuestionGroup(Generic[A]):
     representative: str
-    members: list[Asked] = field(default_factory=list)  # newest first
+    members: list[A] = field(default_factory=list)  # newest first
 
     @property
     def count(self) -> int:
@@ -77,14 +79,14 @@ class QuestionGroup:
 
 
 @dataclass
-class Phrasing:
+class Phrasing(Generic[A]):
     text: str  # shown and embedded: the form with diacritics when there is one
-    members: list[Asked]
+    members: list[A]
 
 
-def merge_phrasings(asked: Sequence[Asked]) -> list[Phrasing]:
+def merge_phrasings(asked: Sequence[A]) -> list[Phrasing[A]]:
     """Questions merged by ``question_key``, most asked first (then most recent)."""
-    merged: dict[str, Phrasing] = {}
+    merged: dict[str, Phrasing[A]] = {}
     for a in asked:  # newest first: the first text seen for a key is its most recent
         key = question_key(a.question)
         found = merged.get(key)
@@ -98,12 +100,12 @@ def merge_phrasings(asked: Sequence[Asked]) -> list[Phrasing]:
 
 
 def group_phrasings(
-    phrasings: Sequence[Phrasing], vectors: FloatArray, threshold: float
-) -> list[QuestionGroup]:
+    phrasings: Sequence[Phrasing[A]], vectors: FloatArray, threshold: float
+) -> list[QuestionGroup[A]]:
     """Leader clustering of ``phrasings`` (most asked first) by their L2-normalised
     ``vectors`` (one row each); the biggest group first."""
     leaders: list[int] = []
-    groups: list[QuestionGroup] = []
+    groups: list[QuestionGroup[A]] = []
     for i, phrasing in enumerate(phrasings):
         best = -1
         if leaders:
@@ -113,7 +115,7 @@ def group_phrasings(
                 best = candidate
         if best < 0:
             leaders.append(i)
-            groups.append(QuestionGroup(phrasing.text))
+            groups.append(QuestionGroup[A](phrasing.text))
             best = len(groups) - 1
         groups[best].members.extend(phrasing.members)
     for g in groups:
@@ -122,11 +124,11 @@ def group_phrasings(
 
 
 async def group_questions(
-    asked: Sequence[Asked],
+    asked: Sequence[A],
     cache: QuestionVectors,
     embedder: Embedder,
     processor: TextProcessor,
-) -> list[QuestionGroup]:
+) -> list[QuestionGroup[A]]:
     """``asked`` (newest first) in groups of similar meaning, the biggest group first."""
     phrasings = merge_phrasings(asked)
     if not phrasings:

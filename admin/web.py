@@ -163,7 +163,7 @@ NAV: tuple[NavItem, ...] = (
     NavItem("faq", "/faq"),
     NavItem("review", "/review"),
     NavItem("tryit", "/try"),
-    NavItem("unanswered", "/unanswered"),
+    NavItem("recheck", "/recheck"),
     NavItem("conversations", "/conversations"),
     NavItem("documents", "/documents"),
     NavItem("users", "/users", StaffRole.admin),

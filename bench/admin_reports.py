@@ -1,5 +1,5 @@
 """How long the admin's report pages take on a busy store: the conversation list (with and
-without an accent-insensitive search), a transcript, the unanswered questions and their grouping
+without an accent-insensitive search), a transcript, the "Cần xem lại" queue and its grouping
 (cold: every phrasing embedded; warm: from the cache), and the dashboard's aggregations.
 
 The store is synthetic: ``--conversations`` threads over the last 90 days on four channels, five
@@ -26,10 +26,9 @@ from admin.conversation_store import ConversationFilters, list_conversations, tr
 from admin.dashboard import MESSAGES_PER_DAY, TIERS_PER_DAY, daily_counts, reply_latency
 from admin.period import Period
 from admin.question_groups import QuestionVectors, group_questions
-from admin.unanswered import unanswered_questions
+from admin.recheck_queue import MAX_ITEMS, queue_items
 from bot.core.types import CHANNELS
 from bot.runtime import build_parts
-from retrieval.thresholds import Thresholds
 
 TOPICS = [
     "học phí",
@@ -115,7 +114,6 @@ async def timed(runs: int, work: Callable[[], Awaitable[Any]]) -> tuple[float, A
 async def main(args: argparse.Namespace) -> None:
     settings = bench_settings()
     parts = build_parts(settings)
-    thresholds = Thresholds(0.925, 0.84, "default")
     async with bench_database() as (engine, sm):
         started = time.perf_counter()
         async with sm.begin() as session:
@@ -155,12 +153,14 @@ async def main(args: argparse.Namespace) -> None:
 
         for label, period in (("30 days", month), ("90 days", quarter)):
 
-            async def unanswered(p: Period = period) -> Any:
+            async def recheck(p: Period = period) -> Any:
                 async with sm() as session:
-                    return await unanswered_questions(session, p, thresholds, 0.02)
+                    return await queue_items(session, p, parts.processor)
 
-            ms, asked = await timed(args.runs, unanswered)
-            rows.append((f"unanswered query, {label}", ms, f"{len(asked)} questions (cap 2000)"))
+            ms, (asked, _) = await timed(args.runs, recheck)
+            rows.append(
+                (f"Cần xem lại queue, {label}", ms, f"{len(asked)} answers (cap {MAX_ITEMS})")
+            )
 
         vectors = QuestionVectors()
         cold, groups = await timed(

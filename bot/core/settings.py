@@ -426,10 +426,6 @@ class AdminSettings(BaseModel):
     login_failures_per_ip: int = Field(default=20, ge=1)
     login_failures_per_email_total: int = Field(default=50, ge=1)
     login_window_minutes: int = Field(default=15, ge=1)
-    # Unanswered questions: an answer counts as low-confidence when its score was within this
-    # much above the threshold that let it through (tier 2: best chunk < t_doc + margin; tier 1:
-    # FAQ similarity < t_faq + margin). 0 lists fallbacks only.
-    low_confidence_margin: float = Field(default=0.02, ge=0, le=1)
 
 
 class WorkerSettings(BaseModel):

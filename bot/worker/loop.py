@@ -280,6 +280,7 @@ class Worker:
                 "reason": answer.reason,
                 "why": answer.why,
                 "faq_external_id": answer.faq_external_id,
+                "faq_id": answer.faq_id,  # the entry the admin adds a phrasing to
                 "quick_replies": _related_questions(answer.trace),
             }
             METRICS.inc("tuvan_answers_total", channel=claimed.channel, tier=answer.tier)

@@ -26,17 +26,22 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from admin.contacts import visitor_tag
 from bot.answer.answerer import Answerer
 from bot.answer.parts import AnswererParts
+from bot.conversations.store import upsert_conversation
 from bot.core.branding import brand_texts
 from bot.core.settings import BrandSettings, Settings
 from bot.db.engine import make_sessionmaker
 from bot.db.models import (
     AnswerFeedback,
+    Author,
     Chunk,
     Contact,
     Conversation,
+    Direction,
     FaqEntry,
     FaqOrigin,
     FaqStatus,
+    Message,
+    MessageStatus,
     StaffRole,
 )
 from bot.runtime import Runtime
@@ -554,3 +559,48 @@ def test_screenshots_are_named_after_the_test_and_the_page(tmp_path: Path) -> No
     assert screenshot_path(tmp_path, "tests/admin/test_browser.py::test_x", 2) == (
         folder / "test_x-2.png"
     )
+
+
+async def test_staff_open_an_answer_to_look_at_again_and_mark_it_seen(
+    live: LiveApp, new_page: NewPage
+) -> None:
+    tag = uuid.uuid4().hex[:6]
+    question = f"Trường có câu lạc bộ cờ vây {tag} không?"
+    async with live.sessionmaker.begin() as session:
+        conversation = await upsert_conversation(session, "telegram", f"recheck-{tag}")
+        asked = Message(
+            conversation_id=conversation,
+            channel="telegram",
+            direction=Direction.inbound,
+            author=Author.user,
+            text=question,
+            tier="fallback",
+            status=MessageStatus.answered,
+        )
+        session.add(asked)
+        await session.flush()
+        reply = Message(
+            conversation_id=conversation,
+            channel="telegram",
+            direction=Direction.outbound,
+            author=Author.bot,
+            text="Xin lỗi, mình chưa có thông tin này.",
+            tier="fallback",
+            details={"reason": "FAQ: similarity 0.7 below t_faq 0.925", "scores": {}},
+            status=MessageStatus.sent,
+            reply_to_id=asked.id,
+        )
+        session.add(reply)
+        await session.flush()
+        answer = reply.id
+
+    admin = await signed_in(live, new_page, StaffRole.editor)
+    await admin.get_by_test_id("nav-recheck").click()
+    await expect(admin.get_by_test_id(f"signal-{answer}-fallback")).to_be_visible()
+    await admin.get_by_test_id(f"open-{answer}").click()
+    await expect(admin.get_by_test_id("recheck-question")).to_have_text(question)
+    await expect(admin.get_by_test_id("recheck-tier")).to_have_text(words("recheck.tier.fallback"))
+    await expect(admin.get_by_test_id("recheck-tech")).not_to_have_attribute("open", "")
+    await admin.get_by_test_id("recheck-settle").click()
+    await expect(admin.get_by_test_id("flash")).to_have_text(words("msg.settled"))
+    await expect(admin.get_by_test_id(f"member-{answer}")).to_have_count(0)

@@ -1,7 +1,7 @@
 """The store's tables, by area (re-exported here): knowledge (FAQ entries, documents, chunks),
-conversations (contacts, messages, answer feedback, channel tokens), quarantine (webhook events
-that could not be stored), staff (accounts, sessions, audit log), limits (the rate limits'
-token buckets).
+conversations (contacts, messages, answer feedback, answers staff settled, channel tokens),
+quarantine (webhook events that could not be stored), staff (accounts, sessions, audit log),
+limits (the rate limits' token buckets).
 
 Vectors are declared with the default embedder's dimension; `tuvan reindex` with an embedder of
 another dimension changes the column type and rebuilds the HNSW indexes (retrieval.index).
@@ -19,6 +19,7 @@ from bot.db.models.conversations import (
     Direction,
     Message,
     MessageStatus,
+    SettledAnswer,
 )
 from bot.db.models.knowledge import (
     Chunk,
@@ -62,6 +63,7 @@ __all__ = [
     "MessageStatus",
     "QuarantinedEvent",
     "RateBucket",
+    "SettledAnswer",
     "StaffRole",
     "StaffSession",
     "StaffUser",

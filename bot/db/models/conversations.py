@@ -203,6 +203,20 @@ class AnswerFeedback(Base):
     )
 
 
+class SettledAnswer(Base):
+    """An answer staff looked at again in the admin's "Cần xem lại" queue and marked "đã xem":
+    it leaves the queue (a 👎 newer than ``settled_at`` brings it back). ``message_id`` is the
+    outbound answer; who settled it, and when, is also in the audit log."""
+
+    __tablename__ = "settled_answers"
+
+    message_id: Mapped[int] = mapped_column(
+        ForeignKey("messages.id", ondelete="CASCADE"), primary_key=True
+    )
+    settled_by: Mapped[str] = mapped_column(String(320))
+    settled_at: Mapped[datetime] = now_column()
+
+
 class ChannelToken(Base):
     """Platform tokens that rotate (Zalo OA): the current pair, replaced atomically."""
 

@@ -103,6 +103,7 @@ def _details(answer: Answer, streamed: bool) -> dict[str, Any]:
         "reason": answer.reason,
         "why": answer.why,
         "faq_external_id": answer.faq_external_id,
+        "faq_id": answer.faq_id,  # the entry the admin adds a phrasing to
         "chunk_ids": answer.chunk_ids,
         "scores": answer.scores,
         "timings_ms": answer.timings_ms,
