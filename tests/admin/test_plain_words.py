@@ -204,6 +204,8 @@ ROUTE_VALUES: dict[str, Callable[[Seeded], list[str]]] = {
     "conversation_id": lambda s: sorted({str(a.conversation_id) for a in s.asked.values()}),
     "faq_id": lambda s: [str(i) for i in s.faq_ids],
     "lang": lambda s: ["vi"],
+    # Cần xem lại opens any answer by its id: one of each tier.
+    "message_id": lambda s: sorted({str(a.reply_id) for a in s.asked.values()}),
 }
 
 

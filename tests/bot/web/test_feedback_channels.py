@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
+from admin.recheck_queue import queue_item
 from bot.channels.telegram_polling import poll_into_store
 from bot.conversations.store import queue_staff_reply
 from bot.core.votes import NOT_TAKEN, THANKS, read_vote_payload
@@ -97,6 +98,14 @@ async def staff_reply(stack: Stack, external_id: str) -> None:
     await stack.worker.drain()
 
 
+async def recheck_signals(stack: Stack, answer_id: int) -> tuple[str, ...]:
+    """Why the staff's "Cần xem lại" queue lists this answer: what its page shows at the next
+    load (the queue is read per request, nothing cached)."""
+    async with stack.sm() as session:
+        item = await queue_item(session, answer_id, stack.runtime.parts.processor)
+    return () if item is None else item.signals
+
+
 def votes_of(payloads: list[str]) -> list[tuple[int, int]]:
     return [found for p in payloads if (found := read_vote_payload(p)) is not None]
 
@@ -165,10 +174,12 @@ async def test_a_telegram_answer_has_vote_buttons_and_a_tap_is_stored_and_acknow
     }
     assert await feedback(stack, str(chat)) == [(answer_id, "telegram", -1)]
     assert await flagged(stack, str(chat))
+    assert "disliked" in await recheck_signals(stack, answer_id)
 
     await post_callback(stack, callback_update(chat + 2, chat, sent, data[0]))  # changed mind
     assert await feedback(stack, str(chat)) == [(answer_id, "telegram", 1)]
     assert not await flagged(stack, str(chat))
+    assert "disliked" not in await recheck_signals(stack, answer_id)
 
     await stack.worker.drain()
     assert len(stack.telegram.calls_to("sendMessage")) == 1  # a vote is never answered
@@ -268,6 +279,7 @@ async def test_a_messenger_quick_reply_vote_is_stored_and_not_answered(stack: St
     )
     assert await feedback(stack, psid) == [(answer_id, "messenger", -1)]
     assert await flagged(stack, psid)
+    assert "disliked" in await recheck_signals(stack, answer_id)
     sent_before = len(stack.messenger.messages)
     await stack.worker.drain()
     assert len(stack.messenger.messages) == sent_before  # not a question: nothing answered
@@ -318,6 +330,7 @@ async def test_a_zalo_answer_has_vote_buttons_and_a_tap_is_stored_and_not_answer
     assert await post_zalo(stack, zalo_text(user, f"v-{user}", buttons[1]["payload"])) == 200
     assert await feedback(stack, user) == [(answer_id, "zalo", -1)]
     assert await flagged(stack, user)
+    assert "disliked" in await recheck_signals(stack, answer_id)
     sends = len(stack.zalo.sends)
     await stack.worker.drain()
     assert len(stack.zalo.sends) == sends

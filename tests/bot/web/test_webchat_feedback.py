@@ -16,6 +16,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from admin.recheck_queue import queue_item
 from bot.answer.answerer import Answerer
 from bot.answer.parts import AnswererParts
 from bot.conversations.store import contact_conversation, queue_staff_reply
@@ -124,7 +125,7 @@ async def flagged(session: AsyncSession, visitor: str) -> bool:
 
 
 async def test_a_visitor_votes_on_an_answer_and_the_history_shows_the_choice(
-    client: Client, session: AsyncSession
+    client: Client, session: AsyncSession, parts: AnswererParts
 ) -> None:
     visitor = f"fb-{uuid.uuid4().hex}"
     reply_id = await ask(client, visitor)
@@ -135,6 +136,10 @@ async def test_a_visitor_votes_on_an_answer_and_the_history_shows_the_choice(
     assert await response.json() == {"reply_id": reply_id, "value": -1}
     assert await votes(session, reply_id) == [("web", -1)]
     assert await flagged(session, visitor)
+    # Staff see it in "Cần xem lại" at their next page load (the queue is read per request).
+    listed = await queue_item(session, reply_id, parts.processor)
+    assert listed is not None
+    assert "disliked" in listed.signals
 
     history = await client.get("/api/chat/history", headers={"X-Visitor-Id": visitor})
     entries = (await history.json())["messages"]
@@ -144,6 +149,9 @@ async def test_a_visitor_votes_on_an_answer_and_the_history_shows_the_choice(
     assert response.status == 200
     assert await votes(session, reply_id) == [("web", 1)]
     assert not await flagged(session, visitor)
+    listed = await queue_item(session, reply_id, parts.processor)
+    assert listed is not None
+    assert "disliked" not in listed.signals
     # A vote is not a question: no message stored, nothing answered.
     assert await session.scalar(select(func.count()).select_from(Message)) == messages_before
 
