@@ -4,7 +4,7 @@ Modules: ``protocol`` (the request and response shapes), ``handlers`` (the route
 ``feedback`` (a visitor's 👍/👎), ``answering`` (a message claimed, answered and stored once),
 ``updates`` (the long poll that brings staff replies), ``visitors`` (the visitor id and its
 expiry), ``pages`` and ``csp`` (the page, the widget and their Content-Security-Policy),
-``cors``; the files in ``static/``. Imports
+``cors``, ``replies`` (the API's JSON responses); the files in ``static/``. Imports
 ``bot.runtime``, ``bot.keys``, ``bot.answer``, ``bot.conversations`` and below.
 
 The web chat is answered inline, in the serve process: the browser is waiting on the request

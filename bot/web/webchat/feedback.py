@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
-from typing import Any
 
 from aiohttp import web
 from sqlalchemy.exc import SQLAlchemyError
@@ -26,11 +25,11 @@ from bot.core.errors import ChatRequestError
 from bot.core.votes import DOWN, UP
 from bot.keys import RUNTIME
 from bot.runtime import Runtime
-from bot.web.rate_limits import RateLimit, RateLimiter, retry_after
+from bot.web.rate_limits import RateLimit, RateLimiter
 from bot.web.webchat.admission import TOO_FAST, Admission
 from bot.web.webchat.answering import CHANNEL
-from bot.web.webchat.cors import cors_headers
-from bot.web.webchat.protocol import VISITOR_ID, VISITOR_ID_RULE, dumps, read_body
+from bot.web.webchat.protocol import VISITOR_ID, VISITOR_ID_RULE, read_body
+from bot.web.webchat.replies import error_reply, json_reply, too_many, unavailable
 from bot.web.webchat.visitors import VISITOR_HEADER
 
 log = logging.getLogger(__name__)
@@ -77,7 +76,7 @@ class FeedbackHandler:
         runtime = request.config_dict[RUNTIME]
         refused = self.admission.refusal(request, runtime.settings)
         if refused is not None:
-            return _error(request, *refused)
+            return error_reply(request, *refused)
         settings = runtime.settings
         limits = settings.limits
         address = client_address(
@@ -90,24 +89,24 @@ class FeedbackHandler:
             wait_s = await self._take(runtime, f"vote-ip:{address}", by_address)
         except SQLAlchemyError:
             log.exception("web chat: cannot check the vote rate limit of an address")
-            return _unavailable(request)
+            return unavailable(request)
         if wait_s is not None:
-            return _error(request, 429, TOO_FAST, {"Retry-After": retry_after(wait_s)})
+            return too_many(request, TOO_FAST, wait_s)
         visitor_id = request.headers.get(VISITOR_HEADER, "")
         if not VISITOR_ID.fullmatch(visitor_id):
-            return _error(request, 400, f"{VISITOR_HEADER}: {VISITOR_ID_RULE}")
+            return error_reply(request, 400, f"{VISITOR_HEADER}: {VISITOR_ID_RULE}")
         raw = await read_body(request, MAX_FEEDBACK_BODY)
         if raw is None:
-            return _error(request, 413, f"the request body is over {MAX_FEEDBACK_BODY} bytes")
+            return error_reply(request, 413, f"the request body is over {MAX_FEEDBACK_BODY} bytes")
         try:
             vote = parse_feedback_request(raw)
         except ChatRequestError as exc:
-            return _error(request, 400, str(exc))
+            return error_reply(request, 400, str(exc))
         by_visitor = RateLimit(limits.chat_visitor_per_minute, limits.chat_visitor_burst)
         try:
             wait_s = await self._take(runtime, f"vote-visitor:{visitor_id}", by_visitor)
             if wait_s is not None:
-                return _error(request, 429, TOO_FAST, {"Retry-After": retry_after(wait_s)})
+                return too_many(request, TOO_FAST, wait_s)
             async with runtime.sessionmaker.begin() as session:
                 outcome = await record_vote(
                     session,
@@ -118,35 +117,11 @@ class FeedbackHandler:
                 )
         except SQLAlchemyError:
             log.exception("web chat: cannot record a vote")
-            return _unavailable(request)
+            return unavailable(request)
         if not outcome.recorded:
-            return _error(request, 404, "no answer of this conversation has this reply_id")
-        return _json(request, {"reply_id": vote.reply_id, "value": vote.value})
+            return error_reply(request, 404, "no answer of this conversation has this reply_id")
+        return json_reply(request, {"reply_id": vote.reply_id, "value": vote.value})
 
     async def _take(self, runtime: Runtime, key: str, limit: RateLimit) -> float | None:
         async with runtime.sessionmaker.begin() as session:
             return await self.limiter.take(session, key[:200], limit)  # the column's width
-
-
-def _json(
-    request: web.Request, payload: object, *, status: int = 200, extra: dict[str, str] | None = None
-) -> web.Response:
-    settings = request.config_dict[RUNTIME].settings
-    headers: dict[str, Any] = {
-        "Cache-Control": "no-store",
-        **cors_headers(request, settings),
-        **(extra or {}),
-    }
-    return web.json_response(payload, status=status, headers=headers, dumps=dumps)
-
-
-def _error(
-    request: web.Request, status: int, message: str, extra: dict[str, str] | None = None
-) -> web.Response:
-    return _json(request, {"error": message}, status=status, extra=extra)
-
-
-def _unavailable(request: web.Request) -> web.Response:
-    return _error(
-        request, 503, "the chat is unavailable for a moment; try again", {"Retry-After": "5"}
-    )

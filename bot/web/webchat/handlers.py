@@ -44,18 +44,17 @@ from bot.web.webchat.protocol import (
     VISITOR_ID_RULE,
     ChatRequest,
     EventStream,
-    dumps,
     history_entry,
     parse_chat_request,
     public_citations,
     read_body,
 )
+from bot.web.webchat.replies import error_reply, json_reply, too_many, unavailable
 from bot.web.webchat.updates import ReplyWatch, listen_url, newest_after
 from bot.web.webchat.visitors import VISITOR_HEADER, retire_if_stale
 
 log = logging.getLogger(__name__)
 
-_JSON_HEADERS = {"Cache-Control": "no-store"}
 _CURSOR = re.compile(r"[0-9]{1,18}")  # a message id (bigint), as GET /api/chat/updates takes it
 
 
@@ -69,30 +68,6 @@ async def _visitor_history(
         return [], False
     human = not bot_may_answer(conversation.mode, conversation.paused_until, utcnow())
     return await history(session, conversation.id, limit=limit), human
-
-
-def _json(
-    request: web.Request, payload: object, *, status: int = 200, extra: dict[str, str] | None = None
-) -> web.Response:
-    runtime = request.config_dict[RUNTIME]
-    headers = {**_JSON_HEADERS, **cors_headers(request, runtime.settings), **(extra or {})}
-    return web.json_response(payload, status=status, headers=headers, dumps=dumps)
-
-
-def _error(
-    request: web.Request, status: int, message: str, extra: dict[str, str] | None = None
-) -> web.Response:
-    return _json(request, {"error": message}, status=status, extra=extra)
-
-
-def _unavailable(request: web.Request) -> web.Response:
-    return _error(
-        request, 503, "the chat is unavailable for a moment; try again", {"Retry-After": "5"}
-    )
-
-
-def _too_many(request: web.Request, message: str, wait_s: float) -> web.Response:
-    return _error(request, 429, message, {"Retry-After": retry_after(wait_s)})
 
 
 class WebChat:
@@ -115,16 +90,16 @@ class WebChat:
 
     async def history(self, request: web.Request) -> web.Response:
         if "visitor_id" in request.query:  # a URL ends up in logs: the id goes in a header
-            return _error(request, 400, f"send the visitor id in the {VISITOR_HEADER} header")
+            return error_reply(request, 400, f"send the visitor id in the {VISITOR_HEADER} header")
         visitor_id = request.headers.get(VISITOR_HEADER, "")
         if not VISITOR_ID.fullmatch(visitor_id):
-            return _error(request, 400, f"{VISITOR_HEADER}: {VISITOR_ID_RULE}")
+            return error_reply(request, 400, f"{VISITOR_HEADER}: {VISITOR_ID_RULE}")
         runtime = request.config_dict[RUNTIME]
         days = runtime.settings.web.visitor_days  # the page forgets an id unused this long
         try:
             if await retire_if_stale(runtime, visitor_id):
                 expired = {"expired": True, "visitor_days": days, "human": False, "messages": []}
-                return _json(request, expired)
+                return json_reply(request, expired)
             async with runtime.sessionmaker() as session:
                 rows, human = await _visitor_history(
                     session, visitor_id, runtime.settings.web.history_messages
@@ -132,10 +107,10 @@ class WebChat:
                 votes = await votes_on(session, [m.id for m in rows if m.tier is not None])
         except SQLAlchemyError:
             log.exception("web chat: cannot read the history of a visitor")
-            return _unavailable(request)
+            return unavailable(request)
         messages = [history_entry(m, votes.get(m.id)) for m in rows if m.kind == "text"]
         found = {"expired": False, "visitor_days": days, "human": human, "messages": messages}
-        return _json(request, found)
+        return json_reply(request, found)
 
     async def updates(self, request: web.Request) -> web.Response:
         """``GET /api/chat/updates?since=<id>``: ``{"changed", "newest"}`` as soon as the
@@ -143,10 +118,10 @@ class WebChat:
         (``bot.web.webchat.updates``)."""
         visitor_id = request.headers.get(VISITOR_HEADER, "")
         if not VISITOR_ID.fullmatch(visitor_id):
-            return _error(request, 400, f"{VISITOR_HEADER}: {VISITOR_ID_RULE}")
+            return error_reply(request, 400, f"{VISITOR_HEADER}: {VISITOR_ID_RULE}")
         since_text = request.query.get("since", "0")
         if not _CURSOR.fullmatch(since_text):
-            return _error(request, 400, "since must be a message id (0 or more)")
+            return error_reply(request, 400, "since must be a message id (0 or more)")
         since = int(since_text)
         runtime = request.config_dict[RUNTIME]
         wait_s = self.watch.wait_limit(runtime.settings.web.updates_wait_s)
@@ -164,8 +139,8 @@ class WebChat:
                             found = await newest_after(session, visitor_id, since)
         except SQLAlchemyError:
             log.exception("web chat: cannot look for updates of a visitor")
-            return _unavailable(request)
-        return _json(request, {"changed": found.newest is not None, "newest": found.newest})
+            return unavailable(request)
+        return json_reply(request, {"changed": found.newest is not None, "newest": found.newest})
 
     async def start(self, app: web.Application) -> None:
         """On start-up, with the settings: the cap on answers in flight, and the LISTEN
@@ -183,33 +158,35 @@ class WebChat:
         refused = self.admission.refusal(request, runtime.settings)
         if refused is not None:
             status, message = refused
-            return _error(request, status, message)
+            return error_reply(request, status, message)
         try:
             wait_s = await self.admission.take_by_address(request, runtime)
         except SQLAlchemyError:
             log.exception("web chat: cannot check the rate limit of an address")
-            return _unavailable(request)
+            return unavailable(request)
         if wait_s is not None:
-            return _too_many(request, TOO_FAST, wait_s)
+            return too_many(request, TOO_FAST, wait_s)
         raw = await read_body(request, MAX_CHAT_BODY)
         if raw is None:
-            return _error(request, 413, f"the request body is over {MAX_CHAT_BODY} bytes")
+            return error_reply(request, 413, f"the request body is over {MAX_CHAT_BODY} bytes")
         try:
             chat = parse_chat_request(raw)
         except ChatTextTooLongError as exc:
-            return _error(request, 413, str(exc))
+            return error_reply(request, 413, str(exc))
         except ChatRequestError as exc:
-            return _error(request, 400, str(exc))
+            return error_reply(request, 400, str(exc))
         try:
             wait_s = await self.admission.take_by_visitor(runtime, chat.visitor_id)
         except SQLAlchemyError:
             log.exception("web chat: cannot check the rate limit of a visitor")
-            return _unavailable(request)
+            return unavailable(request)
         if wait_s is not None:
-            return _too_many(request, TOO_FAST, wait_s)
+            return too_many(request, TOO_FAST, wait_s)
         place = await self.gate.enter()
         if place is None:
-            return _error(request, 503, BUSY, {"Retry-After": retry_after(self.gate.wait_s + 1)})
+            return error_reply(
+                request, 503, BUSY, {"Retry-After": retry_after(self.gate.wait_s + 1)}
+            )
         try:
             return await self._chat_in_place(request, runtime, chat, place)
         finally:
@@ -222,23 +199,23 @@ class WebChat:
         """The rest of a chat request, holding a place among the answers in flight: handed to
         the answer's task when there is an answer to run, else given back by the caller."""
         if client_gone(request):  # gave up while waiting for a place: nothing stored
-            return _error(request, 503, BUSY)
+            return error_reply(request, 503, BUSY)
         try:
             await retire_if_stale(runtime, chat.visitor_id)  # a stale id starts a new conversation
             outcome = await self.answers.begin(runtime, chat)
         except SQLAlchemyError:
             log.exception("web chat: cannot record message %s", chat.message_id)
-            return _unavailable(request)
+            return unavailable(request)
         if isinstance(outcome, Conflict):
             extra = {"Retry-After": str(outcome.retry_after)} if outcome.retry_after else None
-            return _error(request, 409, outcome.message, extra)
+            return error_reply(request, 409, outcome.message, extra)
         if isinstance(outcome, Held):
-            return _too_many(request, HELD, runtime.settings.limits.answers_wait_s + 5)
+            return too_many(request, HELD, runtime.settings.limits.answers_wait_s + 5)
         answering = None
         if isinstance(outcome, ClaimedInbound):
             if client_gone(request):
                 await self.answers.abandon(runtime, outcome)
-                return _error(request, 503, BUSY)
+                return error_reply(request, 503, BUSY)
             answering = self.answers.answer_apart(runtime, chat, outcome, on_done=place.release)
             place.handed = True
         response = web.StreamResponse(
