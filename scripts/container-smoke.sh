@@ -85,13 +85,15 @@ setup_base_image() {
     >/dev/null
   # The host's apt sources and configuration (its mirror, proxy, snapshot dates) and its CA
   # bundle: behind a TLS-inspecting proxy, pip in a build needs the proxy's certificate.
-  cp /etc/apt/sources.list.d/*.sources "$rootfs/etc/apt/sources.list.d/" 2>/dev/null || true
+  if cp /etc/apt/sources.list.d/*.sources "$rootfs/etc/apt/sources.list.d/" 2>/dev/null; then
+    rm -f "$rootfs/etc/apt/sources.list"  # as in the real image: the .sources file only
+  fi
   cp -r /etc/apt/apt.conf.d/. "$rootfs/etc/apt/apt.conf.d/"
   mkdir -p "$rootfs/etc/ssl/certs" "$rootfs/usr/local/share/ca-certificates"
   cp /etc/ssl/certs/ca-certificates.crt "$rootfs/etc/ssl/certs/"
   cp -r /usr/local/share/ca-certificates/. "$rootfs/usr/local/share/ca-certificates/" || true
   rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
-  tar -C "$rootfs" -c . | podman import \
+  tar -C "$rootfs" -c . | podman import -q \
     --change 'ENV PIP_CERT=/etc/ssl/certs/ca-certificates.crt' \
     --change 'ENV SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt' \
     --change 'CMD ["bash"]' - localhost/debian:bookworm >/dev/null
@@ -127,7 +129,7 @@ build_app_image() {
 # --- compose up, ask, down -------------------------------------------------------------------
 work=$(mktemp -d /tmp/tuvan-smoke.XXXXXX)
 compose() {
-  POSTGRES_PASSWORD=$db_password TUVAN_ENV_FILE=$work/tuvan.env TUVAN_PUBLISH_PORT=$port \
+  POSTGRES_PASSWORD=$db_password ENV_FILE=$work/tuvan.env PUBLISH_PORT=$port \
     "$compose_bin" -p "$project" -f "$repo/compose.yaml" "$@"
 }
 finish() {
