@@ -139,7 +139,7 @@ compose() {
 finish() {
   local status=$?
   if [ "${TUVAN_SMOKE_KEEP:-0}" = 1 ]; then
-    say "left up (TUVAN_SMOKE_KEEP=1): $compose_bin -p $project down -v -t 2"
+    say "left up (TUVAN_SMOKE_KEEP=1); to stop it: POSTGRES_PASSWORD=x ENV_FILE=/dev/null $compose_bin -p $project down -v -t 2"
   elif [ -n "${compose_bin:-}" ]; then
     if [ "$status" != 0 ]; then
       compose logs --tail 40 >&2 2>&1 || true
