@@ -19,7 +19,8 @@ in tests/admin/conftest.py keeps each phase's report on the item.
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,7 @@ import pytest
 from aiohttp import ClientResponse
 from aiohttp.test_utils import TestServer
 from argon2 import PasswordHasher
-from playwright.async_api import Browser, Page, Playwright, expect
+from playwright.async_api import Browser, Page, Playwright, async_playwright, expect
 from sqlalchemy import Integer, Table, delete, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
@@ -166,6 +167,20 @@ def screenshot_path(root: Path, nodeid: str, number: int = 1) -> Path:
 async def launch_chromium(playwright: Playwright) -> Browser:
     expect.set_options(timeout=TIMEOUT_MS)
     return await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+
+
+@asynccontextmanager
+async def chromium_browser() -> AsyncIterator[Browser]:
+    """Debian's Chromium driven by Playwright, closed (with Playwright) on the way out."""
+    playwright = await async_playwright().start()
+    try:
+        browser = await launch_chromium(playwright)
+        try:
+            yield browser
+        finally:
+            await browser.close()
+    finally:
+        await playwright.stop()
 
 
 async def screenshot_if_failed(

@@ -19,7 +19,7 @@ from typing import Any
 import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
-from playwright.async_api import Browser, Page, async_playwright, expect
+from playwright.async_api import Browser, Page, expect
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
@@ -51,8 +51,8 @@ from tests.admin._support import (
     ANSWER_TIMEOUT_MS,
     Staff,
     add_staff,
+    chromium_browser,
     delete_rows_since,
-    launch_chromium,
     log_in,
     rows_since,
     screenshot_if_failed,
@@ -85,15 +85,8 @@ class LiveApp:
 
 @pytest.fixture(scope="module")
 async def chromium() -> AsyncIterator[Browser]:
-    playwright = await async_playwright().start()
-    try:
-        browser = await launch_chromium(playwright)
-        try:
-            yield browser
-        finally:
-            await browser.close()
-    finally:
-        await playwright.stop()
+    async with chromium_browser() as browser:
+        yield browser
 
 
 @pytest.fixture

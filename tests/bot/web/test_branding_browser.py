@@ -24,7 +24,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
-from playwright.async_api import Browser, Page, ViewportSize, async_playwright, expect
+from playwright.async_api import Browser, Page, ViewportSize, expect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.answer.answerer import Answerer
@@ -34,7 +34,7 @@ from bot.core.settings import BrandSettings, Settings
 from bot.db.engine import make_sessionmaker
 from bot.runtime import Runtime
 from bot.web.app import create_app
-from tests.admin._support import ANSWER_TIMEOUT_MS, delete_rows_since, launch_chromium, rows_since
+from tests.admin._support import ANSWER_TIMEOUT_MS, chromium_browser, delete_rows_since, rows_since
 
 pytestmark = pytest.mark.usefixtures("demo_kb")
 
@@ -89,15 +89,8 @@ StartChat = Callable[[BrandSettings], Awaitable[Chat]]
 
 @pytest.fixture(scope="module")
 async def chromium() -> AsyncIterator[Browser]:
-    playwright = await async_playwright().start()
-    try:
-        browser = await launch_chromium(playwright)
-        try:
-            yield browser
-        finally:
-            await browser.close()
-    finally:
-        await playwright.stop()
+    async with chromium_browser() as browser:
+        yield browser
 
 
 @pytest.fixture
