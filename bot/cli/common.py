@@ -47,7 +47,11 @@ class StageLines:
         self.started = time.monotonic()
 
     def __call__(self, stage: str) -> None:
-        click.echo(f"[{time.monotonic() - self.started:4.0f} s] {stage}…", err=True)
+        self.say(f"{stage}…")
+
+    def say(self, line: str) -> None:
+        """A line that ends a stage ("loaded …"), with the same clock."""
+        click.echo(f"[{time.monotonic() - self.started:4.0f} s] {line}", err=True)
 
 
 def with_runtime(

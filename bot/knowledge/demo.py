@@ -27,7 +27,7 @@ async def load_demo_kb(
     announce: Callable[[str], None] | None = None,
 ) -> str:
     """Load the demo documents and FAQ into an empty store; '' when the store had content.
-    ``announce`` hears that the embedding starts (it takes a minute or more on 2 cores)."""
+    ``announce`` hears that the embedding starts (40 s on 2 cores)."""
     async with sessionmaker() as session:
         faqs = await session.scalar(select(func.count()).select_from(FaqEntry))
         docs = await session.scalar(select(func.count()).select_from(Document))
@@ -35,7 +35,7 @@ async def load_demo_kb(
         return ""
     kb = demo_kb_dir()
     if announce is not None:
-        announce("first start: embedding the demo knowledge base (once; about a minute)")
+        announce("first start: embedding the demo knowledge base (once; under a minute on 2 cores)")
     report = await ingest_paths(sessionmaker, indexer, [kb / "docs"], on_chunks=progress)
     drafts = read_faq_file(kb / "faq.jsonl")
     await import_faq(sessionmaker, indexer, drafts, updated_by="demo", progress=progress)

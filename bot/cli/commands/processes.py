@@ -50,7 +50,7 @@ def demo_command(
                 announce=stages,
             )
             if loaded:
-                click.echo(f"loaded the demo knowledge base: {loaded}")
+                stages.say(f"loaded the demo knowledge base: {loaded}")
         await warn_if_empty(rt)
         if settings.admin.enabled and (account := await ensure_demo_admin(rt)):
             # Shown once, on the operator's own terminal; only the argon2 hash is stored.
