@@ -100,9 +100,9 @@ add_strings(
         ),
         "recheck.tier.fallback": (
             "Chưa trả lời được: không có câu hỏi thường gặp hay đoạn tài liệu nào đủ giống, "
-            "trợ lý gửi câu trả lời dự phòng",
-            "Not answered: no FAQ entry or passage was close enough, the assistant sent its "
-            "fallback reply",
+            "trợ lý báo chưa có thông tin chắc chắn",
+            "Not answered: no FAQ entry or passage was close enough, the assistant said it had "
+            "no reliable information",
         ),
         "recheck.tier.none": (
             "Không phải câu trả lời từ kiến thức",
