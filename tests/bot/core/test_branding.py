@@ -10,7 +10,7 @@ import click
 import pytest
 from pydantic import ValidationError
 
-from bot.cli.common import load_settings
+from bot.cli.configuration import load_settings
 from bot.core.branding import (
     DARK_INK,
     LIGHT_INK,
