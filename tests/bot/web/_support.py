@@ -8,10 +8,12 @@ import hmac
 import json
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
+from aiohttp import web
 from aiohttp.test_utils import TestClient
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -19,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from adapters.zalo.signature import zalo_signature
 from bot.core.settings import Settings
 from bot.runtime import Runtime
+from bot.web.webchat.handlers import WebChat
 from bot.worker.loop import Worker
 from tests.fakes.messenger_api import MessengerApiFake
 from tests.fakes.telegram_api import FakeTelegramApi
@@ -29,6 +32,11 @@ ZALO_APP = "3482178216594085616"
 ZALO_KEY = "oa-secret-key"
 APP_SECRET = "meta-app-secret"
 FAQ_QUESTION = "Mã trường của Trường Đại học Công nghệ Sông Hồng là gì?"
+
+
+Client = TestClient[web.Request, web.Application]
+# ``await serve_webchat(runtime)`` (the fixture in conftest.py): the web chat alone, on a port.
+ServeWebChat = Callable[[Runtime], Awaitable[tuple[Client, WebChat]]]
 
 
 @dataclass

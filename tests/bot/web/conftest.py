@@ -22,14 +22,18 @@ from bot.answer.answerer import Answerer
 from bot.answer.parts import AnswererParts
 from bot.channels.zalo_tokens import DbTokenProvider
 from bot.core.settings import MessengerSettings, Settings, ZaloSettings
+from bot.keys import RUNTIME
 from bot.runtime import Runtime
 from bot.web.app import create_app
+from bot.web.webchat.handlers import WebChat, setup_webchat
 from bot.worker.loop import Worker
 from tests.bot.web._support import (
     APP_SECRET,
     SECRET,
     ZALO_APP,
     ZALO_KEY,
+    Client,
+    ServeWebChat,
     Stack,
 )
 from tests.fakes.messenger_api import start_messenger_api
@@ -96,3 +100,23 @@ async def stack(
                 await session.execute(text("DELETE FROM contacts WHERE external_id LIKE '9%'"))
                 await session.execute(text("DELETE FROM channel_tokens WHERE channel = 'zalo'"))
                 await session.execute(text("DELETE FROM quarantined_events"))
+
+
+@pytest.fixture
+async def serve_webchat() -> AsyncIterator[ServeWebChat]:
+    """``await serve_webchat(runtime)``: the web chat's routes alone for that runtime on a real
+    port of 127.0.0.1, and the WebChat behind them; every one started is closed after the test."""
+    clients: list[Client] = []
+
+    async def start(runtime: Runtime) -> tuple[Client, WebChat]:
+        app = web.Application()
+        app[RUNTIME] = runtime
+        chat = setup_webchat(app)
+        client: Client = TestClient(TestServer(app, host="127.0.0.1"))
+        await client.start_server()
+        clients.append(client)
+        return client, chat
+
+    yield start
+    for client in clients:
+        await client.close()

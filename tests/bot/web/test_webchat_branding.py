@@ -9,20 +9,17 @@ import hashlib
 import html
 import json
 import re
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from aiohttp import web
-from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.test_utils import TestClient
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from bot.answer.answerer import Answerer
 from bot.answer.parts import AnswererParts
 from bot.core.settings import BrandSettings, Settings
-from bot.keys import RUNTIME
 from bot.runtime import Runtime
-from bot.web.webchat.handlers import setup_webchat
 
 Client = TestClient[web.Request, web.Application]
 CUSTOM = BrandSettings(
@@ -39,28 +36,21 @@ CUSTOM = BrandSettings(
 
 @pytest.fixture
 async def serve_with(
+    serve_webchat: Any,
     settings: Settings,
     engine: AsyncEngine,
     sessionmaker: async_sessionmaker[AsyncSession],
     parts: AnswererParts,
-) -> AsyncIterator[Any]:
+) -> Any:
     """``await serve_with(brand)``: the web chat's routes with that branding, on a real port."""
-    clients: list[Client] = []
 
     async def start(brand: BrandSettings) -> Client:
         branded = settings.model_copy(update={"brand": brand})
-        app = web.Application()
         answerer = Answerer(parts, sessionmaker)
-        app[RUNTIME] = Runtime(branded, engine, sessionmaker, parts, answerer)
-        setup_webchat(app)
-        client: Client = TestClient(TestServer(app, host="127.0.0.1"))
-        await client.start_server()
-        clients.append(client)
-        return client
+        started, _ = await serve_webchat(Runtime(branded, engine, sessionmaker, parts, answerer))
+        return started
 
-    yield start
-    for client in clients:
-        await client.close()
+    return start
 
 
 def policy_of(header: str) -> dict[str, str]:

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from aiohttp import ClientResponse, web
-from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.test_utils import TestClient
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
@@ -22,9 +21,7 @@ from bot.answer.parts import AnswererParts
 from bot.conversations.store import contact_conversation, queue_staff_reply
 from bot.core.settings import Settings
 from bot.db.models import AnswerFeedback, Conversation, Message
-from bot.keys import RUNTIME
 from bot.runtime import Runtime
-from bot.web.webchat.handlers import setup_webchat
 
 Client = TestClient[web.Request, web.Application]
 FAQ_QUESTION = "Chỉ tiêu ngành Khoa học Máy tính năm 2026 là bao nhiêu?"
@@ -55,33 +52,15 @@ def runtime_with(
 
 
 @pytest.fixture
-async def serve() -> AsyncIterator[Any]:
-    clients: list[Client] = []
-
-    async def start(runtime: Runtime) -> Client:
-        app = web.Application()
-        app[RUNTIME] = runtime
-        setup_webchat(app)
-        client: Client = TestClient(TestServer(app, host="127.0.0.1"))
-        await client.start_server()
-        clients.append(client)
-        return client
-
-    yield start
-    for client in clients:
-        await client.close()
-
-
-@pytest.fixture
 async def client(
-    serve: Any,
+    serve_webchat: Any,
     settings: Settings,
     engine: AsyncEngine,
     sessionmaker: async_sessionmaker[AsyncSession],
     parts: AnswererParts,
     answerer: Answerer,
 ) -> Client:
-    started: Client = await serve(
+    started, _ = await serve_webchat(
         runtime_with(settings, engine, sessionmaker, parts, answerer, **ROOMY)
     )
     return started
@@ -226,14 +205,14 @@ async def test_an_allowed_site_may_vote_from_its_page(client: Client) -> None:
 
 
 async def test_votes_past_the_visitors_bucket_get_429_with_retry_after(
-    serve: Any,
+    serve_webchat: Any,
     settings: Settings,
     engine: AsyncEngine,
     sessionmaker: async_sessionmaker[AsyncSession],
     parts: AnswererParts,
     answerer: Answerer,
 ) -> None:
-    client = await serve(
+    client, _ = await serve_webchat(
         runtime_with(
             settings,
             engine,

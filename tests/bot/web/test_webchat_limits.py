@@ -9,12 +9,12 @@ import asyncio
 import json
 import re
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from aiohttp import web
-from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.test_utils import TestClient
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
@@ -28,7 +28,7 @@ from bot.db.models import Message, MessageStatus, RateBucket
 from bot.keys import RUNTIME
 from bot.runtime import Runtime
 from bot.web.rate_limits import RateLimit, prune_full_buckets, take_token
-from bot.web.webchat.handlers import WebChat, setup_webchat
+from bot.web.webchat.handlers import setup_webchat
 from bot.web.webchat.protocol import MAX_CHAT_TEXT
 from tests.bot.web.test_webchat import FAQ_QUESTION, ROOMY, chat_body, parse_sse, with_limits
 
@@ -54,25 +54,6 @@ def make_runtime(
     return make
 
 
-@pytest.fixture
-async def serve() -> AsyncIterator[Callable[..., Any]]:
-    """Start the web chat on a runtime; the test servers are closed after the test."""
-    clients: list[Client] = []
-
-    async def start(runtime: Runtime) -> tuple[Client, WebChat]:
-        app = web.Application()
-        app[RUNTIME] = runtime
-        chat = setup_webchat(app)
-        client: Client = TestClient(TestServer(app, host="127.0.0.1"))
-        await client.start_server()
-        clients.append(client)
-        return client, chat
-
-    yield start
-    for client in clients:
-        await client.close()
-
-
 async def stored_ids(sessionmaker: async_sessionmaker[AsyncSession]) -> set[str | None]:
     async with sessionmaker() as session:
         rows = await session.scalars(select(Message.event_id).where(Message.channel == "web"))
@@ -90,10 +71,10 @@ def wait_of(response: Any) -> int:
 
 async def test_an_address_past_its_burst_gets_429_with_retry_after_and_nothing_stored(
     make_runtime: Callable[..., Runtime],
-    serve: Callable[..., Any],
+    serve_webchat: Any,
     sessionmaker: async_sessionmaker[AsyncSession],
 ) -> None:
-    client, _ = await serve(make_runtime(chat_ip_per_minute=1.0, chat_ip_burst=2))
+    client, _ = await serve_webchat(make_runtime(chat_ip_per_minute=1.0, chat_ip_burst=2))
     for n in range(2):  # a new visitor each time: only the address's bucket counts
         response = await client.post("/api/chat", json=chat_body("xin chào", visitor=f"v{n}"))
         assert response.status == 200
@@ -107,9 +88,9 @@ async def test_an_address_past_its_burst_gets_429_with_retry_after_and_nothing_s
 
 
 async def test_a_visitor_past_their_burst_gets_429_while_another_visitor_is_answered(
-    make_runtime: Callable[..., Runtime], serve: Callable[..., Any]
+    make_runtime: Callable[..., Runtime], serve_webchat: Any
 ) -> None:
-    client, _ = await serve(make_runtime(chat_visitor_per_minute=6.0, chat_visitor_burst=1))
+    client, _ = await serve_webchat(make_runtime(chat_visitor_per_minute=6.0, chat_visitor_burst=1))
     first = await client.post("/api/chat", json=chat_body("xin chào", visitor="fast"))
     assert first.status == 200
     await first.read()
@@ -125,7 +106,7 @@ async def test_two_apps_on_their_own_connection_pools_share_one_bucket(
     database_url: str,
     parts: AnswererParts,
     answerer: Answerer,
-    serve: Callable[..., Any],
+    serve_webchat: Any,
 ) -> None:
     """Two serve processes, as far as the database can tell: two engines, two apps."""
     engines = [make_engine(database_url), make_engine(database_url)]
@@ -139,7 +120,7 @@ async def test_two_apps_on_their_own_connection_pools_share_one_bucket(
                 parts,
                 answerer,
             )
-            apps.append((await serve(runtime))[0])
+            apps.append((await serve_webchat(runtime))[0])
         first, second = apps
         # Bad bodies: each takes a token of the address, then is refused before storing.
         assert (await first.post("/api/chat", data=b"{}", headers=JSON)).status == 400
@@ -177,10 +158,10 @@ async def test_a_bucket_refills_from_its_stored_time_and_full_ones_are_pruned(
 
 async def test_a_full_server_says_503_with_retry_after_and_stores_nothing(
     make_runtime: Callable[..., Runtime],
-    serve: Callable[..., Any],
+    serve_webchat: Any,
     sessionmaker: async_sessionmaker[AsyncSession],
 ) -> None:
-    client, chat = await serve(make_runtime(answers_in_flight=1, answers_wait_s=0.05))
+    client, chat = await serve_webchat(make_runtime(answers_in_flight=1, answers_wait_s=0.05))
     place = await chat.gate.enter()  # an answer under way elsewhere
     assert place is not None
     body = chat_body(FAQ_QUESTION)
@@ -245,10 +226,10 @@ async def until(condition: Callable[[], bool]) -> None:
 
 async def test_text_over_the_pages_2000_characters_is_a_413(
     make_runtime: Callable[..., Runtime],
-    serve: Callable[..., Any],
+    serve_webchat: Any,
     sessionmaker: async_sessionmaker[AsyncSession],
 ) -> None:
-    client, _ = await serve(make_runtime())
+    client, _ = await serve_webchat(make_runtime())
     body = chat_body("á" * (MAX_CHAT_TEXT + 1))
     response = await client.post("/api/chat", json=body)
     assert response.status == 413
@@ -260,9 +241,9 @@ async def test_text_over_the_pages_2000_characters_is_a_413(
 
 
 async def test_a_text_of_2000_escaped_astral_characters_fits_the_body_limit(
-    make_runtime: Callable[..., Runtime], serve: Callable[..., Any]
+    make_runtime: Callable[..., Runtime], serve_webchat: Any
 ) -> None:
-    client, _ = await serve(make_runtime())
+    client, _ = await serve_webchat(make_runtime())
     body = json.dumps(chat_body("😀" * MAX_CHAT_TEXT), ensure_ascii=True).encode()
     response = await client.post("/api/chat", data=body, headers=JSON)
     assert response.status == 200  # answered: the longest text the page sends is accepted
@@ -280,12 +261,12 @@ async def test_a_text_of_2000_escaped_astral_characters_fits_the_body_limit(
 )
 async def test_a_cross_site_post_is_neither_answered_nor_stored(
     make_runtime: Callable[..., Runtime],
-    serve: Callable[..., Any],
+    serve_webchat: Any,
     sessionmaker: async_sessionmaker[AsyncSession],
     headers: dict[str, str],
     status: int,
 ) -> None:
-    client, _ = await serve(make_runtime())
+    client, _ = await serve_webchat(make_runtime())
     body = chat_body(FAQ_QUESTION)
     response = await client.post("/api/chat", data=json.dumps(body), headers=headers)
     assert response.status == status
@@ -298,10 +279,10 @@ async def test_a_cross_site_post_is_neither_answered_nor_stored(
 
 async def test_a_question_past_the_pending_cap_is_stored_held_and_refused_with_429(
     make_runtime: Callable[..., Runtime],
-    serve: Callable[..., Any],
+    serve_webchat: Any,
     sessionmaker: async_sessionmaker[AsyncSession],
 ) -> None:
-    client, _ = await serve(make_runtime(pending_per_conversation=2))
+    client, _ = await serve_webchat(make_runtime(pending_per_conversation=2))
     async with sessionmaker.begin() as session:  # two questions of this visitor still waiting
         for _ in range(2):
             message = InboundMessage(

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.test_utils import TestClient
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
@@ -23,10 +23,10 @@ from bot.conversations.store import queue_staff_reply, upsert_conversation
 from bot.core.settings import Settings
 from bot.db.engine import make_sessionmaker
 from bot.db.models import Author, Contact, Direction, Message, MessageStatus
-from bot.keys import RUNTIME
 from bot.runtime import Runtime
-from bot.web.webchat.handlers import WebChat, setup_webchat
+from bot.web.webchat.handlers import WebChat
 from bot.web.webchat.updates import FALLBACK_WAIT_S, ReplyWatch
+from tests.bot.web._support import ServeWebChat
 
 Client = TestClient[web.Request, web.Application]
 Serve = Callable[[Settings], Awaitable[tuple[Client, WebChat]]]
@@ -50,25 +50,18 @@ async def serve(
     engine: AsyncEngine,
     committed: async_sessionmaker[AsyncSession],
     parts: AnswererParts,
-) -> AsyncIterator[Serve]:
-    """Start a web chat app (a serve process) with these settings; all closed after the test."""
-    clients: list[Client] = []
+    serve_webchat: ServeWebChat,
+) -> Serve:
+    """Start a web chat app (a serve process) with these settings, its LISTEN connection up."""
 
     async def start(settings: Settings) -> tuple[Client, WebChat]:
         own_parts = replace(parts, settings=settings)
         runtime = Runtime(settings, engine, committed, own_parts, Answerer(own_parts, committed))
-        app = web.Application()
-        app[RUNTIME] = runtime
-        chat = setup_webchat(app)
-        client: Client = TestClient(TestServer(app, host="127.0.0.1"))
-        await client.start_server()
-        clients.append(client)
-        await asyncio.wait_for(chat.watch.ready(), 10)  # the LISTEN connection is up
+        client, chat = await serve_webchat(runtime)
+        await asyncio.wait_for(chat.watch.ready(), 10)
         return client, chat
 
-    yield start
-    for client in clients:
-        await client.close()
+    return start
 
 
 def waiting(settings: Settings, seconds: float) -> Settings:
