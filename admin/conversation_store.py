@@ -19,8 +19,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from admin.contacts import contact_reference, shortened
 from admin.faq_store import folded, like_pattern
-from admin.source_names import citation_label, public_url
 from bot.conversations.store import history
+from bot.core.citations import citation_label, public_url
 from bot.core.types import CHANNELS
 from bot.db.models import Author, Contact, Conversation, ConversationMode, Message
 

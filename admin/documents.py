@@ -30,8 +30,9 @@ from admin.document_files import (
 )
 from admin.i18n import add_strings
 from admin.keys import INGESTS
-from admin.source_names import citation_label, public_url, without_paths
+from admin.source_names import without_paths
 from admin.web import Handler, form, int_param, me, redirect, render, requires, runtime
+from bot.core.citations import citation_label, public_url
 from bot.db.models import AuditEntry, Document, StaffRole
 from bot.knowledge.sources import SourceRow, list_sources
 from retrieval.index.documents import delete_document

@@ -28,8 +28,8 @@ from admin.faq_store import (
     set_status,
 )
 from admin.i18n import add_strings
-from admin.source_names import shown_name
 from admin.web import PAGE_SIZE, field, form, me, redirect, render, requires, runtime
+from bot.core.citations import shown_name
 from bot.db.models import FaqEntry, FaqOrigin, FaqStatus, StaffRole, VariantOrigin
 from bot.knowledge.faq_check import check_entries
 from retrieval.text.language import detect_language

@@ -1,19 +1,14 @@
-"""How staff pages name a source: its title and public web address, never where its file lies
-on the server (bot.core.citations says the same for students).
+"""Server paths kept out of staff pages' free text.
 
 A document's ``source`` is a server path for a file (an upload, a folder ingested) and its
-address for a web page; pages show the title, linked to the address when there is one, and a
-file's name where there is neither. ``without_paths`` does the same inside free text, such as
-the error an ingestion failed with.
+address for a web page. Pages name a source as bot.core.citations does for students (the title,
+linked to the public address when there is one, else the file's name); ``without_paths`` does
+the same inside free text, such as the error an ingestion failed with.
 """
 
 from __future__ import annotations
 
 import re
-
-from bot.core.citations import citation_label, public_url, shown_name
-
-__all__ = ["citation_label", "public_url", "shown_name", "without_paths"]
 
 # A rooted path of two parts or more ("/srv/kb/a.pdf", "C:\\kb\\a.docx", "~/kb/a.md"), not the
 # path of a web address ("https://x.vn/a/b.pdf": the slash follows a colon, a slash or a word).

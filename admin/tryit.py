@@ -18,11 +18,11 @@ from markupsafe import Markup
 from admin.answer_markup import answer_html
 from admin.explanations import Explanation, explain_reply, step_sentences
 from admin.i18n import Translator, add_strings
-from admin.source_names import citation_label, public_url
 from admin.web import render, runtime, translator
 from bot.answer.question import MAX_QUESTION_CHARS
 from bot.answer.replies import Answer
 from bot.answer.why import faq_step
+from bot.core.citations import citation_label, public_url
 from retrieval.faq.decision import CandidateVerdict
 from retrieval.search.hits import Hit
 

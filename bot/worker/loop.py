@@ -26,7 +26,6 @@ from datetime import timedelta
 from typing import Any
 
 import aiohttp
-import psycopg
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -55,6 +54,7 @@ from bot.core.clock import utcnow
 from bot.core.metrics import METRICS
 from bot.core.settings import Settings
 from bot.core.types import Language
+from bot.db.notify import listen
 from bot.worker.delivery import Delivery, backoff
 from bot.worker.lease import ClaimLostError, hold_while
 from retrieval.text.language import detect_language
@@ -90,7 +90,17 @@ class Worker:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Work until ``stop`` is set; finishes the answers in hand before returning."""
-        listener = asyncio.create_task(self._listen(stop)) if self._database_url else None
+        listener = None
+        if self._database_url is not None:  # anything queued while nobody listened, at once
+            listener = asyncio.create_task(
+                listen(
+                    self._database_url,
+                    (INBOX_CHANNEL, OUTBOX_CHANNEL),
+                    on_listening=self._wake.set,
+                    on_notify=self._on_notify,
+                    who="worker",
+                )
+            )
         tasks: set[asyncio.Task[None]] = set()
         try:
             while not stop.is_set():
@@ -195,23 +205,8 @@ class Worker:
             if pending:
                 await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
 
-    async def _listen(self, stop: asyncio.Event) -> None:
-        """Set the wake event on every NOTIFY; reconnect after a lost connection."""
-        if self._database_url is None:
-            return
-        url = self._database_url.replace("postgresql+psycopg://", "postgresql://", 1)
-        while not stop.is_set():
-            try:
-                async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
-                    await conn.execute(f"LISTEN {INBOX_CHANNEL}")
-                    await conn.execute(f"LISTEN {OUTBOX_CHANNEL}")
-                    self._wake.set()  # anything queued while we were not listening
-                    async for _ in conn.notifies():
-                        self._wake.set()
-            except psycopg.Error as exc:
-                log.warning("LISTEN connection lost (%s); polling until it is back", exc)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), 5)
+    def _on_notify(self, payload: str) -> None:
+        self._wake.set()
 
     # -- answering --------------------------------------------------------------------------
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from admin.source_names import citation_label, without_paths
+from admin.source_names import without_paths
+from bot.core.citations import citation_label
 
 
 @pytest.mark.parametrize(

@@ -50,7 +50,7 @@ from bot.web.webchat.protocol import (
     read_body,
 )
 from bot.web.webchat.replies import error_reply, json_reply, too_many, unavailable
-from bot.web.webchat.updates import ReplyWatch, listen_url, newest_after
+from bot.web.webchat.updates import ReplyWatch, newest_after
 from bot.web.webchat.visitors import VISITOR_HEADER, retire_if_stale
 
 log = logging.getLogger(__name__)
@@ -148,7 +148,7 @@ class WebChat:
         runtime = app[RUNTIME]
         limits = runtime.settings.limits
         self.gate = AnswerGate(limits.answers_in_flight, limits.answers_wait_s)
-        self.watch.start(listen_url(runtime.engine.url))
+        self.watch.start(runtime.engine.url.render_as_string(hide_password=False))
 
     async def stop(self, app: web.Application) -> None:
         await self.watch.stop()

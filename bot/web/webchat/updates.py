@@ -18,22 +18,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import psycopg
 from sqlalchemy import text
-from sqlalchemy.engine import URL
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.conversations.queue import CONVERSATION_CHANNEL
+from bot.db.notify import listen
 from bot.web.webchat.answering import CHANNEL
 
-log = logging.getLogger(__name__)
-
 FALLBACK_WAIT_S = 3.0  # a held request's longest wait while nothing LISTENs
-RECONNECT_S = 5.0  # between attempts to get the LISTEN connection back
 
 _NEWEST_AFTER = text(
     """
@@ -66,11 +61,6 @@ async def newest_after(session: AsyncSession, visitor_id: str, since: int) -> Ne
     return Newest(int(row.conversation_id), None if row.newest is None else int(row.newest))
 
 
-def listen_url(url: URL) -> str:
-    """The engine's address as psycopg takes it (no SQLAlchemy driver name)."""
-    return url.set(drivername="postgresql").render_as_string(hide_password=False)
-
-
 class ReplyWatch:
     """The requests held per conversation, woken by NOTIFY from any process."""
 
@@ -96,7 +86,16 @@ class ReplyWatch:
 
     def start(self, url: str) -> None:
         self._closing = False
-        self._task = asyncio.create_task(self._listen(url))
+        self._task = asyncio.create_task(
+            listen(
+                url,
+                (CONVERSATION_CHANNEL,),
+                on_listening=self._on_listening,
+                on_notify=self._on_notify,
+                on_lost=self._listening.clear,
+                who="web chat",
+            )
+        )
 
     async def ready(self) -> None:
         """Wait until the LISTEN connection is up (the caller bounds the wait)."""
@@ -146,17 +145,10 @@ class ReplyWatch:
         """How long a held request may wait: the full wait only while NOTIFY can wake it."""
         return wait_s if self.listening else min(wait_s, FALLBACK_WAIT_S)
 
-    async def _listen(self, url: str) -> None:
-        while True:
-            try:
-                async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
-                    await conn.execute(f"LISTEN {CONVERSATION_CHANNEL}")
-                    self._listening.set()
-                    self.wake_all()  # whatever was stored while nothing listened
-                    async for note in conn.notifies():
-                        if note.payload.isdigit():
-                            self.wake(int(note.payload))
-            except psycopg.Error as exc:
-                log.warning("web chat: LISTEN connection lost (%s); polling until it is back", exc)
-            self._listening.clear()
-            await asyncio.sleep(RECONNECT_S)
+    def _on_listening(self) -> None:
+        self._listening.set()
+        self.wake_all()  # whatever was stored while nothing listened
+
+    def _on_notify(self, payload: str) -> None:
+        if payload.isdigit():
+            self.wake(int(payload))
