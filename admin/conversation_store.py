@@ -278,6 +278,10 @@ def _number(value: Any) -> float | None:
 def reply_score(tier: str | None, scores: Mapping[str, Any]) -> tuple[float | None, float | None]:
     """The score a bot reply rests on, and the threshold it was compared with."""
     if tier == "faq":
+        # Since 1/4 a probability and the threshold this FAQ set for it; older replies kept the
+        # similarity and t_faq.
+        if "faq_probability" in scores:
+            return _number(scores.get("faq_probability")), _number(scores.get("faq_threshold"))
         return _number(scores.get("faq")), _number(scores.get("t_faq"))
     chunks = scores.get("chunks")
     similarities = [

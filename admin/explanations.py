@@ -64,6 +64,14 @@ add_strings(
             "Entries #{id} and #{rival} share a phrasing but have different answers",
         ),
         "why.faq.lower": ("Mục #{id} kém giống hơn mục trên", "Entry #{id} ranks below"),
+        "why.faq.unsure": (
+            "Mục #{id} gần nhất nhưng tuvan chưa đủ chắc chắn để trả lời nguyên văn",
+            "Entry #{id} is the likeliest, but tuvan is not sure enough to answer it verbatim",
+        ),
+        "why.faq.contrast": (
+            "Mục #{id}: câu hỏi nói “{asked}”, mục này nói “{said}”",
+            "Entry #{id}: the question says “{asked}”, the entry “{said}”",
+        ),
         "why.docs.extractive": (
             "Trả lời từ tài liệu: trích nguyên văn ({n} đoạn)",
             "Answered from the documents: quoted word for word ({n} passages)",
@@ -193,6 +201,18 @@ def step_sentences(t: Translator, step: Mapping[str, Any]) -> list[str]:
         return said or [t("why.faq.similarity", id=entry)]
     if code == "coverage":
         return [t("why.faq.coverage", id=entry, words=_names(step.get("unsaid")))]
+    if code == "contrast":
+        return [
+            t(
+                "why.faq.contrast",
+                id=entry,
+                asked=f"{c.get('head', '')} {c.get('question', '')}",
+                said=f"{c.get('head', '')} {c.get('entry', '')}",
+            )
+            for c in map(_mapping, _list(step.get("contrast")))
+        ] or [t("why.faq.unsure", id=entry)]
+    if code == "unsure":
+        return [t("why.faq.unsure", id=entry)]
     if code in ("ambiguous", "same_phrasing", "verbatim", "accepted", "similarity", "lower"):
         return [t(f"why.faq.{code}", id=entry, rival=step.get("rival_id", "?"))]
     return [t("why.faq.similarity", id=entry)]

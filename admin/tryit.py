@@ -42,8 +42,8 @@ add_strings(
         "try.tier.fallback": ("chưa trả lời được", "not answered"),
         "try.reason": ("Vì sao: {reason}", "Why: {reason}"),
         "try.thresholds": (
-            "Ngưỡng: t_faq = {t_faq}, t_doc = {t_doc} ({origin})",
-            "Thresholds: t_faq = {t_faq}, t_doc = {t_doc} ({origin})",
+            "Ngưỡng: độ tin cậy câu hỏi thường gặp = {t_faq}, t_doc = {t_doc} ({origin})",
+            "Thresholds: FAQ confidence = {t_faq}, t_doc = {t_doc} ({origin})",
         ),
         "try.timing": ("Thời gian: {ms} ms", "Time: {ms} ms"),
         "try.faq_matches": ("Câu hỏi thường gặp gần nhất", "Nearest FAQ entries"),
@@ -107,16 +107,17 @@ class Explained:
     weighed: list[Weighed]
     passages: list[Passage]
     thresholds: Any
+    faq_threshold: float
     terms: list[str]
     restored: str | None
     parts: list[str]
 
 
-def explain(answer: Answer, t: Translator, min_coverage: float) -> Explained:
+def explain(answer: Answer, t: Translator) -> Explained:
     trace = answer.trace
     decision = trace.get("faq")
     thresholds = trace.get("thresholds")
-    t_faq = thresholds.t_faq if thresholds is not None else 0.0
+    t_faq = decision.threshold if decision is not None else 1.0
     passing = {h.chunk_id for h in trace.get("passing") or []}
     details = {"why": answer.why, "reason": answer.reason, "timings_ms": answer.timings_ms}
     return Explained(
@@ -124,7 +125,7 @@ def explain(answer: Answer, t: Translator, min_coverage: float) -> Explained:
         answer_html=answer_html(answer.answer),
         why=explain_reply(t, answer.tier, details),
         weighed=[
-            Weighed(v, step_sentences(t, faq_step(v, t_faq, min_coverage)))
+            Weighed(v, step_sentences(t, faq_step(v, t_faq)))
             for v in (decision.verdicts if decision is not None else ())
         ],
         passages=[
@@ -132,6 +133,7 @@ def explain(answer: Answer, t: Translator, min_coverage: float) -> Explained:
             for h in trace.get("hits") or []
         ],
         thresholds=thresholds,
+        faq_threshold=t_faq,
         terms=list(trace.get("terms") or []),
         restored=trace.get("restored"),
         parts=list(trace.get("parts") or []),
@@ -145,7 +147,7 @@ async def try_page(request: web.Request) -> web.Response:
     if question:
         rt = runtime(request)
         answer = await rt.answerer.answer(question)
-        explained = explain(answer, translator(request), rt.settings.answer.faq_min_coverage)
+        explained = explain(answer, translator(request))
     return await render(request, "try.html", {"question": question, "result": explained})
 
 

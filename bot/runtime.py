@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from bot.answer.answerer import Answerer
+from bot.answer.conversation import ConversationAnswerer
 from bot.answer.parts import AnswererParts
 from bot.core.errors import DatabaseError
 from bot.core.settings import Settings
@@ -36,9 +37,12 @@ class Runtime:
     answerer: Answerer
     # The process's one gate for ingestions (``ingest.concurrency`` at a time).
     ingest_gate: IngestGate = field(init=False)
+    # Answering a conversation's message, whatever the channel (bot.answer.conversation).
+    conversations: ConversationAnswerer = field(init=False)
 
     def __post_init__(self) -> None:
         self.ingest_gate = IngestGate(self.settings.ingest.concurrency)
+        self.conversations = ConversationAnswerer(self.answerer, self.sessionmaker)
 
     @property
     def indexer(self) -> Indexer:

@@ -176,6 +176,12 @@ def _up_to_next_cut(text: str) -> str:
     return text[: found.start()] if found else text
 
 
+def asks_something(text: str) -> bool:
+    """Whether a message asks a question of its own: a question word wherever it stands, or
+    one that closes it ("… không", "… nào"), particles aside."""
+    return _asks(text)
+
+
 def _asks(text: str) -> bool:
     """Whether a clause asks something (see _ANYWHERE)."""
     if "mấy" in text.lower():  # with its marks: folded, it is also "máy"

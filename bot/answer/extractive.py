@@ -112,6 +112,12 @@ def select_quotes(
         scored = [s for s in scored if s[1].answers]
         if not scored:
             return []
+    if reading.attributes and guard is not None:
+        # Asked a cut-off, a quota, a fee…: only a unit that says it (or its page or heading
+        # does) answers; a real line about the quota is no answer to a cut-off question (1/4).
+        scored = [s for s in scored if s[1].says]
+        if not scored:
+            return []
     if reading.listed and guard is not None:
         # "Những ngành nào": only a unit that names some (with the items or rows it heads).
         scored = [
@@ -171,6 +177,11 @@ def _ranked(
         titled = set(processor.query_terms(hit.title)) & terms
         title_pairs = word_pairs(hit.title)
         about = _About(guard, reading, f"{hit.title}\n{hit.heading_path}")
+        page_says = (
+            guard is not None
+            and bool(reading.attributes)
+            and guard.says_attribute(reading.attributes, f"{hit.title}\n{hit.heading_path}")
+        )
         # Each unit read once: labels and list heads are read again for the units under them.
         held = [set(processor.query_terms(u.text)) & terms for u in units]
         pairs = [word_pairs(u.text) if reading.pairs else frozenset() for u in units]
@@ -193,6 +204,9 @@ def _ranked(
                     agrees=about.agrees(unit.text, f"{label}\n{parent}"),
                     holds=_holds(guard, reading.hints, whole_text),
                     answers=_holds(guard, reading.kinds, whole_text),
+                    says=page_says
+                    or guard is None
+                    or guard.says_attribute(reading.attributes, f"{label}\n{whole_text}"),
                     filler=unit.quoted or bool(_FILLER.search(unit.text)),
                     phrase=len(
                         reading.pairs
@@ -240,6 +254,7 @@ class _Candidate:
     agrees: int | None  # entity categories it names as the question does; None: it conflicts
     holds: bool  # it holds a value of a kind asked or hinted
     answers: bool  # it holds a value of a kind asked
+    says: bool  # it (or its label, heading, page) says an attribute asked, or holds its kind
     filler: bool  # a testimonial, a slogan: words without facts
     phrase: float  # the share of the question's word pairs it holds
     lists: bool  # a list question, and the unit is a table row or introduces a list

@@ -1,17 +1,30 @@
-"""Follow-up questions: "còn ngành CNTT thì sao?" after "Học phí ngành KHMT năm 2026?".
+"""The conversation step (1/4): a message is read alone first, and takes from the conversation
+only what it lacks.
 
-The answerer matches one standalone question, so a follow-up is rewritten first. With an LLM the
-model rewrites it from the conversation; without one (or when the model fails) rules carry the
-previous question over (3/6), with the near-miss guard's vocabulary:
+Students ask several questions in a row; most stand alone ("hp chương trình clc bn 1 năm vậy
+ad" after a question about AI asks about CLC, not about AI). Only a message that, alone, names
+no attribute or no subject to answer about looks back, and then takes only what it lacks:
 
-- a follow-up marked as one ("còn …", "… thì sao"): the values it names (a major, a year, a
-  method...) replace those of the same kind in the previous question, or are added to it;
-- a reference ("ngành đó", "trường này"): replaced by the value the previous question named;
-- a short question that leaves out whom it is about ("học phí bao nhiêu" after a question on
-  KHMT): the previous question's values of the kinds it names none of are added (not its year:
-  "học phí" after "điểm chuẩn 2025" asks this year's fee);
-- a short question the vocabulary reads nothing in ("thứ 7 có làm việc không" after "sđt phòng
-  tuyển sinh"): what the previous question was about goes in front ("phòng tuyển sinh: …").
+- a marked follow-up ("còn khmt thì sao", "… thì sao") names a subject and asks nothing: the
+  previous question with the new value put in its place (``why`` "follow_up");
+- a reference ("ngành đó học phí bao nhiêu"): the value the previous question named
+  (``why`` "reference");
+- an attribute asked of nobody ("học phí bao nhiêu", "thế điểm chuẩn 2025 xét thpt là bn"):
+  the previous question's subject — its major, programme, school — added (``why``
+  "no_subject"); a message with words of its own beside the attribute ("hạn xác nhận nhập học
+  là ngày mấy") has its own subject and stands alone;
+- nothing the vocabulary reads ("thứ 7 có làm việc không" after "sđt phòng tuyển sinh"): the
+  previous question's topic in front (``why`` "no_subject");
+- a subject and no attribute ("khmt thì sao" without "còn", "ngành attt?"): the previous
+  question with the new subject (``why`` "no_attribute").
+
+Whether a message that lacks something is a follow-up or a question of its own ("năm nhất thì
+học ở cơ sở nào") is the context scorer's decision when one is fitted
+(retrieval/data/decisions.json, "context"), over what the message names and holds; without one,
+the rule above. Context never crosses small talk ("cảm ơn ạ"), a pause longer than
+``TUVAN_ANSWER__CONTEXT_PAUSE_MINUTES``, or a question that stood alone before the last one. The
+reading is stored with the answer and shown to staff (``Reading.to_json``). With an LLM, the
+model writes the standalone form, but only for a message the rule says lacks something.
 """
 
 from __future__ import annotations
@@ -19,32 +32,38 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
 
 from bot.answer.small_talk import small_talk
 from bot.core.errors import TuvanError
 from bot.llm.client import LlmClient
+from retrieval.decisions.store import Decision
 from retrieval.guard.checks import NearMissGuard
+from retrieval.query import asks_something
 from retrieval.text.folding import fold
 from retrieval.text.terms import TextProcessor
 
 log = logging.getLogger(__name__)
 
 # Folded, so "còn"/"con" and "thì sao"/"thi sao" are one marker each.
-_STARTS = ("con ", "vay con ", "the con ", "what about ", "how about ", "and ")
+_STARTS = ("con ", "vay con ", "the con ", "the ", "vay ", "what about ", "how about ", "and ")
+_NOT_STARTS = ("the nao", "vay la")  # "thế nào là…" asks a question of its own
 _ENDS = (" thi sao", " thi the nao", " thi nhu the nao", " the nao", " what about it")
 MAX_FOLLOW_UP_WORDS = 10
+MAX_ELLIPTICAL_WORDS = 12  # longer messages stand alone, whatever they name
 
 REWRITE_PROMPT = (
     "You rewrite a student's last message to a university admissions chatbot into one "
-    "standalone question, using the earlier questions for what it leaves out. Keep the "
-    "student's language. Reply with the question only. If the last message already stands "
-    "alone, repeat it unchanged."
+    "standalone question, taking from the earlier question only what the last message leaves "
+    "out (whom or what it is about, or what it asks). Keep the student's language. Reply with "
+    "the question only."
 )
-
 
 # "ngành đó", "trường này": a reference to the value of that category in the previous question.
 _REFERENCE = re.compile(
-    r"\b(?P<noun>nganh|truong|chuong trinh|phuong thuc|co so|he|khoa|that major|this major)"
+    r"\b(?P<noun>nganh|truong|chuong trinh|ct|phuong thuc|co so|he|khoa|that major|this major)"
     r"(?: hoc)? (?P<det>do|nay|ay|kia|tren|vua roi|vua hoi)\b"
 )
 _REFERRED = {
@@ -54,15 +73,127 @@ _REFERRED = {
     "this major": "major",
     "truong": "institution",
     "chuong trinh": "programme",
+    "ct": "programme",
     "he": "programme",
     "phuong thuc": "method",
     "co so": "campus",
 }
-MAX_ELLIPTICAL_WORDS = 10
-# Categories a question may name and still be about the previous one's topic ("thứ 7").
+# What a question is about (its subject), as the guard's categories read it; the rest of the
+# entity categories (a method, a year, a campus, a round) only qualify a subject.
+SUBJECTS = ("major", "major_code", "programme", "institution", "topic", "scholarship")
+# Carried into a message that lacks a subject: the previous question's subject and the
+# qualifiers that go with it (not its year: "học phí" after "điểm chuẩn 2025" asks this year's).
+_CARRIED = ("major", "major_code", "programme", "institution", "method", "campus", "round")
 _NOT_A_TOPIC = frozenset({"number", "duration", "year"})
-# Carried into a short question that names none (the year is not: see the module's docstring).
-_CARRIED = ("major", "programme", "method", "campus", "institution", "major_code", "round")
+
+Why = Literal["follow_up", "reference", "no_subject", "no_attribute"]
+Stopped = Literal["small_talk", "pause", "none_before"]
+
+
+@dataclass(frozen=True)
+class Turn:
+    """An earlier question of the conversation, as it was answered (its standalone form)."""
+
+    text: str
+    at: datetime | None = None
+    small_talk: bool = False  # it was a greeting, a thank-you…: context stops there
+
+
+@dataclass(frozen=True)
+class Taken:
+    slot: str  # the guard's category ("major"), or "topic" for words put in front
+    label: str  # in staff's words ("ngành")
+    words: str
+    from_text: str
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How a message was read: alone, or with what it took from the conversation."""
+
+    mode: Literal["alone", "context"]
+    asked: str  # the text answered
+    taken: tuple[Taken, ...] = ()
+    why: Why | None = None
+    stopped: Stopped | None = None
+    probability: float | None = None  # the context scorer's, when it decided
+    features: tuple[float, ...] = field(default=(), compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "asked": self.asked,
+            "taken": [
+                {"slot": t.slot, "label": t.label, "words": t.words, "from_text": t.from_text}
+                for t in self.taken
+            ],
+            "why": self.why,
+            "stopped": self.stopped,
+            "probability": self.probability,
+        }
+
+
+def alone(text: str, stopped: Stopped | None = None) -> Reading:
+    return Reading("alone", text, stopped=stopped)
+
+
+# -- what a message names, alone ------------------------------------------------------------
+
+# The context scorer's features: more of each is likelier a follow-up (``UP``) or not.
+CONTEXT_FEATURES = ("lacks_attribute", "lacks_subject", "marked", "own_words", "words")
+CONTEXT_UP = ("lacks_attribute", "lacks_subject", "marked")
+
+
+@dataclass(frozen=True)
+class Alone:
+    """What a message names by itself."""
+
+    attribute: bool
+    subject: bool
+    qualifier: bool  # a method, a campus, a year…
+    own_words: int  # content words no category reads ("năm nhất", "xác nhận nhập học")
+    words: int
+    marked: bool  # "còn …", "… thì sao", "ngành đó"
+    asks: bool = False  # a question of its own: "có … không", "… nào", "bao nhiêu"
+
+    @property
+    def features(self) -> tuple[float, ...]:
+        return (
+            float(not self.attribute),
+            float(not self.subject and not self.own_words),
+            float(self.marked),
+            float(min(self.own_words, 5)),
+            float(min(self.words, 20)) / 20.0,
+        )
+
+
+def read_alone(text: str, guard: NearMissGuard, processor: TextProcessor) -> Alone:
+    expanded = processor.expand_query(text)
+    facets = guard.facets(expanded)
+    unread = guard.unread(expanded)
+    own = [t for t in processor.query_terms(unread) if "_" not in t and not t.isdigit()]
+    return Alone(
+        attribute="attribute" in facets,
+        subject=any(c in facets for c in SUBJECTS),
+        qualifier=bool(set(facets) - {"attribute", *SUBJECTS, *_NOT_A_TOPIC}),
+        own_words=len(own),
+        words=len(text.split()),
+        marked=looks_like_follow_up(text) or _REFERENCE.search(fold(text)) is not None,
+        asks=asks_something(text),
+    )
+
+
+def stands_alone(mine: Alone) -> bool:
+    """The rule without a fitted scorer: a long message, one that names what it asks and about
+    what (its own words count as a subject: "năm nhất thì học ở cơ sở nào"), or a subject with
+    words of its own ("hb tài năng cần bao nhiêu điểm thi") stands alone."""
+    if mine.words > MAX_ELLIPTICAL_WORDS:
+        return True
+    if mine.attribute and (mine.subject or mine.own_words):
+        return True
+    # A subject and a question of its own ("ngành ttnt có xét học bạ không"), or words of its
+    # own besides ("hb tài năng cần bao nhiêu điểm thi").
+    return mine.subject and (mine.asks or mine.own_words >= 2)
 
 
 def looks_like_follow_up(question: str) -> bool:
@@ -70,54 +201,125 @@ def looks_like_follow_up(question: str) -> bool:
     if not folded or len(folded.split()) > MAX_FOLLOW_UP_WORDS:
         return False
     padded = f" {folded} "
+    if folded.startswith(_NOT_STARTS):
+        return False
     return any(padded.startswith(" " + m) for m in _STARTS) or any(
         padded.rstrip().endswith(m) for m in _ENDS
     )
 
 
-def carry_over(
-    question: str,
-    previous: str | Sequence[str],
-    guard: NearMissGuard,
-    processor: TextProcessor | None = None,
-) -> str | None:
-    """The follow-up made standalone with the previous questions (oldest first; the rules in
-    the module's docstring); None if there is nothing to carry."""
-    turns = [previous] if isinstance(previous, str) else list(previous)
+# -- the step -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ContextRules:
+    guard: NearMissGuard
+    processor: TextProcessor
+    decision: Decision | None = None  # the fitted context scorer
+    pause_s: float = 30 * 60.0
+
+
+def read_in_context(
+    text: str, turns: Sequence[Turn], rules: ContextRules, now: datetime | None = None
+) -> Reading:
+    """The message read alone, or with what it lacks from the last question (the module
+    docstring's rules)."""
     if not turns:
-        return None
+        return alone(text, "none_before")
     last = turns[-1]
-    if looks_like_follow_up(question):
-        replaced = _replace_values(question, last, guard)
-        if replaced:
-            return replaced
-    if len(question.split()) > MAX_ELLIPTICAL_WORDS:
-        return None
-    return _resolve_reference(question, turns, guard) or _add_missing(
-        question, turns, guard, processor
+    if small_talk(text):
+        return alone(text)
+    if last.small_talk:
+        return alone(text, "small_talk")
+    if now is not None and last.at is not None and (now - last.at).total_seconds() > rules.pause_s:
+        return alone(text, "pause")
+    guard, processor = rules.guard, rules.processor
+    mine = read_alone(text, guard, processor)
+    probability = None
+    if rules.decision is not None and not mine.marked:
+        probability = rules.decision.scorer.probability(mine.features)
+        if probability < rules.decision.point(0.5).threshold:
+            return Reading("alone", text, probability=probability, features=mine.features)
+    elif not mine.marked and stands_alone(mine):
+        return alone(text)
+    reading = _with_context(text, mine, last.text, guard, processor)
+    if reading is None:
+        return Reading("alone", text, probability=probability, features=mine.features)
+    return Reading(
+        "context",
+        reading[0],
+        reading[2],
+        reading[1],
+        probability=probability,
+        features=mine.features,
     )
 
 
-def _named(turns: Sequence[str], guard: NearMissGuard) -> dict[str, str]:
-    """The words naming a value of each entity category, the latest turn that names one
-    first."""
+def _with_context(
+    text: str, mine: Alone, previous: str, guard: NearMissGuard, processor: TextProcessor
+) -> tuple[str, Why, tuple[Taken, ...]] | None:
+    """The message with what it lacks from ``previous``, why, and what was taken."""
+    if looks_like_follow_up(text) or (mine.subject and not mine.attribute):
+        replaced = _replace_values(text, previous, guard)
+        if replaced is not None:
+            why: Why = "follow_up" if looks_like_follow_up(text) else "no_attribute"
+            return replaced, why, _taken(text, replaced, previous, guard)
+    resolved = _resolve_reference(text, previous, guard)
+    if resolved is not None:
+        return resolved, "reference", _taken(text, resolved, previous, guard)
+    if mine.subject:
+        return None  # it names its own subject: never another's
+    if not mine.attribute and not mine.qualifier:
+        topic = _topic(previous, guard, processor)
+        if topic and fold(topic) not in fold(text):
+            return f"{topic}: {text}", "no_subject", (Taken("topic", "chủ đề", topic, previous),)
+        return None
+    carried = _carried(text, previous, guard)
+    if not carried:
+        return None
+    body = text.rstrip("?!. ")
+    end = "?" if text.rstrip().endswith("?") else ""
+    asked = f"{body} {' '.join(words for _, words in carried)}{end}"
+    return asked, "no_subject", tuple(Taken(c, guard.label(c), w, previous) for c, w in carried)
+
+
+def _named(text: str, guard: NearMissGuard) -> dict[str, str]:
+    """The words naming a value of each entity category in ``text``."""
+    words = text.split()
+    entities = guard.entities(text)
     out: dict[str, str] = {}
-    for text in reversed(turns):
-        words = text.split()
-        entities = guard.entities(text)
-        for start, end, category in guard.entity_spans(text):
-            if category in entities:
-                out.setdefault(category, " ".join(words[start:end]).strip("?!.,"))
+    for start, end, category in guard.entity_spans(text):
+        if category in entities:
+            out.setdefault(category, " ".join(words[start:end]).strip("?!.,"))
     return out
 
 
-def _resolve_reference(question: str, turns: Sequence[str], guard: NearMissGuard) -> str | None:
-    folded_words = [fold(w) for w in question.split()]
-    folded = " ".join(folded_words)
+def _carried(text: str, previous: str, guard: NearMissGuard) -> list[tuple[str, str]]:
+    mine = guard.entities(text)
+    named = _named(previous, guard)
+    return [(c, named[c]) for c in _CARRIED if c in named and c not in mine]
+
+
+def _taken(text: str, asked: str, previous: str, guard: NearMissGuard) -> tuple[Taken, ...]:
+    """What ``asked`` holds that ``text`` does not, with the words ``previous`` said it in."""
+    mine = guard.facets(text)
+    theirs = guard.facets(asked)
+    named = _named(previous, guard)
+    out = []
+    for category in theirs:
+        if category in mine or category in _NOT_A_TOPIC - {"year"}:
+            continue
+        words = named.get(category) or ", ".join(sorted(theirs[category]))
+        out.append(Taken(category, guard.label(category), words, previous))
+    return tuple(out)
+
+
+def _resolve_reference(question: str, previous: str, guard: NearMissGuard) -> str | None:
+    folded = " ".join(fold(w) for w in question.split())
     match = _REFERENCE.search(folded)
     if match is None:
         return None
-    value = _named(turns, guard).get(_REFERRED[match.group("noun")])
+    value = _named(previous, guard).get(_REFERRED[match.group("noun")])
     if value is None:
         return None
     # Word indexes of the match in the question (folding keeps one word per word).
@@ -126,29 +328,6 @@ def _resolve_reference(question: str, turns: Sequence[str], guard: NearMissGuard
     words = question.split()
     noun = " ".join(words[first : first + len(match.group("noun").split())])
     return " ".join([*words[:first], noun, value, *words[last:]])
-
-
-def _add_missing(
-    question: str, turns: Sequence[str], guard: NearMissGuard, processor: TextProcessor | None
-) -> str | None:
-    body = question.rstrip("?!. ")
-    end = "?" if question.rstrip().endswith("?") else ""
-    if (
-        processor is not None
-        and not set(guard.facets(processor.expand_query(question))) - _NOT_A_TOPIC
-    ):
-        # Nothing the vocabulary knows in the question: what the last question was about, in
-        # front ("phòng tuyển sinh: thứ 7 có làm việc không"; a question split in parts
-        # carries it in its first one).
-        topic = _topic(turns[-1], guard, processor)
-        if topic and fold(topic) not in fold(question):
-            return f"{topic}: {question}"
-    mine = guard.entities(question)
-    named = _named(turns, guard)
-    carried = [named[c] for c in _CARRIED if c in named and c not in mine]
-    if carried:
-        return f"{body} {' '.join(dict.fromkeys(carried))}{end}"
-    return None
 
 
 def _topic(text: str, guard: NearMissGuard, processor: TextProcessor) -> str:
@@ -164,7 +343,7 @@ def _topic(text: str, guard: NearMissGuard, processor: TextProcessor) -> str:
 
 
 def _replace_values(question: str, previous: str, guard: NearMissGuard) -> str | None:
-    """Marked follow-ups: the previous question with the follow-up's values put in."""
+    """The previous question with the follow-up's values put in."""
     new_words = question.split()
     new: dict[str, str] = {}
     for start, end, category in guard.entity_spans(question):
@@ -204,37 +383,23 @@ def _replace_values(question: str, previous: str, guard: NearMissGuard) -> str |
     return rewritten
 
 
-async def standalone_question(
-    question: str,
-    previous: Sequence[str],
-    guard: NearMissGuard | None,
-    llm: LlmClient | None,
-    processor: TextProcessor | None = None,
-) -> str:
-    """The question to answer: ``question`` itself, or its rewrite when it follows up on
-    ``previous`` (the user's earlier questions, oldest first)."""
-    if not previous or small_talk(question):
-        return question  # "cảm ơn ạ" after a question is a thank-you, not a follow-up
-    if llm is not None and len(question.split()) <= 2 * MAX_FOLLOW_UP_WORDS:
-        turns = "\n".join(f"- {q}" for q in previous[-3:])
-        try:
-            reply = await llm.complete(
-                [
-                    {"role": "system", "content": REWRITE_PROMPT},
-                    {
-                        "role": "user",
-                        "content": f"Earlier questions:\n{turns}\n\nLast message: {question}",
-                    },
-                ]
-            )
-        except TuvanError as exc:
-            log.warning("follow-up rewrite by the LLM failed, using the rule: %s", exc)
-        else:
-            rewritten = reply.strip().strip('"').strip()
-            if rewritten and "\n" not in rewritten and len(rewritten) < 4 * len(question) + 200:
-                return rewritten
-    if guard is not None:
-        carried = carry_over(question, previous, guard, processor)
-        if carried:
-            return carried
-    return question
+async def rewrite_with_llm(llm: LlmClient, reading: Reading, text: str, previous: str) -> Reading:
+    """With an LLM, a message the rule read with context is written standalone by the model
+    (the rule's reading is kept when the model fails or answers off the point)."""
+    try:
+        reply = await llm.complete(
+            [
+                {"role": "system", "content": REWRITE_PROMPT},
+                {
+                    "role": "user",
+                    "content": f"Earlier question: {previous}\n\nLast message: {text}",
+                },
+            ]
+        )
+    except TuvanError as exc:
+        log.warning("follow-up rewrite by the LLM failed, using the rule: %s", exc)
+        return reading
+    rewritten = reply.strip().strip('"').strip()
+    if rewritten and "\n" not in rewritten and len(rewritten) < 4 * len(text) + 200:
+        return Reading("context", rewritten, reading.taken, reading.why, None, reading.probability)
+    return reading

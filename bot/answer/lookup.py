@@ -17,13 +17,15 @@ from bot.core.types import Language
 from retrieval.embedders.base import embed_off_loop
 from retrieval.faq.candidates import FaqCandidate, coverage_terms, faq_candidates
 from retrieval.faq.decision import FaqDecision, decide_faq
+from retrieval.faq.judge import FaqJudge, current_judge
+from retrieval.faq.lexicon import current_lexicon
 from retrieval.index.state import get_index_state
 from retrieval.query import PreparedQuery, prepare_query, question_vector, search_query
 from retrieval.restore.store import current_restorer
 from retrieval.search.hits import Hit, diversify
 from retrieval.thresholds import Thresholds, resolve_thresholds
 
-FAQ_CANDIDATES = 5  # FAQ entries read for a question, best first
+FAQ_CANDIDATES = 8  # FAQ entries weighed for a question, best first (as the fit weighs them)
 
 
 class Lookup:
@@ -56,7 +58,7 @@ class Lookup:
             vector = question_vector(prepared, vectors)
             terms = list(prepared.terms)
             with timer.stage("faq"):
-                decision = await self.match_faq(session, prepared, vector, thresholds.t_faq)
+                decision = await self.match_faq(session, prepared, vector)
             hits: list[Hit] = []
             planned = decision.accepted is None and self._plans_queries
             if decision.accepted is None and not planned:
@@ -85,7 +87,10 @@ class Lookup:
         }
         scores: dict[str, Any] = {
             "faq_best": round(decision.best_similarity, 4),
-            "t_faq": thresholds.t_faq,
+            "faq_threshold": round(decision.threshold, 4),
+            "faq_probability": (
+                round(decision.probability, 4) if decision.probability is not None else None
+            ),
             "t_doc": thresholds.t_doc,
             "thresholds_from": thresholds.origin,
         }
@@ -99,7 +104,7 @@ class Lookup:
         # page about the one asked is quoted even when it ranked sixth (3/6).
         found.reading = reading_of(found, self.parts)
         passing = about_first(passing, found.reading, self.parts.guard_in_use)
-        entry = faq_passage(decision, thresholds.t_doc, self.settings.answer.faq_min_coverage)
+        entry = faq_passage(decision, thresholds.t_doc)
         if entry is not None:  # the staff-approved fact first, quoted and cited like the rest
             passing = [entry, *passing]
             trace["faq_passage"] = entry.faq_id
@@ -129,11 +134,25 @@ class Lookup:
         vectors = await embed_off_loop(self.parts.embedder.embed_queries, prepared.dense_texts)
         return prepared, question_vector(prepared, vectors)
 
+    async def judge(self, session: AsyncSession) -> FaqJudge:
+        """Tier 1's judge for the FAQ this session sees: the fitted scorer, this FAQ's threshold
+        for the risk target, the guard told the school's own names."""
+        lexicon = await current_lexicon(session, self.parts.processor)
+        return await current_judge(
+            lexicon,
+            self.parts.processor,
+            self.parts.guard_in_use,
+            self.parts.decisions.faq,
+            self.settings.answer.faq_risk,
+            self.settings.brand.own_names,
+        )
+
     async def faq_candidates(
         self,
         session: AsyncSession,
         prepared: PreparedQuery,
         vector: Any,
+        judge: FaqJudge,
         *,
         verbatim: bool = True,
         without: int | None = None,
@@ -141,7 +160,6 @@ class Lookup:
         """Tier 1's candidates for a read question, best first. Without ``verbatim``, a stored
         phrasing asked word for word is not taken as such; ``without`` leaves one entry out
         (the FAQ self-check asks both)."""
-        guard = self.parts.guard_in_use
         candidates = await faq_candidates(
             session,
             self.parts.processor,
@@ -149,7 +167,8 @@ class Lookup:
             prepared.terms,
             vector,
             limit=FAQ_CANDIDATES + (without is not None),
-            covering=coverage_terms(prepared.readable, self.parts.processor, guard),
+            covering=coverage_terms(prepared.readable, self.parts.processor, judge.guard),
+            lexicon=judge.lexicon,
         )
         return [c for c in candidates if c.faq_id != without][:FAQ_CANDIDATES]
 
@@ -158,27 +177,18 @@ class Lookup:
         session: AsyncSession,
         prepared: PreparedQuery,
         vector: Any,
-        t_faq: float | None = None,
         *,
         verbatim: bool = True,
         without: int | None = None,
     ) -> FaqDecision:
-        """Tier 1 alone, as ``answer`` runs it (``faq_candidates``, then the decision);
-        ``t_faq`` is read from the settings and the index when not given."""
-        answer = self.settings.answer
-        if t_faq is None:
-            t_faq = (await self.thresholds(session)).t_faq
+        """Tier 1 alone, as ``answer`` runs it (``faq_candidates``, then the decision)."""
+        judge = await self.judge(session)
         candidates = await self.faq_candidates(
-            session, prepared, vector, verbatim=verbatim, without=without
+            session, prepared, vector, judge, verbatim=verbatim, without=without
         )
-        return decide_faq(
-            prepared.dense,  # the guard reads shorthand written out ("hp" is học phí)
-            candidates,
-            threshold=t_faq,
-            margin=answer.faq_margin,
-            guard=self.parts.guard_in_use,
-            min_coverage=answer.faq_min_coverage,
-        )
+        covering = coverage_terms(prepared.readable, self.parts.processor, judge.guard)
+        # The guard reads shorthand written out ("hp" is học phí).
+        return decide_faq(prepared.dense, covering, candidates, judge)
 
     async def prepare(self, session: AsyncSession, question: str) -> PreparedQuery:
         """The question read for search: restored (with the knowledge's restorer), expanded,
@@ -240,23 +250,19 @@ def reading_of(found: Found, parts: AnswererParts) -> Reading:
     return found.reading
 
 
-def faq_passage(decision: FaqDecision, t_doc: float, min_coverage: float) -> Hit | None:
-    """The FAQ entry tier 1 considered and did not accept, as a tier-2 passage (2/6).
+def faq_passage(decision: FaqDecision, t_doc: float) -> Hit | None:
+    """The FAQ entry tier 1 weighed and did not accept, as a tier-2 passage (2/6).
 
-    Only the entry the guard let through (nothing it names conflicts, every slot asked is said
-    by it), that holds enough of the question's words and reaches ``t_doc``: tier 1 turned it
-    down for a similarity under ``t_faq`` or a rival within the margin, which makes a verbatim
-    answer unsafe but a quoted, cited passage fine. The hotline question then gets the hotline
-    entry, not another office's number from a document.
+    Only the likeliest entry nothing ruled out (no conflict with the guard or the school's
+    contrasts, every slot asked said by it) that reaches ``t_doc``: tier 1 was not sure enough
+    for a verbatim answer, but a quoted, cited passage is fine. The hotline question then gets
+    the hotline entry, not another office's number from a document.
     """
-    considered = next(
-        (v for v in decision.verdicts if v.guard is not None and v.guard.ok and not v.accepted),
-        None,
-    )
-    if considered is None:
+    considered = decision.considered
+    if considered is None or considered.accepted:
         return None
     entry = considered.candidate
-    if entry.similarity < t_doc or entry.coverage < min_coverage:
+    if entry.similarity < t_doc:
         return None
     return Hit(
         chunk_id=-entry.faq_id,

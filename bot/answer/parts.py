@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from bot.core.settings import Settings
 from bot.llm.client import LlmClient, load_prompt
+from retrieval.decisions import Decisions, load_decisions
 from retrieval.embedders.base import Embedder
 from retrieval.guard.checks import NearMissGuard
 from retrieval.search.rerank import Reranker
@@ -22,6 +23,9 @@ class AnswererParts:
     guard: NearMissGuard
     llm: LlmClient | None = None
     reranker: Reranker | None = None
+    # The fitted decisions (retrieval/data/decisions.json): tier 1's scorer and, as they are
+    # fitted, tier 2's and the conversation step's.
+    decisions: Decisions = field(default_factory=load_decisions)
     _prompts: dict[str, str] = field(default_factory=dict, init=False, repr=False)
 
     @property

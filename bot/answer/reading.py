@@ -38,6 +38,9 @@ class Reading:
     listing: bool = False
     pairs: frozenset[tuple[str, str]] = frozenset()  # its adjacent folded words
     listed: str | None = None  # "những ngành nào" lists values of a category (major)
+    # What it asks in the guard's "attribute" category (học phí, chỉ tiêu, điểm chuẩn…): a
+    # quoted unit must say one of them, or hold its kind of value (1/4).
+    attributes: frozenset[str] = frozenset()
 
 
 def read_question(
@@ -68,6 +71,7 @@ def read_question(
         listing,
         pairs,
         listed if listing else None,
+        guard.asked_attributes(question),
     )
 
 

@@ -30,6 +30,11 @@ class Answer:
     wants_staff: bool = False  # the student asked for a person: the conversation waits for one
     # How the question was read: "restored" (marks put back, or None), its "parts" if several.
     query: dict[str, Any] = field(default_factory=dict)
+    # The scorer's probability that this answer is right (tier 1 or 2), None where nothing
+    # was decided by a scorer (the fallback, small talk); staff see the unsure ones.
+    confidence: float | None = None
+    # How the message was read (bot.answer.followup.Reading.to_json): alone or with context.
+    reading: dict[str, Any] | None = None
     # What "Try it" and the evaluation need to explain the decision; not part of the reply.
     trace: dict[str, Any] = field(default_factory=dict)
 

@@ -61,6 +61,7 @@ def faq_answer(decision: FaqDecision, language: Language) -> Answer:
         faq_external_id=entry.external_id,
         scores={"faq": round(entry.similarity, 4), "faq_matched": entry.matched_text},
         reason=decision.reason,
+        confidence=decision.probability,
     )
 
 

@@ -14,8 +14,9 @@ Shape::
      "error": "TimeoutError"}     #   answering failed
 
 A step is ``{"result": code, "faq_id": …}`` with what the code needs (retrieval.faq.decision's
-``VerdictCode``: the similarity and ``t_faq``, the guard's conflicts and missing values, the
-rival entry). ``documents`` is ``{"result": "answered", "how", "passages", "faq_passage"}``,
+``VerdictCode``: the probability and the threshold it had to reach, the guard's conflicts and
+missing values, the school's contrast, the rival entry). ``documents`` is
+``{"result": "answered", "how", "passages", "faq_passage"}``,
 ``{"result": "below", "best", "threshold"}``, ``{"result": "out_of_scope", "named": [...]}``,
 ``{"result": "abstained", "passages"}`` or ``{"result": "not_cited", "passages"}``.
 """
@@ -35,15 +36,15 @@ Composed = Literal["extractive", "by_part", "llm"]
 FAQ_STEPS = 5  # at most the candidates tier 1 reads
 
 
-def faq_steps(decision: FaqDecision, t_faq: float, min_coverage: float) -> list[dict[str, Any]]:
+def faq_steps(decision: FaqDecision) -> list[dict[str, Any]]:
     """What tier 1 made of each entry it weighed, best first; an empty list when no published
     entry came near."""
     return [
-        faq_step(v, t_faq, min_coverage) for v in decision.verdicts[:FAQ_STEPS] if v.code != "lower"
+        faq_step(v, decision.threshold) for v in decision.verdicts[:FAQ_STEPS] if v.code != "lower"
     ]
 
 
-def faq_step(verdict: CandidateVerdict, t_faq: float, min_coverage: float) -> dict[str, Any]:
+def faq_step(verdict: CandidateVerdict, threshold: float) -> dict[str, Any]:
     """What became of one candidate, as data."""
     cand = verdict.candidate
     step: dict[str, Any] = {
@@ -51,16 +52,19 @@ def faq_step(verdict: CandidateVerdict, t_faq: float, min_coverage: float) -> di
         "faq_id": cand.faq_id,
         "similarity": round(cand.similarity, 4),
     }
-    if verdict.code == "similarity":
-        step["threshold"] = round(t_faq, 4)
-    elif verdict.code == "coverage":
-        step.update(
-            coverage=round(cand.coverage, 3), minimum=min_coverage, unsaid=list(cand.unsaid[:6])
-        )
-    elif verdict.code in ("same_phrasing", "ambiguous"):
+    if verdict.probability is not None:
+        step["probability"] = round(verdict.probability, 4)
+    if verdict.code in ("unsure", "accepted"):
+        step["threshold"] = round(threshold, 4)
+    elif verdict.code == "same_phrasing":
         step["rival_id"] = verdict.rival_id
     elif verdict.code == "guard" and verdict.guard is not None:
         step.update(_guard(verdict.guard))
+    elif verdict.code == "contrast":
+        step["contrast"] = [
+            {"head": head, "question": " ".join(asked), "entry": " ".join(theirs)}
+            for head, asked, theirs in verdict.contrast
+        ]
     return step
 
 

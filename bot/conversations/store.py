@@ -125,25 +125,39 @@ _INSERT_REPLY = text(
 )
 
 
-_PREVIOUS_QUESTIONS = text(
+# The conversation's answered questions (each as answered: a follow-up in its standalone form),
+# when they came and whether the bot read them as small talk (a greeting, a thank-you): the
+# conversation step stops at those (bot.answer.followup).
+_EARLIER_TURNS = text(
     """
-    SELECT coalesce(question, text) FROM messages
-    WHERE conversation_id = :conversation AND direction = 'in' AND kind = 'text'
-      AND status = 'answered' AND id < :before
-    ORDER BY id DESC LIMIT :n
+    SELECT coalesce(m.question, m.text) AS text, m.created_at,
+           coalesce((SELECT (r.details -> 'why' ->> 'small_talk') IS NOT NULL FROM messages r
+                     WHERE r.reply_to_id = m.id AND r.author = 'bot'
+                     ORDER BY r.id LIMIT 1), false) AS small_talk
+    FROM messages m
+    WHERE m.conversation_id = :conversation AND m.direction = 'in' AND m.kind = 'text'
+      AND m.status = 'answered' AND m.id < :before
+    ORDER BY m.id DESC LIMIT :n
     """
 )
 
 
-async def previous_questions(
+@dataclass(frozen=True)
+class EarlierTurn:
+    text: str
+    at: datetime
+    small_talk: bool
+
+
+async def earlier_turns(
     session: AsyncSession, conversation_id: int, before: int, n: int
-) -> list[str]:
+) -> list[EarlierTurn]:
     """The conversation's last ``n`` answered questions before message ``before``, oldest
-    first, each as it was answered (a follow-up in its standalone form)."""
+    first: each as it was answered, when it came, whether it was small talk."""
     rows = await session.execute(
-        _PREVIOUS_QUESTIONS, {"conversation": conversation_id, "before": before, "n": n}
+        _EARLIER_TURNS, {"conversation": conversation_id, "before": before, "n": n}
     )
-    return [q for (q,) in rows][::-1]
+    return [EarlierTurn(r.text, r.created_at, bool(r.small_talk)) for r in rows][::-1]
 
 
 _WAITING = text(

@@ -94,14 +94,15 @@ class AnswerSettings(BaseModel):
     (``retrieval.thresholds``).
     """
 
-    t_faq: float | None = None
     t_doc: float | None = None
-    # The accepted entry's fused score (dense and BM25, 0-1) must beat the best entry with
-    # another answer by this much.
-    faq_margin: float = Field(default=0.05, ge=0, le=1)
-    # The share of the question's words (IDF-weighted) the entry's question, variants and answer
-    # must hold (retrieval.faq): a question with a subject the entry never mentions falls through.
-    faq_min_coverage: float = Field(default=0.8, ge=0, le=1)
+    # Risk targets (1/4): the share of answers of a tier that may be wrong. Tier 1 answers an
+    # FAQ entry verbatim only when its fitted scorer (retrieval/data/decisions.json), with the
+    # threshold this FAQ calibrates it to, keeps at most this share wrong: 0.01 is "at most 1
+    # verbatim answer in 100 wrong". `tuvan eval faq` shows the coverage each target gives.
+    faq_risk: float = Field(default=0.01, gt=0, lt=1)
+    # A message that lacks a subject or an attribute takes it from the conversation's last
+    # question, unless that question came longer ago than this (bot.answer.followup).
+    context_pause_minutes: float = Field(default=30.0, gt=0)
     near_miss_guard: bool = True
     # Guard categories a question may name only if the passages answering it do too ("2025",
     # another school); the rest fall back. Empty: no check. Needs near_miss_guard.
@@ -283,6 +284,10 @@ class BrandSettings(BaseModel):
     # An image shown beside the name: https (http only on localhost). The page's
     # Content-Security-Policy allows images from its origin. Unset: a built-in mark.
     logo_url: str | None = None
+    # Other names students give the school (its abbreviation, a campus's old name): read as
+    # the school itself, never as another school (besides the names its FAQ and documents use
+    # throughout, which tuvan finds on its own). A JSON list in the environment.
+    aliases: tuple[str, ...] = ()
     color: str = "#1d4f91"  # the primary colour, "#rrggbb": header, buttons, the visitor's bubbles
     welcome_vi: str = Field(
         default="Chào bạn! Mình là trợ lý tư vấn tuyển sinh tự động (chatbot) của {name}. Bạn "
@@ -342,6 +347,11 @@ class BrandSettings(BaseModel):
         if parts.scheme != "https" and parts.hostname not in LOCAL_HOSTS:
             raise ValueError("the logo must be served over https (http only from localhost)")
         return value.strip()
+
+    @property
+    def own_names(self) -> tuple[str, ...]:
+        """The school's names in both languages and its aliases: never another school."""
+        return (self.name_vi, self.name_en, *self.aliases)
 
     @field_validator("privacy_url")
     @classmethod

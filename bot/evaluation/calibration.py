@@ -1,6 +1,7 @@
-"""Thresholds chosen on question sets (`tuvan eval calibrate`): t_doc swept over the answers
-of the documents tier (t_faq is chosen by ``bot.evaluation.faq``), the lines that report both
-choices, and the JSON data written with their plots."""
+"""What `tuvan eval calibrate` reports and chooses: tier 1's coverage at each risk target on
+the operator's FAQ (its threshold is the fitted scorer's, calibrated on that FAQ by itself:
+retrieval.faq.calibration), and t_doc swept over the answers of the documents tier; the lines
+that report them and the JSON data written with their plots."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.answer.parts import AnswererParts
 from bot.evaluation.data import Question
-from bot.evaluation.metrics import Choice, choose_threshold, sweep
+from bot.evaluation.metrics import Choice, FaqRates, choose_threshold, sweep
 from bot.evaluation.questions import Knowledge, answer_all, load_knowledge
 from bot.evaluation.workspace import throwaway_database
 from bot.knowledge.jobs import Progress
@@ -41,7 +42,7 @@ async def calibrate_t_doc(
 ) -> tuple[Choice, list[DocPoint]]:
     """Sweep ``t_doc`` and keep the one with the most right answers from documents while the
     documents tier stays at ``required_precision``; an out-of-scope question answered from
-    documents counts against precision. FAQ answers are left out (t_faq decides those)."""
+    documents counts against precision. FAQ answers are left out (tier 1 decides those)."""
     thresholds = sweep(low, high, step)
     scored = [q for q in questions if q.out_of_scope or q.key_facts]
     in_scope = sum(not q.out_of_scope for q in scored)
@@ -71,12 +72,11 @@ async def calibrate_t_doc(
 
 @dataclass(frozen=True)
 class Calibration:
-    """What `tuvan eval calibrate` chose: t_faq (from a FAQ evaluation) and, when a questions
-    file was given, t_doc with its curve."""
+    """What `tuvan eval calibrate` found: tier 1's rates at each risk target and, when a
+    questions file was given, t_doc with its curve."""
 
     embedder: str
-    faq: Choice
-    faq_precision: float
+    faq: Sequence[tuple[float, float, FaqRates]]  # (risk target, threshold, rates)
     doc: Choice | None = None
     doc_precision: float | None = None
     doc_points: Sequence[DocPoint] = ()
@@ -84,25 +84,17 @@ class Calibration:
     @property
     def chosen(self) -> dict[str, float]:
         """The thresholds that met their precision, by setting name."""
-        chosen = {"t_faq": self.faq.threshold} if self.faq.met else {}
         if self.doc is not None and self.doc.met:
-            chosen["t_doc"] = self.doc.threshold
-        return chosen
+            return {"t_doc": self.doc.threshold}
+        return {}
 
     def lines(self) -> list[str]:
-        """One line per threshold: the choice and its rates, or why none was chosen."""
-        c, required = self.faq, self.faq_precision
-        if c.met:
-            lines = [
-                f"t_faq {c.threshold:.3f}: precision {c.precision:.3f}, coverage "
-                f"{c.coverage:.3f} (required precision {required})"
-            ]
-        else:
-            lines = [
-                f"t_faq: no threshold in the sweep reaches precision {required}; the best is "
-                f"{c.threshold:.3f} with precision {c.precision:.3f} and coverage "
-                f"{c.coverage:.3f}. Add FAQ variants or tighten the guard, then calibrate again."
-            ]
+        """One line per risk target, then t_doc's choice or why none was chosen."""
+        lines = [
+            f"risk {risk:g}: threshold {t:.3f} on this FAQ, precision {r.precision:.3f}, "
+            f"coverage {r.coverage:.3f}, false accepts {r.false_accept:.3f}"
+            for risk, t, r in self.faq
+        ]
         d = self.doc
         if d is not None and d.met:
             lines.append(
@@ -120,7 +112,7 @@ class Calibration:
     def to_json(self) -> dict[str, Any]:
         return {
             "embedder": self.embedder,
-            "t_faq": {"required_precision": self.faq_precision, **vars(self.faq)},
+            "faq": [{"risk": r, "threshold": t, **rates.as_dict()} for r, t, rates in self.faq],
             "t_doc": (
                 {
                     "required_precision": self.doc_precision,

@@ -63,6 +63,13 @@ class FaqQuery:
     expected_faq: str | None
     kind: str
     confusable_with: str | None = None
+    # Further entries that answer it as well (the same staff answer, or one containing it).
+    also_correct: tuple[str, ...] = ()
+
+    def answered_by(self, faq_id: str | None) -> bool:
+        """Whether answering with ``faq_id`` is right (the expected entry or an also correct
+        one); never for an abstention."""
+        return faq_id is not None and (faq_id == self.expected_faq or faq_id in self.also_correct)
 
 
 def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -204,12 +211,16 @@ def read_faq_queries(path: Path, faq_ids: set[str] | None = None) -> list[FaqQue
         if kind == "paraphrase" and expected is None:
             raise DatasetError(f"{where}: a paraphrase needs its `expected_faq`")
         confusable = row.get("confusable_with")
+        also = row.get("also_correct") or []
+        if not isinstance(also, list) or not all(isinstance(a, str) for a in also):
+            raise DatasetError(f"{where}: `also_correct` must be a list of FAQ ids")
         out.append(
             FaqQuery(
                 query=_text(row, "query", where),
                 expected_faq=expected,
                 kind=kind,
                 confusable_with=confusable if isinstance(confusable, str) else None,
+                also_correct=tuple(also),
             )
         )
     if not out:

@@ -1,85 +1,85 @@
-"""Tier 1 measured on FAQ-matching queries: `tuvan eval faq` and `tuvan eval calibrate` (the
-report is ``faq_report``).
+"""Tier 1 measured on FAQ-matching queries: `tuvan eval faq` (the report is ``faq_report``).
 
-The FAQ set goes into a throwaway database; every query is cleaned, restored, expanded and
-embedded as the answerer does it (and, with ``unaccented``, again without diacritics), and its
-five FAQ candidates are fetched once. Each threshold of the sweep
-is then only ``decide_faq`` re-run on the stored candidates, with the near-miss guard ("guard")
-and without it ("no guard"), the margin the same in both. The threshold is chosen on the guard
-curve (the answerer runs with the guard): the highest paraphrase coverage whose precision meets
-the requirement.
+The FAQ set goes into a throwaway database and every query is weighed as the answerer weighs it
+(``bot.evaluation.faq_examples``), as written and, with ``unaccented``, folded. The fitted
+scorer (retrieval/data/decisions.json) then decides each query as tier 1 does live: at the
+configured risk target (``TUVAN_ANSWER__FAQ_RISK``) with this FAQ's own calibration, at every
+risk target the file fits (the coverage each gives), and along a sweep of thresholds.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
-from typing import Any, cast
+from dataclasses import dataclass
 
 import numpy as np
 
-from bot.answer.answerer import Answerer
 from bot.answer.parts import AnswererParts
-from bot.answer.question import clean_question, is_question
+from bot.core.errors import ConfigError
 from bot.evaluation.data import FaqItem, FaqQuery
-from bot.evaluation.metrics import Choice, FaqRates, choose_threshold, faq_rates, sweep
-from bot.evaluation.workspace import Workspace, load_faq, prepare_all, throwaway_database
-from retrieval.faq.candidates import FaqCandidate
-from retrieval.faq.decision import FaqDecision, decide_faq
-from retrieval.guard.checks import NearMissGuard
-from retrieval.guard.verdicts import Facets, GuardVerdict
-from retrieval.index.state import get_index_state
-from retrieval.query import question_vector
-from retrieval.text.folding import fold
-from retrieval.thresholds import resolve_thresholds
+from bot.evaluation.faq_examples import FaqExample, FaqSetEvidence, collect_faq_evidence
+from bot.evaluation.fitting import Scored, reliability, score_set
+from bot.evaluation.metrics import FaqRates, sweep
+from retrieval.decisions.store import OperatingPoint
 
-CURVES = ("guard", "no guard")
-
-# Why a paraphrase did not get its entry, in the order the report lists them.
-BELOW = "below t_faq, the expected entry ranked first"
-OTHER = "another entry ranked first"
-GUARD = "the near-miss guard refused the expected entry"
-COVERAGE = "the expected entry holds too few of the question's words"
-MARGIN = "margin: an entry with another answer came within reach"
-CAUSES = (BELOW, OTHER, GUARD, COVERAGE, MARGIN)
+# Why a paraphrase did not get its expected entry, in the order the report lists them.
+RULED_OUT = "the guard or the school's contrasts ruled the expected entry out"
+OTHER = "another entry was likelier"
+UNSURE = "the expected entry was the likeliest, not sure enough"
+ABSENT = "the expected entry was not among the candidates"
+CAUSES = (RULED_OUT, OTHER, UNSURE, ABSENT)
 
 
 @dataclass(frozen=True)
 class QueryOutcome:
-    """One query at the configured threshold, guard on."""
+    """One query at the configured risk target."""
 
     query: FaqQuery
+    asked: str  # as read: restored, shorthand written out
     got: str | None  # the FAQ id tier 1 answered, or None
-    best_id: str | None  # the nearest candidate, for error analysis
-    best_similarity: float
-    reason: str  # decide_faq's reason
-    got_similarity: float | None = None
-    expected_similarity: float | None = None  # None: the expected entry was not a candidate
-    unguarded: str | None = None  # what tier 1 answers at the same threshold without the guard
-    guard_note: str = ""  # for an answer: what the guard read in the question and the entry
+    best_id: str | None  # the likeliest candidate nothing ruled out
+    best_probability: float
+    expected_probability: float | None  # None: not a candidate, or ruled out
+    ruled_out: str  # why the expected entry was ruled out, if it was
+    cause: str = ""  # for a missed paraphrase: one of CAUSES
 
     @property
     def wrong(self) -> bool:
-        return self.got is not None and self.got != self.query.expected_faq
+        return self.got is not None and not self.query.answered_by(self.got)
 
     @property
     def missed(self) -> bool:
-        return self.query.kind == "paraphrase" and self.got != self.query.expected_faq
+        return self.query.kind == "paraphrase" and not self.query.answered_by(self.got)
+
+
+@dataclass(frozen=True)
+class FormEvaluation:
+    """One form (as written, or folded) of the queries."""
+
+    form: str
+    rates: FaqRates  # at the configured risk target: what tuvan does live
+    per_risk: list[tuple[float, float, FaqRates]]  # (risk, this FAQ's threshold, rates)
+    curve: list[tuple[float, FaqRates]]  # a sweep of thresholds
+    outcomes: list[QueryOutcome]
+    reliability: list[tuple[str, int, float, float]]
 
 
 @dataclass(frozen=True)
 class FaqEvaluation:
     embedder: str
-    threshold: float  # t_faq used for `rates` (the resolved setting)
-    margin: float
-    rates: FaqRates  # at `threshold`, guard on (what tuvan does live)
-    curves: dict[str, list[tuple[float, FaqRates]]]  # "guard", "no guard"
-    choice: Choice  # on the "guard" curve
-    required_precision: float
-    outcomes: list[QueryOutcome]
-    guard_enabled: bool = True  # settings.answer.near_miss_guard: whether tuvan runs it live
-    # --unaccented: the same queries asked again without diacritics (folded), same FAQ.
-    unaccented: FaqEvaluation | None = None
+    risk: float  # the configured risk target
+    threshold: float  # what this FAQ's calibration makes of it
+    calibration: tuple[float, ...]  # the FAQ's calibration scores
+    written: FormEvaluation
+    folded: FormEvaluation | None = None
+
+    @property
+    def rates(self) -> FaqRates:
+        return self.written.rates
+
+    @property
+    def forms(self) -> list[FormEvaluation]:
+        return [f for f in (self.written, self.folded) if f is not None]
 
 
 async def evaluate_faq(
@@ -88,199 +88,102 @@ async def evaluate_faq(
     queries: Sequence[FaqQuery],
     *,
     server_url: str | None = None,
-    low: float = 0.80,
-    high: float = 0.95,
-    step: float = 0.005,
-    required_precision: float = 0.99,
     on_query: Callable[[int], None] | None = None,
-    enrich: bool = False,
     unaccented: bool = False,
+    enrich: bool = False,
 ) -> FaqEvaluation:
-    """Load the FAQ into a throwaway database and decide every query at every threshold;
-    with ``unaccented``, every query again without diacritics (``FaqEvaluation.unaccented``)."""
-    grid = sweep(low, high, step)  # a bad range fails before a database is made
-    forms = {"written": list(queries)}
-    if unaccented:
-        forms["unaccented"] = [replace(q, query=fold(q.query)) for q in queries]
-    found: dict[str, QueryCandidates] = {}
-    async with throwaway_database(server_url) as workspace:
-        await load_faq(workspace, parts, items, enrich=enrich)
-        async with workspace.sessionmaker() as session:
-            state = await get_index_state(session)
-        thresholds = resolve_thresholds(
-            parts.settings.answer, parts.embedder.name, state.thresholds if state else None
+    """Weigh every query against the FAQ in a throwaway database and decide it with the
+    fitted scorer (see the module docstring)."""
+    decision = parts.decisions.faq
+    if decision is None:
+        raise ConfigError(
+            "no fitted FAQ scorer (retrieval/data/decisions.json): tier 1 answers only "
+            "phrasings asked word for word; fit one with bench/fit_decisions.py --write"
         )
-        for form, asked in forms.items():
-            found[form] = await query_candidates(workspace, parts, asked, on_query)
-    evaluations = {
-        form: _evaluation(
-            parts, forms[form], found[form], thresholds.t_faq, grid, required_precision
-        )
-        for form in forms
-    }
-    if unaccented:
-        return replace(evaluations["written"], unaccented=evaluations["unaccented"])
-    return evaluations["written"]
-
-
-@dataclass(frozen=True)
-class QueryCandidates:
-    """Per query: what the guard reads (the question restored and expanded, as the answerer
-    passes it to ``decide_faq``) and the FAQ candidates."""
-
-    read: list[str]
-    candidates: list[list[FaqCandidate]]
-
-
-async def query_candidates(
-    workspace: Workspace,
-    parts: AnswererParts,
-    queries: Sequence[FaqQuery],
-    on_query: Callable[[int], None] | None,
-) -> QueryCandidates:
-    """Each query's FAQ candidates, read and embedded as the answerer does (restored,
-    expanded; a split question matched by the mean of its parts)."""
-    questions = [clean_question(q.query) for q in queries]
-    asked = [i for i, q in enumerate(questions) if is_question(q)]
-    candidates: list[list[FaqCandidate]] = [[] for _ in questions]
-    texts = list(questions)
-    prepared, vectors = await prepare_all(workspace, parts, [questions[i] for i in asked])
-    by_index: dict[int, np.ndarray[Any, Any]] = {
-        i: question_vector(p, v) for i, p, v in zip(asked, prepared, vectors, strict=True)
-    }
-    read = dict(zip(asked, prepared, strict=True))
-    answerer = Answerer(parts, workspace.sessionmaker)
-    async with workspace.sessionmaker() as session:
-        for i in range(len(questions)):
-            # Like the answerer, a message with nothing to search for never reaches tier 1.
-            if i in by_index:
-                texts[i] = read[i].dense
-                candidates[i] = await answerer.faq_candidates(session, read[i], by_index[i])
-            if on_query is not None:
-                on_query(1)
-    return QueryCandidates(texts, candidates)
-
-
-def _evaluation(
-    parts: AnswererParts,
-    queries: Sequence[FaqQuery],
-    found: QueryCandidates,
-    t_faq: float,
-    grid: Sequence[float],
-    required_precision: float,
-) -> FaqEvaluation:
-    answer = parts.settings.answer
-    questions, candidates = found.read, found.candidates
-    # decide_faq only calls check(); the memo stands in for the guard it wraps.
-    guard = cast(NearMissGuard, _MemoGuard(parts.guard))
-
-    def decide(threshold: float, with_guard: bool) -> list[FaqDecision]:
-        return [
-            decide_faq(
-                question,
-                cands,
-                threshold=threshold,
-                margin=answer.faq_margin,
-                guard=guard if with_guard else None,
-                min_coverage=answer.faq_min_coverage,
-            )
-            for question, cands in zip(questions, candidates, strict=True)
-        ]
-
-    curves = {
-        key: [(t, faq_rates(queries, _answers(decide(t, key == "guard")))) for t in grid]
-        for key in CURVES
-    }
-    choice = choose_threshold(
-        [(t, r.precision, r.coverage) for t, r in curves["guard"]], required_precision
+    forms = ("written", "folded") if unaccented else ("written",)
+    evidence = await collect_faq_evidence(
+        parts,
+        "faq",
+        items,
+        queries,
+        forms=forms,
+        server_url=server_url,
+        on_query=on_query,
+        enrich=enrich,
     )
-    live = decide(t_faq, True)
-    unguarded = decide(t_faq, False)
-    outcomes = [
-        _outcome(parts.guard, q, question, cands, d, u)
-        for q, question, cands, d, u in zip(
-            queries, questions, candidates, live, unguarded, strict=True
-        )
+    scored = score_set(decision.scorer, evidence)
+    risk = parts.settings.answer.faq_risk
+    threshold = scored.calibration.threshold(decision.point(risk))
+    points = sorted({p.risk for p in decision.points} | {risk})
+    evaluations = [
+        _form(scored, form, decision.point(risk), [(r, decision.point(r)) for r in points])
+        for form in forms
     ]
     return FaqEvaluation(
         embedder=parts.embedder.name,
-        threshold=t_faq,
-        margin=answer.faq_margin,
-        rates=faq_rates(queries, _answers(live)),
-        curves=curves,
-        choice=choice,
-        required_precision=required_precision,
-        outcomes=outcomes,
-        guard_enabled=answer.near_miss_guard,
+        risk=risk,
+        threshold=threshold,
+        calibration=scored.calibration.scores,
+        written=evaluations[0],
+        folded=evaluations[1] if len(evaluations) > 1 else None,
     )
 
 
-class _MemoGuard:
-    """The guard's verdicts remembered per (question, entry): the sweep asks the same pair once
-    per threshold, and reading facets is the slow part of a decision."""
-
-    def __init__(self, guard: NearMissGuard) -> None:
-        self._guard = guard
-        self._seen: dict[tuple[str, str, str], GuardVerdict] = {}
-
-    def check(self, query: str, faq_question: str, answer: str = "") -> GuardVerdict:
-        key = (query, faq_question, answer)
-        if key not in self._seen:
-            self._seen[key] = self._guard.check(query, faq_question, answer)
-        return self._seen[key]
-
-
-def _answers(decisions: Sequence[FaqDecision]) -> list[str | None]:
-    return [d.accepted.external_id if d.accepted is not None else None for d in decisions]
-
-
-def _outcome(
-    guard: NearMissGuard,
-    query: FaqQuery,
-    question: str,
-    cands: Sequence[FaqCandidate],
-    decision: FaqDecision,
-    unguarded: FaqDecision,
-) -> QueryOutcome:
-    best = cands[0] if cands else None
-    accepted = decision.accepted
-    return QueryOutcome(
-        query=query,
-        got=accepted.external_id if accepted else None,
-        best_id=best.external_id if best else None,
-        best_similarity=best.similarity if best else 0.0,
-        reason=decision.reason,
-        got_similarity=accepted.similarity if accepted else None,
-        expected_similarity=next(
-            (c.similarity for c in cands if c.external_id == query.expected_faq), None
-        ),
-        unguarded=unguarded.accepted.external_id if unguarded.accepted else None,
-        guard_note=_guard_note(guard, question, accepted.question) if accepted else "",
+def _form(
+    scored: Scored,
+    form: str,
+    live: OperatingPoint,
+    per_risk: Sequence[tuple[float, OperatingPoint]],
+) -> FormEvaluation:
+    only = Scored(
+        FaqSetEvidence(scored.evidence.name, tuple(scored.evidence.form(form)), ()),
+        [
+            p
+            for ex, p in zip(scored.evidence.examples, scored.probabilities, strict=True)
+            if ex.form == form
+        ],
+        scored.calibration,
+    )
+    grid = sweep(0.50, 0.99, 0.01)
+    threshold = round(scored.calibration.threshold(live), 4)
+    return FormEvaluation(
+        form=form,
+        rates=only.rates(live),
+        per_risk=[(r, scored.calibration.threshold(p), only.rates(p)) for r, p in per_risk],
+        curve=[(t, only.rates(t)) for t in sorted({*grid, threshold})],
+        outcomes=[
+            _outcome(ex, p, a)
+            for ex, p, a in zip(
+                only.evidence.examples, only.probabilities, only.answers(live), strict=True
+            )
+        ],
+        reliability=reliability(only),
     )
 
 
-def _guard_note(guard: NearMissGuard, question: str, faq_question: str) -> str:
-    mine = guard.facets(question)
-    if not mine:
-        return "read nothing in the question"
-    return f"question {_facets(mine)}; entry {_facets(guard.facets(faq_question))}: no conflict"
-
-
-def _facets(facets: Facets) -> str:
-    if not facets:
-        return "nothing"
-    return ", ".join(f"{k} {'/'.join(sorted(v))}" for k, v in sorted(facets.items()))
-
-
-def miss_cause(outcome: QueryOutcome, threshold: float) -> str:
-    """Why a paraphrase did not get its expected entry at ``threshold`` (one of ``CAUSES``)."""
-    if outcome.reason.startswith("ambiguous"):
-        return MARGIN
-    if outcome.best_id != outcome.query.expected_faq:
-        return OTHER
-    if outcome.reason.startswith("the entry covers"):
-        return COVERAGE
-    if outcome.best_similarity < threshold or outcome.reason.startswith("similarity"):
-        return BELOW
-    # The expected entry came first and passed the other tests, yet was not taken.
-    return GUARD
+def _outcome(example: FaqExample, probabilities: np.ndarray, got: str | None) -> QueryOutcome:
+    open_ = [
+        (float(p), w.external_id)
+        for p, w in zip(probabilities, example.weighed, strict=True)
+        if not w.ruled_out
+    ]
+    best_p, best_id = max(open_, default=(0.0, None), key=lambda t: t[0])
+    query = example.query
+    expected = [
+        (float(p), w)
+        for p, w in zip(probabilities, example.weighed, strict=True)
+        if query.answered_by(w.external_id)
+    ]
+    expected_p = next((p for p, w in expected if not w.ruled_out), None)
+    ruled = next((w.why or "contrast" for _, w in expected if w.ruled_out), "")
+    cause = ""
+    if query.kind == "paraphrase" and not query.answered_by(got):
+        if not expected:
+            cause = ABSENT
+        elif expected_p is None:
+            cause = RULED_OUT
+        elif best_id is not None and not query.answered_by(best_id):
+            cause = OTHER
+        else:
+            cause = UNSURE
+    return QueryOutcome(query, example.asked, got, best_id, best_p, expected_p, ruled, cause)

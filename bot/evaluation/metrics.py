@@ -94,22 +94,24 @@ def faq_rates(queries: Sequence[FaqQuery], answers: Sequence[str | None]) -> Faq
     """Score tier 1's answer (an FAQ id, or None for an abstention) to each query.
 
     Answering a query whose ``expected_faq`` is null is wrong; answering a near miss with its
-    expected entry is right, and abstaining there is a miss, not an error.
+    expected entry is right, and abstaining there is a miss, not an error. An entry the query
+    lists as ``also_correct`` is right too.
     """
     answered = right = para = para_ok = near = near_fa = oos = oos_fa = 0
     for q, got in zip(queries, answers, strict=True):
         if got is not None:
             answered += 1
-            right += got == q.expected_faq
+            right += q.answered_by(got)
+        wrong = got is not None and not q.answered_by(got)
         if q.kind == "paraphrase":
             para += 1
-            para_ok += got is not None and got == q.expected_faq
+            para_ok += q.answered_by(got)
         elif q.kind == "near_miss":
             near += 1
-            near_fa += got is not None and got != q.expected_faq
+            near_fa += wrong
         else:
             oos += 1
-            oos_fa += got is not None and got != q.expected_faq
+            oos_fa += wrong
     return FaqRates(
         precision=right / answered if answered else 1.0,
         coverage=para_ok / para if para else 0.0,

@@ -355,7 +355,7 @@ async def evaluate_questions(
             outcomes=outcomes[form],
             answer_mode=parts.settings.search.mode,
             thresholds={
-                "t_faq": thresholds.t_faq,
+                "faq_risk": parts.settings.answer.faq_risk,
                 "t_doc": thresholds.t_doc,
                 "from": thresholds.origin,
             },

@@ -213,7 +213,7 @@ def _markdown(ev: QuestionsEvaluation, data: dict[str, Any], main: str, types: l
         "# tuvan eval questions",
         "",
         f"{len(ev.questions)} questions; embedder `{ev.embedder}`; answers in mode `{main}` with "
-        f"t_faq {ev.thresholds['t_faq']}, t_doc {ev.thresholds['t_doc']} "
+        f"FAQ risk target {ev.thresholds['faq_risk']}, t_doc {ev.thresholds['t_doc']} "
         f"({ev.thresholds['from']}); loaded: "
         + ", ".join(f"{k} {v if not isinstance(v, list) else len(v)}" for k, v in ev.loaded.items())
         + (f"; judge: {ev.judge}" if ev.judge else "; no judge"),

@@ -5,14 +5,18 @@ type it, except that the verbatim match is left out: asked word for word, a stor
 always answers its own entry (retrieval.faq), so the check asks what happens when it is typed a
 little differently. Three problems are reported:
 
-- **not answered by its entry**: tier 1 abstains (the similarity, the word coverage or the
-  margin); the phrasing works only word for word;
+- **not answered by its entry**: tier 1 abstains (its scorer is not sure enough for this FAQ's
+  threshold, or the school's contrasts set the entry apart); the phrasing works only word for
+  word;
 - **answered by another entry**: tier 1 gives another entry's answer, the two entries are
   confusable (one's phrasing is matched by the other);
 - **confusable**: it answers its own entry, but another entry with another answer would take
-  it if this one were not there (the margin is all that separates them);
+  it if this one were not there;
 - **refused by the guard**: the guard reads in the phrasing something the entry does not say
-  or contradicts ("Câu hỏi hỏi về học phí nhưng mục này không nói về học phí").
+  or contradicts ("Câu hỏi hỏi về học phí nhưng mục này không nói về học phí");
+- **a near miss answered** (1/4): the entry's question with one value changed for another the
+  knowledge base knows (another campus, major, programme: retrieval.faq.near_misses) still gets
+  this entry's answer.
 
 `tuvan faq import` prints a summary line; the admin's FAQ editor shows the entry's problems in
 plain Vietnamese; `tuvan faq check` lists them all.
@@ -31,8 +35,9 @@ from sqlalchemy.orm import selectinload
 from bot.answer.answerer import Answerer
 from bot.db.models import FaqEntry, FaqStatus
 from retrieval.faq.decision import FaqDecision
+from retrieval.faq.near_misses import known_values, near_misses
 
-Problem = Literal["unanswered", "other_entry", "confusable", "guard"]
+Problem = Literal["unanswered", "other_entry", "confusable", "guard", "near_miss"]
 
 
 @dataclass(frozen=True)
@@ -64,7 +69,8 @@ class FaqCheck:
             f"{self.count('unanswered')} not answered by their entry, "
             f"{self.count('other_entry')} answered by another entry, "
             f"{self.count('confusable')} confusable with another entry, "
-            f"{self.count('guard')} refused by the guard"
+            f"{self.count('guard')} refused by the guard, "
+            f"{self.count('near_miss')} near misses answered"
         )
 
 
@@ -83,20 +89,40 @@ async def check_entries(
     entries = (await session.scalars(query)).all()
     problems: list[PhrasingProblem] = []
     phrasings = 0
-    t_faq = (await answerer.thresholds(session)).t_faq
+    judge = await answerer.judge(session)
+    lexicon = judge.lexicon
+    texts = [f"{e.question}\n{e.answer}" for e in lexicon.entries.values()]
+    known = known_values(judge.guard, [*texts, *lexicon.headings]) if judge.guard else {}
     for entry in entries:
         for phrasing in dict.fromkeys([entry.question, *(v.text for v in entry.variants)]):
             phrasings += 1
             read = await answerer.read(session, phrasing)
-            decision = await answerer.match_faq(session, *read, t_faq, verbatim=False)
+            decision = await answerer.match_faq(session, *read, verbatim=False)
             found = _problem(entry, phrasing, decision)
             if found is None:
-                alone = await answerer.match_faq(
-                    session, *read, t_faq, verbatim=False, without=entry.id
-                )
+                alone = await answerer.match_faq(session, *read, verbatim=False, without=entry.id)
                 found = _rival(entry, phrasing, alone)
             if found is not None:
                 problems.append(found)
+        # Questions one value away (another campus, major, programme this FAQ knows) must not
+        # get this entry's answer.
+        for miss in near_misses(entry.question, lexicon.contrasts, judge.guard, known):
+            read = await answerer.read(session, miss.text)
+            taken = (await answerer.match_faq(session, *read, verbatim=False)).accepted
+            if taken is not None and (
+                taken.faq_id == entry.id or _same(taken.answer, entry.answer)
+            ):
+                problems.append(
+                    PhrasingProblem(
+                        entry.id,
+                        entry.external_id,
+                        miss.text,
+                        "near_miss",
+                        f"a question one value away ({miss.changed}) gets this entry's answer",
+                        f"câu hỏi khác một chi tiết ({miss.changed}) vẫn nhận câu trả lời "
+                        "của mục này",
+                    )
+                )
     return FaqCheck(len(entries), phrasings, tuple(problems))
 
 
@@ -161,9 +187,8 @@ def _problem(entry: FaqEntry, phrasing: str, decision: FaqDecision) -> PhrasingP
 
 # What became of the entry (retrieval.faq.decision's code), in the staff's words.
 _STAFF_REASONS = {
-    "similarity": "độ giống chưa đủ",
-    "coverage": "mục này không chứa đủ các từ của câu hỏi",
-    "ambiguous": "một mục khác có câu trả lời khác cũng gần như vậy",
+    "unsure": "tuvan chưa đủ chắc chắn mục này là câu trả lời đúng",
+    "contrast": "câu hỏi nêu một chi tiết khác với mục này (cơ sở, hệ, đợt…)",
     "same_phrasing": "một mục khác có câu trả lời khác dùng đúng cách hỏi này",
 }
 

@@ -32,7 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from adapters.interface import Adapter
 from bot.answer import replies
 from bot.answer.answerer import Answerer
-from bot.answer.followup import standalone_question
+from bot.answer.conversation import ConversationAnswerer
 from bot.conversations.queue import (
     INBOX_CHANNEL,
     OUTBOX_CHANNEL,
@@ -47,7 +47,6 @@ from bot.conversations.store import (
     bot_may_answer,
     citations_json,
     conversation_state,
-    previous_questions,
     store_reply,
 )
 from bot.core.clock import utcnow
@@ -78,6 +77,7 @@ class Worker:
         self.settings = settings
         self.sessionmaker = sessionmaker
         self.answerer = answerer
+        self.conversations = ConversationAnswerer(answerer, sessionmaker)
         self._wake = asyncio.Event()
         self.delivery = Delivery(
             settings.worker, sessionmaker, adapters, http, on_done=self._wake.set
@@ -230,9 +230,6 @@ class Worker:
         started = utcnow()
         async with self.sessionmaker() as session:
             conv = await conversation_state(session, claimed.conversation_id)
-            previous = await previous_questions(
-                session, claimed.conversation_id, claimed.id, self.settings.worker.history_turns
-            )
         if not bot_may_answer(conv.mode, conv.paused_until, started):
             await self._finish(claimed, status="skipped", error="staff answering")
             METRICS.inc("tuvan_messages_skipped_total", channel=claimed.channel)
@@ -252,15 +249,14 @@ class Worker:
         elif claimed.kind == "unsupported":
             reply_text = replies.text_only_reply(language)
         else:
-            parts = self.answerer.parts
-            question = await standalone_question(
-                claimed.text, previous, parts.guard, parts.llm, parts.processor
-            )
             typing = asyncio.create_task(
                 self.delivery.keep_typing(claimed.channel, conv.external_id)
             )
             try:
-                answer = await self.answerer.answer(question)
+                answer = await self.conversations.answer(
+                    claimed.conversation_id, claimed.id, claimed.text, started
+                )
+                question = (answer.reading or {}).get("asked")
             finally:
                 typing.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -277,6 +273,8 @@ class Worker:
                 "faq_external_id": answer.faq_external_id,
                 "faq_id": answer.faq_id,  # the entry the admin adds a phrasing to
                 "quick_replies": _related_questions(answer.trace),
+                "confidence": answer.confidence,
+                "reading": answer.reading,
             }
             METRICS.inc("tuvan_answers_total", channel=claimed.channel, tier=answer.tier)
         stored = await self.store_answer(

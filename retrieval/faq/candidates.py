@@ -3,7 +3,7 @@ candidate's coverage of the question's words."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,7 +11,7 @@ import numpy as np
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from retrieval.faq.lexicon import Covering, current_lexicon, verbatim_key
+from retrieval.faq.lexicon import Covering, FaqLexicon, current_lexicon, verbatim_key
 from retrieval.guard.checks import NearMissGuard
 from retrieval.search.dense import vector_literal
 from retrieval.search.fusion import score_fusion
@@ -36,6 +36,11 @@ class FaqCandidate:
     coverage: float = 1.0  # IDF-weighted share of the question's terms the entry holds
     unsaid: tuple[str, ...] = ()  # the question's terms the entry does not hold
     verbatim: bool = False  # a stored question or variant asked word for word
+    # How far its similarity is ahead of the next entry's (negative: behind the nearest one)
+    # and its BM25 score as a share of the best entry's: what the FAQ scorer weighs beside the
+    # similarity, since both say how much this entry stands out from the rest of this FAQ.
+    dense_gap: float = 0.0
+    keyword_share: float = 0.0
 
 
 # Nearest published questions and nearest published variants, best per entry. HNSW with a
@@ -101,20 +106,58 @@ async def faq_candidates(
     *,
     limit: int = 5,
     covering: Covering | None = None,
+    lexicon: FaqLexicon | None = None,
 ) -> list[FaqCandidate]:
     """The ``limit`` best published entries for a question: dense and BM25 fused, a verbatim
     match first. ``question`` is the question as typed (for the verbatim match), ``terms`` its
     keyword terms, ``query_vector`` the embedded question as read, ``covering`` the terms whose
-    coverage is weighed (``coverage_terms``; ``terms`` if not given)."""
-    lexicon = await current_lexicon(session, processor)
+    coverage is weighed (``coverage_terms``; ``terms`` if not given), ``lexicon`` the one
+    ``current_lexicon`` gave this transaction, if the caller read it."""
+    if lexicon is None:
+        lexicon = await current_lexicon(session, processor)
     q = vector_literal(query_vector)
     rows = {r.id: r for r in await session.execute(FAQ_DENSE_SQL, {"q": q, "n": POOL})}
-    dense_top = {i: float(r.similarity) for i, r in rows.items()}
-    keyword = lexicon.bm25.search(terms, POOL)
-    keyword_top = dict(keyword.top)
     verbatim = set(lexicon.verbatim.get(verbatim_key(question), ()))
+    missing = [i for i in verbatim if i not in rows]
+    if missing:  # a verbatim match beyond the dense rows (rare) is read as stored now
+        rows.update({r.id: r for r in await session.execute(_CURRENT_SQL, {"ids": missing})})
+    dense = {
+        i: DenseMatch(r.matched, float(r.similarity)) for i, r in rows.items() if i not in missing
+    }
+    return rank_candidates(
+        lexicon, rows, dense, terms, verbatim, question, limit=limit, covering=covering
+    )
+
+
+@dataclass(frozen=True)
+class DenseMatch:
+    matched: str  # the entry's question or variant nearest the question
+    similarity: float
+
+
+def rank_candidates(
+    lexicon: FaqLexicon,
+    rows: Mapping[int, Any],
+    dense: Mapping[int, DenseMatch],
+    terms: Sequence[str],
+    verbatim: set[int],
+    question: str,
+    *,
+    limit: int,
+    covering: Covering | None = None,
+    without: int | None = None,
+) -> list[FaqCandidate]:
+    """The dense ranking (``dense``: each entry's nearest text) and BM25 over ``lexicon`` fused
+        into the ``limit`` best candidates, a verbatim match first. ``rows`` hold the entries' texts
+        as stored now (the lexicon's copy answers for an entry only the keyword side brought, which
+        can rank but never answer). Used live on the database's rows and by the FAQ's calibration
+        on the lexicon's own vectors (``retrieval.faq.calibration``), which leaves one entry out
+    (``without``) as if it were not published."""
+    dense_top = {i: m.similarity for i, m in dense.items() if i != without}
+    keyword = lexicon.bm25.search(terms, POOL + 1)
+    keyword_top = {i: s for i, s in keyword.top if i != without}
     # An entry only the keyword side brought is beyond the dense side's nearest: its
-    # similarity counts as 0 (it could not reach t_faq), its keyword score still ranks it.
+    # similarity counts as 0 (it could not stand out), its keyword score still ranks it.
     pool = {*dense_top, *keyword_top, *verbatim}
     if not pool:
         return []
@@ -129,13 +172,8 @@ async def faq_candidates(
     for i in pool - fused.keys():
         fused[i] = 0.0
     order = sorted(pool, key=lambda i: (i not in verbatim, -fused[i], i))[:limit]
-    # The texts come from the rows as stored now, never from the lexicon's copy: the lexicon
-    # learns of an edit within seconds, the answer a student gets must be the one staff just
-    # saved. A verbatim match beyond the dense rows (rare) is read; an entry only the keyword
-    # side brought keeps the lexicon's copy, which can rank it but never answer (similarity 0).
-    missing = [i for i in order if i in verbatim and i not in rows]
-    if missing:
-        rows.update({r.id: r for r in await session.execute(_CURRENT_SQL, {"ids": missing})})
+    best_keyword = max(keyword_top.values(), default=0.0)
+    ranked_dense = sorted(dense_top.values(), reverse=True)
     out = []
     for i in order:
         row: Any = rows.get(i)
@@ -143,11 +181,12 @@ async def faq_candidates(
             row = lexicon.entries.get(i)
             if row is None or i in verbatim:  # unpublished since, or gone
                 continue
-        similarity = float(row.similarity) if i in dense_top else 0.0
-        matched = row.matched if i in dense_top else row.question
+        similarity = dense_top.get(i, 0.0)
+        matched = dense[i].matched if i in dense else row.question
         if i in verbatim:
             similarity, matched = 1.0, question
         coverage, unsaid = lexicon.coverage(covering or Covering(tuple(terms)), i, row)
+        gap = _lead(dense_top.get(i, 0.0), ranked_dense)
         out.append(
             FaqCandidate(
                 faq_id=i,
@@ -163,6 +202,18 @@ async def faq_candidates(
                 coverage=coverage,
                 unsaid=unsaid,
                 verbatim=i in verbatim,
+                dense_gap=gap,
+                keyword_share=keyword_all.get(i, 0.0) / best_keyword if best_keyword else 0.0,
             )
         )
     return out
+
+
+def _lead(own: float, ranked: Sequence[float]) -> float:
+    """``own`` against the best other similarity of ``ranked`` (descending, ``own`` among them
+    when the entry was in the dense rows)."""
+    if not ranked:
+        return 0.0
+    if own >= ranked[0]:
+        return own - (ranked[1] if len(ranked) > 1 else 0.0)
+    return own - ranked[0]

@@ -1,5 +1,12 @@
-"""Tier 1's decision: the best candidate the guard lets through, held to the thresholds and
-the margin to a rival with another answer."""
+"""Tier 1's decision (1/4): the candidate most probably right, if it is sure enough for this FAQ.
+
+A stored question or phrasing asked word for word is the staff's own fix and is taken (unless
+an entry with another answer holds the same phrasing). Otherwise every candidate is weighed
+(``retrieval.faq.features``): those the guard or the school's contrasts rule out cannot answer;
+the fitted scorer gives the rest a probability of being right, and the likeliest is accepted
+when that probability reaches the judge's threshold (the risk target, calibrated on this FAQ:
+``retrieval.faq.calibration``). Nothing is a hand-set similarity threshold any more.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +14,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
+
 from retrieval.faq.candidates import FaqCandidate
-from retrieval.guard.checks import NearMissGuard
+from retrieval.faq.contrasts import Value
+from retrieval.faq.features import Evidence, weigh_candidates
+from retrieval.faq.judge import FaqJudge
+from retrieval.faq.lexicon import Covering
 from retrieval.guard.verdicts import GuardVerdict
 
 # What became of a candidate, as a code the admin explains in its own words (``reason`` is
@@ -18,10 +30,9 @@ VerdictCode = Literal[
     "accepted",
     "same_phrasing",  # asked word for word, but an entry with another answer has that phrasing
     "guard",  # the near-miss guard refused it (``guard`` says why)
-    "similarity",  # below t_faq
-    "coverage",  # holds too few of the question's words
-    "ambiguous",  # an entry with another answer is within the margin
-    "lower",  # not considered: below the entry accepted or doubted
+    "contrast",  # it names another value where the school's FAQ tells values apart
+    "unsure",  # the likeliest, but not sure enough for this FAQ's threshold
+    "lower",  # less likely than the entry accepted or doubted
 ]
 
 
@@ -32,7 +43,9 @@ class CandidateVerdict:
     accepted: bool
     reason: str
     code: VerdictCode = "lower"
-    rival_id: int | None = None  # same_phrasing, ambiguous: the entry with another answer
+    rival_id: int | None = None  # same_phrasing: the entry with another answer
+    probability: float | None = None  # the scorer's, for a candidate not ruled out
+    contrast: tuple[tuple[str, Value, Value], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -40,10 +53,17 @@ class FaqDecision:
     accepted: FaqCandidate | None
     verdicts: tuple[CandidateVerdict, ...]
     reason: str
+    threshold: float = 1.0  # the probability an entry needed
+    probability: float | None = None  # the accepted (or likeliest) entry's
 
     @property
     def best_similarity(self) -> float:
-        return self.verdicts[0].candidate.similarity if self.verdicts else 0.0
+        return max((v.candidate.similarity for v in self.verdicts), default=0.0)
+
+    @property
+    def considered(self) -> CandidateVerdict | None:
+        """The likeliest candidate not ruled out (accepted or not)."""
+        return next((v for v in self.verdicts if v.code in ("accepted", "unsure")), None)
 
 
 def _same_answer(a: FaqCandidate, b: FaqCandidate) -> bool:
@@ -52,108 +72,99 @@ def _same_answer(a: FaqCandidate, b: FaqCandidate) -> bool:
 
 def decide_faq(
     question: str,
+    covering: Covering,
     candidates: Sequence[FaqCandidate],
-    *,
-    threshold: float,
-    margin: float,
-    guard: NearMissGuard | None,
-    min_coverage: float = 0.0,
+    judge: FaqJudge,
 ) -> FaqDecision:
-    """URAG tier 1: the best candidate the guard lets through, if it is sure enough.
-
-    Candidates come best first (``faq_candidates``). One the guard refuses is skipped: a
-    question about another major may still match the entry about that major. The first one it
-    lets through is accepted or nothing is (see the module docstring for the three tests).
-    """
-    verdicts: list[CandidateVerdict] = []
-    reason = "no published FAQ entry"
-    for n, cand in enumerate(candidates):
-        if cand.verbatim:
-            rival = _rival(cand, candidates, verbatim_only=True)
-            if rival is None:
-                verdicts.append(CandidateVerdict(cand, None, True, "asked verbatim", "verbatim"))
-                return _decided(cand, verdicts, candidates[n + 1 :], "asked verbatim")
-            why = f"entry {rival.faq_id} with another answer has the same phrasing"
-            verdicts.append(CandidateVerdict(cand, None, False, why, "same_phrasing", rival.faq_id))
-            reason = why
-            continue
-        verdict = _guard(guard, question, cand)
-        if verdict is not None and not verdict.ok:
-            why = f"near-miss guard: {verdict.reason}"
-            verdicts.append(CandidateVerdict(cand, verdict, False, why, "guard"))
-            reason = why
-            continue
-        doubt = _doubt(cand, candidates, threshold, margin, min_coverage)
-        if doubt is not None:
-            code, why, rival_id = doubt
-            verdicts.append(CandidateVerdict(cand, verdict, False, why, code, rival_id))
-            rest = [
-                CandidateVerdict(c, None, False, "lower than the entry considered")
-                for c in candidates[n + 1 :]
-            ]
-            return FaqDecision(None, tuple(verdicts + rest), why)
-        verdicts.append(CandidateVerdict(cand, verdict, True, "accepted", "accepted"))
-        return _decided(cand, verdicts, candidates[n + 1 :], "accepted")
-    return FaqDecision(None, tuple(verdicts), reason)
-
-
-def _doubt(
-    cand: FaqCandidate,
-    candidates: Sequence[FaqCandidate],
-    threshold: float,
-    margin: float,
-    min_coverage: float,
-) -> tuple[VerdictCode, str, int | None] | None:
-    """Why the first candidate the guard lets through is not sure enough (its code, the reason
-    and the rival entry, if one), or None."""
-    if cand.similarity < threshold:
-        return "similarity", f"similarity {cand.similarity:.3f} below t_faq {threshold:.3f}", None
-    if cand.coverage < min_coverage:
-        unsaid = ", ".join(cand.unsaid[:6])
-        why = (
-            f"the entry covers {cand.coverage:.2f} of the question's words "
-            f"(below {min_coverage:.2f}); not in it: {unsaid}"
-        )
-        return "coverage", why, None
-    rival = _rival(cand, candidates)
-    if rival is not None and cand.score - rival.score < margin:
-        why = (
-            f"ambiguous: entry {rival.faq_id} with another answer is within {margin:.3f} "
-            f"({rival.score:.3f} vs {cand.score:.3f})"
-        )
-        return "ambiguous", why, rival.faq_id
-    return None
-
-
-def _rival(
-    cand: FaqCandidate, candidates: Sequence[FaqCandidate], *, verbatim_only: bool = False
-) -> FaqCandidate | None:
-    """The best other candidate with another answer (verbatim ones only, if asked)."""
-    return next(
-        (
-            c
-            for c in candidates
-            if c.faq_id != cand.faq_id
-            and not _same_answer(c, cand)
-            and (c.verbatim or not verbatim_only)
-        ),
-        None,
+    """URAG tier 1 (see the module docstring). ``question`` is the question as the guard reads
+    it (restored, shorthand written out), ``covering`` its words whose coverage is weighed."""
+    if not candidates:
+        return FaqDecision(None, (), "no published FAQ entry", judge.threshold)
+    taken, shared = _verbatim(candidates)
+    if taken is not None:
+        return taken
+    rest = [c for c in candidates if c.faq_id not in {v.candidate.faq_id for v in shared}]
+    evidence = weigh_candidates(
+        question, covering, rest, judge.lexicon, judge.guard, judge.lexicon.contrasts
     )
+    open_ = [e for e in evidence if not e.ruled_out]
+    probabilities: dict[int, float] = {}
+    if open_ and judge.decision is not None:
+        p = judge.decision.scorer.probabilities(np.asarray([e.values for e in open_]))
+        probabilities = {e.candidate.faq_id: float(x) for e, x in zip(open_, p, strict=True)}
+    best = max(open_, key=lambda e: probabilities.get(e.candidate.faq_id, 0.0), default=None)
+    needed = judge.needs(best.candidate.faq_id) if best is not None else judge.threshold
+    verdicts = [*shared, *(_verdict(e, best, probabilities, needed) for e in evidence)]
+    verdicts.sort(key=_order)
+    if best is None:
+        reason = verdicts[0].reason if verdicts else "no published FAQ entry"
+        return FaqDecision(None, tuple(verdicts), reason, judge.threshold)
+    chance = probabilities.get(best.candidate.faq_id, 0.0)
+    accepted = best.candidate if chance >= needed else None
+    reason = next(v.reason for v in verdicts if v.candidate is best.candidate)
+    return FaqDecision(accepted, tuple(verdicts), reason, needed, chance)
 
 
-def _decided(
-    cand: FaqCandidate,
-    verdicts: list[CandidateVerdict],
-    rest: Sequence[FaqCandidate],
-    reason: str,
-) -> FaqDecision:
-    lower = [CandidateVerdict(c, None, False, "lower than the accepted entry") for c in rest]
-    return FaqDecision(cand, tuple(verdicts + lower), reason)
+def _verbatim(
+    candidates: Sequence[FaqCandidate],
+) -> tuple[FaqDecision | None, list[CandidateVerdict]]:
+    """A phrasing asked word for word is taken (the decision), unless an entry with another
+    answer holds it too: such candidates are set aside (their verdicts) and the rest weighed."""
+    shared: list[CandidateVerdict] = []
+    for cand in candidates:
+        if not cand.verbatim:
+            continue
+        rival = next(
+            (
+                c
+                for c in candidates
+                if c.verbatim and c.faq_id != cand.faq_id and not _same_answer(c, cand)
+            ),
+            None,
+        )
+        if rival is not None:
+            why = f"entry {rival.faq_id} with another answer has the same phrasing"
+            shared.append(CandidateVerdict(cand, None, False, why, "same_phrasing", rival.faq_id))
+            continue
+        lower = [
+            CandidateVerdict(c, None, False, "lower than the accepted entry")
+            for c in candidates
+            if c is not cand
+        ]
+        first = CandidateVerdict(cand, None, True, "asked verbatim", "verbatim", probability=1.0)
+        return FaqDecision(cand, (first, *lower), "asked verbatim", 1.0, 1.0), []
+    return None, shared
 
 
-def _guard(guard: NearMissGuard | None, question: str, cand: FaqCandidate) -> GuardVerdict | None:
-    if guard is None:
-        return None
-    # Conflicts are read against the entry's question (a variant may be phrased loosely, but
-    # the question is what the answer answers); asked slots against its question and answer.
-    return guard.check(question, cand.question, cand.answer)
+def _verdict(
+    e: Evidence, best: Evidence | None, probabilities: dict[int, float], threshold: float
+) -> CandidateVerdict:
+    cand = e.candidate
+    if e.guard is not None and not e.guard.ok:
+        return CandidateVerdict(cand, e.guard, False, f"near-miss guard: {e.guard.reason}", "guard")
+    if e.contrast:
+        said = "; ".join(
+            f"{head} {' '.join(asked)} (the entry says {head} {' '.join(theirs)})"
+            for head, asked, theirs in e.contrast
+        )
+        return CandidateVerdict(
+            cand, e.guard, False, f"contrast: {said}", "contrast", contrast=e.contrast
+        )
+    p = probabilities.get(cand.faq_id, 0.0)
+    if best is not None and cand is best.candidate:
+        if p >= threshold:
+            why = f"accepted: p {p:.3f} >= {threshold:.3f}"
+            return CandidateVerdict(cand, e.guard, True, why, "accepted", probability=p)
+        why = f"not sure enough: p {p:.3f} below {threshold:.3f}"
+        return CandidateVerdict(cand, e.guard, False, why, "unsure", probability=p)
+    why = f"less likely than the entry considered (p {p:.3f})"
+    return CandidateVerdict(cand, e.guard, False, why, "lower", probability=p)
+
+
+def _order(v: CandidateVerdict) -> tuple[int, float]:
+    """The decided entry first, then the ruled-out ones (as the staff read why), then the rest
+    by probability."""
+    rank = {"accepted": 0, "unsure": 0, "same_phrasing": 1, "guard": 1, "contrast": 1}.get(
+        v.code, 2
+    )
+    return rank, -(v.probability or 0.0)

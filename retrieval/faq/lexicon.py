@@ -9,10 +9,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from retrieval.changes import signature_expression, tables_signature
+from retrieval.faq.contrasts import learn_contrasts
 from retrieval.search.keyword import Bm25Index
 from retrieval.text.terms import TextProcessor, tokens
 
@@ -32,17 +34,25 @@ class Covering:
 
 
 _ENTRIES_SQL = text(
-    "SELECT id, external_id, question, answer, source, source_url, language "
+    "SELECT id, external_id, question, answer, source, source_url, language, embedding "
     "FROM faq_entries WHERE status = 'published' ORDER BY id"
 )
 _VARIANTS_SQL = text(
-    "SELECT v.faq_id, v.text FROM faq_variants v JOIN faq_entries e ON e.id = v.faq_id "
+    "SELECT v.faq_id, v.text, v.embedding FROM faq_variants v "
+    "JOIN faq_entries e ON e.id = v.faq_id "
     "WHERE e.status = 'published' ORDER BY v.faq_id, v.id"
 )
+# What the documents are about, in their own words: titles and section headings, where a school
+# sets its campuses, programmes and rounds apart (retrieval.faq.contrasts).
+_HEADINGS_SQL = text(
+    "SELECT title FROM documents WHERE title <> '' "
+    "UNION SELECT heading_path FROM chunks WHERE heading_path <> '' LIMIT :n"
+)
+MAX_HEADINGS = 3000
 
 # One round trip for both settings (they last until the end of the transaction) and for the
 # signature that tells whether the FAQ lexicon is still current.
-_FAQ_TABLES = ("faq_entries", "faq_variants")
+_FAQ_TABLES = ("faq_entries", "faq_variants", "documents")
 _SETTINGS_SQL = text(
     "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
     "set_config('hnsw.ef_search', '64', true), "
@@ -67,15 +77,38 @@ class _Entry:
     variants: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class StoredVectors:
+    """The published entries' stored embeddings (questions and phrasings, as the dense side
+    matches them), one row each, for the FAQ's calibration."""
+
+    vectors: np.ndarray[Any, Any]  # float32, (rows, dim), unit length
+    owners: tuple[int, ...]  # the entry of each row
+    texts: tuple[str, ...]
+
+
 class FaqLexicon:
     """The published entries' words, in memory: BM25 over each entry's question, variants and
     answer, the document frequencies that weigh a question's coverage, and the verbatim index.
     Rebuilt when the FAQ changes (retrieval.changes)."""
 
     def __init__(
-        self, entries: Sequence[_Entry], processor: TextProcessor, signature: str = ""
+        self,
+        entries: Sequence[_Entry],
+        processor: TextProcessor,
+        signature: str = "",
+        *,
+        vectors: StoredVectors | None = None,
+        headings: Sequence[str] = (),
+        origin: str = "",
     ) -> None:
         self.signature = signature
+        self.origin = origin  # the database it was read from (one cache per database)
+        self.vectors = vectors
+        self.headings = tuple(headings)
+        self.contrasts = learn_contrasts(
+            [*(t for e in entries for t in (e.question, *e.variants)), *_last_parts(headings)]
+        )
         self._processor = processor
         self.entries = {e.faq_id: e for e in entries}
         self.ids = [e.faq_id for e in entries]
@@ -94,6 +127,25 @@ class FaqLexicon:
             for phrasing in dict.fromkeys(verbatim_key(t) for t in (e.question, *e.variants)):
                 if phrasing:
                     self.verbatim[phrasing] = (*self.verbatim.get(phrasing, ()), e.faq_id)
+
+    @property
+    def max_idf(self) -> float:
+        """The IDF of a term one entry holds: the rarest there is."""
+        return math.log(len(self.ids) + 1) or 1.0
+
+    def terms_of(self, faq_id: int) -> frozenset[str]:
+        return self.terms.get(faq_id, frozenset())
+
+    def variants_of(self, faq_id: int) -> tuple[str, ...]:
+        entry = self.entries.get(faq_id)
+        return entry.variants if entry is not None else ()
+
+    def term_weight(self, term: str) -> float:
+        """A question term's weight in the coverage: its IDF, half for a pair of words."""
+        return self.idf(term) * (PAIR_WEIGHT if "_" in term else 1.0)
+
+    def weight_of(self, terms: Sequence[str]) -> float:
+        return sum(self.term_weight(t) for t in dict.fromkeys(terms))
 
     def _changed(self, faq_id: int, current: Any) -> bool:
         known = self.entries.get(faq_id)
@@ -121,14 +173,34 @@ class FaqLexicon:
         held = words | covering.read
         # A pair of words ("khoa_luan") counts half: its words count on their own already, and
         # a paraphrase reorders words more often than it changes them.
-        weights = {
-            t: self.idf(t) * (PAIR_WEIGHT if "_" in t else 1.0) for t in dict.fromkeys(terms)
-        }
+        weights = {t: self.term_weight(t) for t in dict.fromkeys(terms)}
         total = sum(weights.values())
         if total <= 0:
             return 1.0, ()
         unsaid = tuple(t for t in weights if t not in held)
         return 1.0 - sum(weights[t] for t in unsaid) / total, unsaid
+
+
+def _stored_vectors(rows: Sequence[tuple[int, str, Any]]) -> StoredVectors | None:
+    kept = [(i, t, v) for i, t, v in rows if v is not None]
+    if not kept:
+        return None
+    raw = np.asarray([_vector(v) for _, _, v in kept], dtype=np.float32)
+    norms = np.linalg.norm(raw, axis=1, keepdims=True)
+    unit = (raw / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+    return StoredVectors(unit, tuple(i for i, _, _ in kept), tuple(t for _, t, _ in kept))
+
+
+def _vector(value: Any) -> np.ndarray[Any, Any]:
+    """A stored embedding as read through ``text()``: pgvector's text form "[0.1,…]"."""
+    if isinstance(value, str):
+        return np.array([float(x) for x in value.strip("[]").split(",")], dtype=np.float32)
+    return np.asarray(value, dtype=np.float32)
+
+
+def _last_parts(headings: Sequence[str]) -> list[str]:
+    """Each heading path's last part ("Tuyển sinh › Cơ sở phía Nam" → "Cơ sở phía Nam")."""
+    return [h.rsplit(" › ", 1)[-1] for h in headings]
 
 
 def _lexicon_key(session: AsyncSession, processor: TextProcessor) -> str:
@@ -152,8 +224,13 @@ async def faq_lexicon(
         if cached is not None and cached.signature == signature:
             return cached
         variants: dict[int, list[str]] = {}
-        for faq_id, variant in (await session.execute(_VARIANTS_SQL)).all():
+        rows: list[tuple[int, str, Any]] = []
+        for faq_id, variant, embedding in (await session.execute(_VARIANTS_SQL)).all():
             variants.setdefault(faq_id, []).append(variant)
+            rows.append((faq_id, variant, embedding))
+        found = (await session.execute(_ENTRIES_SQL)).all()
+        rows = [(r.id, r.question, r.embedding) for r in found] + rows
+        headings = [h for (h,) in await session.execute(_HEADINGS_SQL, {"n": MAX_HEADINGS})]
         entries = [
             _Entry(
                 r.id,
@@ -165,9 +242,17 @@ async def faq_lexicon(
                 r.language,
                 tuple(variants.get(r.id, ())),
             )
-            for r in (await session.execute(_ENTRIES_SQL)).all()
+            for r in found
         ]
-        lexicon = await asyncio.to_thread(FaqLexicon, entries, processor, signature)
+        lexicon = await asyncio.to_thread(
+            FaqLexicon,
+            entries,
+            processor,
+            signature,
+            vectors=_stored_vectors(rows),
+            headings=headings,
+            origin=key,
+        )
         _lexicons[key] = lexicon
         return lexicon
 

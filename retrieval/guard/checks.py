@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
@@ -206,6 +207,42 @@ class NearMissGuard:
                     break
         return sorted(spans)
 
+    def for_school(
+        self, own_values: Iterable[str], own_phrases: Iterable[str] = ()
+    ) -> NearMissGuard:
+        """This guard with the deploying school's own names read as nothing (1/4): the
+        ``institution`` values its knowledge names as itself (``own_institutions``) and phrases
+        from its settings (its name, the abbreviations students use). A question naming the
+        school it asks is about names no *other* school."""
+        values = frozenset(own_values)
+        phrases = tuple(tuple(tokens(p)) for p in own_phrases if tokens(p))
+        if not values and not phrases:
+            return self
+        guard = copy.copy(self)
+        aliases = {
+            key: tuple(p for p in pairs if not (p[0] == "institution" and p[1] in values))
+            for key, pairs in self._aliases.items()
+        }
+        # An alias that named only the school itself is now an ignored phrase (an empty tuple):
+        # matched, so its words are not read by another category either.
+        for key in phrases:
+            aliases[key] = ()
+        guard._aliases = aliases
+        guard._longest = max((len(k) for k in aliases), default=0)
+        guard._facet_cache = {}
+        return guard
+
+    def own_institutions(self, texts: Sequence[str], min_share: float = 0.02) -> frozenset[str]:
+        """The ``institution`` values that ``texts`` (the school's FAQ and document titles) name
+        often enough to be the school itself: in at least two texts and ``min_share`` of them.
+        Another school is named in passing, the school's own name throughout."""
+        counts: dict[str, int] = {}
+        for text in texts:
+            for value in self.facets(text).get("institution", ()):
+                counts[value] = counts.get(value, 0) + 1
+        least = max(2.0, min_share * len(texts))
+        return frozenset(v for v, n in counts.items() if n >= least)
+
     def label(self, category: str) -> str:
         """A category in staff's words (guard.yaml ``label``), or its name if it has none."""
         found = self._by_name.get(category)
@@ -258,6 +295,25 @@ class NearMissGuard:
             for value in found.get(category.name, ()):
                 kinds.update(category.kinds.get(value, ()))
         return frozenset(kinds)
+
+    def asked_attributes(self, question: str) -> frozenset[str]:
+        """The ``attribute`` values ``question`` names, less the generic ones ("bao nhiêu
+        tiền" asks only for an amount): what a passage answering it must say."""
+        category = self._by_name.get("attribute")
+        if category is None:
+            return frozenset()
+        return frozenset(self.facets(question).get("attribute", ())) - category.generic
+
+    def says_attribute(self, attributes: frozenset[str], text: str) -> bool:
+        """Whether ``text`` says one of ``attributes`` (names it, or holds its kind of value:
+        an amount says học phí)."""
+        if not attributes:
+            return True
+        if attributes & self.facets(text).get("attribute", frozenset()):
+            return True
+        category = self._by_name.get("attribute")
+        kinds = {k for a in attributes for k in (category.kinds.get(a, ()) if category else ())}
+        return bool(kinds) and self.holds(kinds, text)
 
     def holds(self, kinds: Iterable[str], text: str) -> bool:
         """Whether ``text`` holds a value of one of ``kinds`` (a phone number, a date...)."""

@@ -203,12 +203,65 @@ def eval_questions(
     _write(out, data, markdown, lambda d: questions_plots(evaluation, data, d))
 
 
+@eval_group.command("dialogues")
+@click.argument("dialogues_file", type=_FILE)
+@click.option("--corpus", type=_DIR, help="The knowledge's documents (default: the demo's).")
+@click.option("--faq", type=_FILE, help="Its FAQ (JSONL, with --corpus).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None)
+@_server_option
+@pass_settings
+def eval_dialogues(
+    settings: Settings,
+    dialogues_file: Path,
+    corpus: Path | None,
+    faq: Path | None,
+    out: Path | None,
+    server_url: str | None,
+) -> None:
+    """Ask DIALOGUES_FILE in session order through the web chat's API, as students would;
+    report correct, confidently wrong and fallbacks, by kind (over the demo knowledge base
+    unless --corpus)."""
+    from bot.evaluation.dialogues import dialogues_report, read_dialogues
+    from bot.evaluation.workspace import Workspace
+    from bot.web.dialogues import dialogues_through_web_chat
+
+    with user_errors():
+        turns = read_dialogues(dialogues_file)
+        knowledge = _knowledge(corpus, None, faq) if corpus is not None else None
+        parts = build_parts(settings)
+
+    async def load(workspace: Workspace) -> None:
+        from bot.evaluation.questions import load_knowledge
+
+        assert knowledge is not None
+        await load_knowledge(workspace, parts, knowledge, None)
+
+    async def main() -> Any:
+        with progress_bars() as bars:
+            return await dialogues_through_web_chat(
+                parts,
+                turns,
+                load=load if knowledge is not None else None,
+                server_url=server_url,
+                on_turn=bars("dialogue questions", len(turns)),
+            )
+
+    evaluation = run(main())
+    data, markdown = dialogues_report(evaluation, dialogues_file.name)
+    _write(out, data, markdown, lambda d: [])
+
+
 @eval_group.command("faq")
 @click.argument("faq_file", type=_FILE)
 @click.argument("queries_file", type=_FILE)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None)
 @click.option("--enrich", is_flag=True, help="Add generated variants first (`tuvan faq enrich`).")
-@click.option("--precision", "required", default=0.99, show_default=True, type=float)
+@click.option(
+    "--risk",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=None,
+    help="Decide at this risk target instead of TUVAN_ANSWER__FAQ_RISK.",
+)
 @click.option(
     "--unaccented",
     is_flag=True,
@@ -222,15 +275,19 @@ def eval_faq(
     queries_file: Path,
     out: Path | None,
     enrich: bool,
-    required: float,
+    risk: float | None,
     unaccented: bool,
     server_url: str | None,
 ) -> None:
-    """Tier 1 alone: precision, coverage and false accepts, and their curve over t_faq."""
+    """Tier 1 alone: precision, coverage and false accepts at the risk target, the coverage
+    each fitted risk target gives, and the curve over the threshold."""
     from bot.evaluation.faq_report import faq_plots, faq_report
 
+    if risk is not None:
+        answer = settings.answer.model_copy(update={"faq_risk": risk})
+        settings = settings.model_copy(update={"answer": answer})
     evaluation = _evaluate_faq(
-        settings, faq_file, queries_file, required, server_url, enrich=enrich, unaccented=unaccented
+        settings, faq_file, queries_file, server_url, enrich=enrich, unaccented=unaccented
     )
     data, markdown = faq_report(evaluation)
     _write(out, data, markdown, lambda d: faq_plots(evaluation, d))
@@ -240,7 +297,6 @@ def _evaluate_faq(
     settings: Settings,
     faq_file: Path,
     queries_file: Path,
-    required: float,
     server_url: str | None,
     *,
     enrich: bool = False,
@@ -261,7 +317,6 @@ def _evaluate_faq(
                 items,
                 queries,
                 server_url=server_url,
-                required_precision=required,
                 on_query=bars("FAQ queries", len(queries) * (2 if unaccented else 1)),
                 enrich=enrich,
                 unaccented=unaccented,
@@ -273,14 +328,6 @@ def _evaluate_faq(
 @eval_group.command("calibrate")
 @click.argument("faq_file", type=_FILE)
 @click.argument("queries_file", type=_FILE)
-@click.option(
-    "--precision",
-    "required",
-    default=0.99,
-    show_default=True,
-    type=float,
-    help="Precision tier 1 must keep.",
-)
 @click.option(
     "--questions",
     "questions_file",
@@ -300,7 +347,7 @@ def _evaluate_faq(
 @click.option(
     "--save",
     is_flag=True,
-    help="Store the chosen thresholds in the live index for the current embedder.",
+    help="Store the chosen t_doc in the live index for the current embedder.",
 )
 @_server_option
 @pass_settings
@@ -308,7 +355,6 @@ def eval_calibrate(
     settings: Settings,
     faq_file: Path,
     queries_file: Path,
-    required: float,
     questions_file: Path | None,
     corpus: Path | None,
     chunks: Path | None,
@@ -317,14 +363,15 @@ def eval_calibrate(
     save: bool,
     server_url: str | None,
 ) -> None:
-    """Choose t_faq (and t_doc): the most coverage that keeps the required precision."""
+    """Tier 1's coverage at each risk target on your FAQ (its threshold calibrates itself),
+    and t_doc: the most coverage that keeps the documents tier's required precision."""
     from bot.evaluation.calibration import Calibration
     from bot.evaluation.faq_report import faq_plots
     from bot.evaluation.questions_report import doc_calibration_plot
     from bot.evaluation.report import prepare_out, write_json
 
-    evaluation = _evaluate_faq(settings, faq_file, queries_file, required, server_url)
-    calibration = Calibration(evaluation.embedder, evaluation.choice, required)
+    evaluation = _evaluate_faq(settings, faq_file, queries_file, server_url)
+    calibration = Calibration(evaluation.embedder, evaluation.written.per_risk)
     if questions_file is not None:
         doc_choice, doc_points = _calibrate_doc(
             settings, questions_file, corpus, chunks, doc_precision, server_url

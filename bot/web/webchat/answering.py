@@ -20,7 +20,6 @@ from aiohttp import web
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.answer import replies
-from bot.answer.followup import standalone_question
 from bot.answer.question import clean_question
 from bot.answer.replies import Answer
 from bot.answer.stream import StreamDone, StreamMeta, StreamReplace, StreamToken
@@ -31,7 +30,6 @@ from bot.conversations.store import (
     bot_reply_to,
     citations_json,
     inbound_event,
-    previous_questions,
     record_inbound,
     store_reply,
 )
@@ -108,6 +106,8 @@ def _details(answer: Answer, streamed: bool) -> dict[str, Any]:
         "scores": answer.scores,
         "timings_ms": answer.timings_ms,
         "streamed": streamed,
+        "confidence": answer.confidence,
+        "reading": answer.reading,
     }
     # Scores are diagnostics: whatever numpy or a reranker put there must not fail the insert.
     return dict(json.loads(json.dumps(data, default=str)))
@@ -232,8 +232,10 @@ class Answers:
         streamed = False
         question = chat.text
         try:
-            question = await _standalone(runtime, claimed, chat.text)
-            async for event in runtime.answerer.answer_stream(question):
+            events = runtime.conversations.answer_stream(
+                claimed.conversation_id, claimed.id, chat.text, utcnow()
+            )
+            async for event in events:
                 if isinstance(event, StreamMeta):
                     emit(("meta", {"tier": event.tier}))
                 elif isinstance(event, StreamToken):
@@ -243,6 +245,7 @@ class Answers:
                     emit(("replace", {"reason": event.reason}))
                 elif isinstance(event, StreamDone):
                     answer = event.answer
+                    question = (answer.reading or {}).get("asked") or chat.text
             if answer is None:
                 raise RuntimeError("the answer stream ended without a final answer")
         except Exception as exc:  # the handler's edge: a polite reply, never a 500
@@ -273,17 +276,6 @@ class Answers:
             await asyncio.wait(set(self._running), timeout=SHUTDOWN_WAIT_S)
         for task in set(self._running):
             task.cancel()
-
-
-async def _standalone(runtime: Runtime, claimed: ClaimedInbound, text: str) -> str:
-    """The visitor's question made standalone with their previous ones (bot.answer.followup),
-    as the worker reads a follow-up on the other channels."""
-    async with runtime.sessionmaker() as session:
-        previous = await previous_questions(
-            session, claimed.conversation_id, claimed.id, runtime.settings.worker.history_turns
-        )
-    parts = runtime.answerer.parts
-    return await standalone_question(text, previous, parts.guard, parts.llm, parts.processor)
 
 
 async def _store_reply(

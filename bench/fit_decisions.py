@@ -1,0 +1,189 @@
+"""Fit tier 1's scorer on every development FAQ set, one set left out at a time, and write it.
+
+    .venv/bin/python bench/fit_decisions.py [--datasets DIR] [--write] [--quick] [--out DIR]
+
+Collects each FAQ set's evidence (``bot.evaluation.faq_examples``: every query as written and
+folded, weighed as the answerer weighs it; cached in bench/.cache by the code and data it came
+from), fits the scorer and its operating points with each set left out in turn
+(``bot.evaluation.fitting``), prints the left-out figures for every risk target, and with
+``--write`` fits on all sets and writes ``retrieval/data/decisions.json`` with those figures in
+it. ``--quick`` takes the first 60 queries of each set (a smoke run; never ``--write`` it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import pickle
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from common import CACHE_DIR, DATASETS, RESULTS_DIR, bench_settings, machine, markdown_table
+
+from bot.evaluation.data import read_faq_items, read_faq_queries
+from bot.evaluation.faq_examples import FaqSetEvidence, collect_faq_evidence
+from bot.evaluation.fitting import (
+    RISKS,
+    choose_points,
+    fit_faq_scorer,
+    leave_one_out,
+    reliability,
+)
+from bot.runtime import build_parts
+from retrieval.decisions.store import DECISIONS_FILE, VERSION, Decision, decision_to_json
+
+ROOT = Path(__file__).resolve().parent.parent
+FAQ_SETS = {
+    "UIT": "uit-admissions",
+    "ViRHE4QA": "virhe4qa",
+    "UTEHY": "utehy-fanpage",
+}
+# What the evidence depends on: a change here re-collects it.
+SOURCES = (
+    "retrieval/faq",
+    "retrieval/guard",
+    "retrieval/data/guard.yaml",
+    "retrieval/data/abbreviations.yaml",
+    "retrieval/data/stopwords.yaml",
+    "retrieval/query.py",
+    "retrieval/restore",
+    "retrieval/text",
+    "bot/answer/lookup.py",
+    "bot/evaluation/faq_examples.py",
+)
+
+
+def _fingerprint(paths: list[Path]) -> str:
+    digest = hashlib.sha256()
+    for rel in SOURCES:
+        for f in sorted((ROOT / rel).rglob("*") if (ROOT / rel).is_dir() else [ROOT / rel]):
+            if f.is_file() and f.suffix in (".py", ".yaml", ".txt"):
+                digest.update(f.read_bytes())
+    for p in paths:
+        digest.update(p.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+async def evidence(datasets: Path, limit: int | None) -> list[FaqSetEvidence]:
+    parts = build_parts(bench_settings())
+    out = []
+    for name, folder in FAQ_SETS.items():
+        faq, queries = datasets / folder / "faq.jsonl", datasets / folder / "faq_queries.jsonl"
+        key = f"faq-evidence-{name}-{limit}-{_fingerprint([faq, queries])}.pkl"
+        cached = CACHE_DIR / key
+        if cached.exists():
+            out.append(pickle.loads(cached.read_bytes()))
+            print(f"{name}: evidence from {cached.name}", flush=True)
+            continue
+        started = time.perf_counter()
+        items = read_faq_items(faq)
+        asked = read_faq_queries(queries, {i.id for i in items})[:limit]
+        found = await collect_faq_evidence(parts, name, items, asked)
+        CACHE_DIR.mkdir(parents=True, exist_ok=True)
+        cached.write_bytes(pickle.dumps(found))
+        print(f"{name}: {len(found.examples)} examples in {time.perf_counter() - started:.0f} s")
+        out.append(found)
+    return out
+
+
+def _rates_row(name: str, form: str, risk: float, threshold: float, r: Any) -> list[Any]:
+    return [
+        name,
+        form,
+        f"{risk:g}",
+        f"{threshold:.3f}",
+        f"{r.precision:.3f}",
+        f"{r.coverage:.3f}",
+        f"{r.false_accept_near_miss:.3f}",
+        f"{r.false_accept_out_of_scope:.3f}",
+        f"{r.answered}",
+    ]
+
+
+def report(sets: list[FaqSetEvidence]) -> tuple[str, dict[str, Any]]:
+    folds = leave_one_out(sets)
+    header = [
+        "left out",
+        "form",
+        "risk",
+        "threshold",
+        "precision",
+        "coverage",
+        "FA near",
+        "FA oos",
+        "answered",
+    ]
+    rows = []
+    figures: dict[str, Any] = {}
+    for fold in folds:
+        for risk in RISKS:
+            t = fold.threshold(risk)
+            for form in ("written", "folded"):
+                r = fold.scored.rates(fold.point(risk), form)
+                rows.append(_rates_row(fold.name, form, risk, t, r))
+                figures.setdefault(fold.name, {}).setdefault(str(risk), {})[form] = r.as_dict()
+    lines = ["## Tier 1, each set left out", "", markdown_table(header, rows), ""]
+    lines += ["## Reliability of the left-out probabilities (likeliest candidate)", ""]
+    rel_rows = [
+        [fold.name, b, n, f"{p:.3f}", f"{y:.3f}"]
+        for fold in folds
+        for b, n, p, y in reliability(fold.scored)
+    ]
+    lines += [markdown_table(["left out", "p", "n", "mean p", "right"], rel_rows), ""]
+    return "\n".join(lines), figures
+
+
+def write(sets: list[FaqSetEvidence], figures: dict[str, Any]) -> None:
+    scorer = fit_faq_scorer(sets)
+    folds = leave_one_out(sets)
+    points = choose_points([f.scored for f in folds])
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
+    ).stdout.strip()
+    data = {
+        "version": VERSION,
+        "about": {
+            "written_by": "bench/fit_decisions.py --write",
+            "fitted_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            "commit": commit,
+            "embedder": build_parts(bench_settings()).embedder.name,
+            "faq_sets": {s.name: len(s.examples) for s in sets},
+            "faq_left_out": figures,
+        },
+        "faq": decision_to_json(Decision(scorer, points)),
+    }
+    existing = json.loads(DECISIONS_FILE.read_text()) if DECISIONS_FILE.exists() else {}
+    for other in ("documents", "context"):
+        if other in existing:
+            data[other] = existing[other]
+    DECISIONS_FILE.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+    print(f"wrote {DECISIONS_FILE.relative_to(ROOT)}: points {points}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--datasets", type=Path, default=DATASETS)
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "fit")
+    parser.add_argument("--write", action="store_true")
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    if args.quick and args.write:
+        sys.exit("--quick fits on 60 queries a set: never written")
+    sets = asyncio.run(evidence(args.datasets, 60 if args.quick else None))
+    markdown, figures = report(sets)
+    print(f"{machine()}\n\n{markdown}")
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "report.md").write_text(markdown, encoding="utf-8")
+    (args.out / "report.json").write_text(json.dumps(figures, indent=1), encoding="utf-8")
+    if args.write:
+        write(sets, figures)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,72 @@
+"""Answering one message of a conversation (1/4): the use case the worker and the web chat both
+call. The message is read in its conversation (``bot.answer.followup``: alone first, context
+only for what it lacks), answered by the answerer, and the reading goes with the answer, to be
+stored and shown to staff."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import datetime
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bot.answer.answerer import Answerer
+from bot.answer.followup import ContextRules, Reading, Turn, read_in_context, rewrite_with_llm
+from bot.answer.replies import Answer
+from bot.answer.stream import StreamDone, StreamEvent
+from bot.conversations.store import earlier_turns
+
+
+class ConversationAnswerer:
+    """Reads a conversation's message in context and answers it."""
+
+    def __init__(self, answerer: Answerer, sessionmaker: async_sessionmaker[AsyncSession]) -> None:
+        self.answerer = answerer
+        self.sessionmaker = sessionmaker
+        parts = answerer.parts
+        self.rules = ContextRules(
+            parts.guard,
+            parts.processor,
+            parts.decisions.context,
+            parts.settings.answer.context_pause_minutes * 60.0,
+        )
+
+    async def read(
+        self, conversation_id: int, message_id: int, text: str, now: datetime | None
+    ) -> Reading:
+        """``text`` read alone, or with what it lacks from the conversation's last question."""
+        history = self.answerer.settings.worker.history_turns
+        async with self.sessionmaker() as session:
+            earlier = await earlier_turns(session, conversation_id, message_id, history)
+        turns = [Turn(t.text, t.at, t.small_talk) for t in earlier]
+        return await self.read_turns(text, turns, now)
+
+    async def read_turns(self, text: str, turns: list[Turn], now: datetime | None) -> Reading:
+        reading = read_in_context(text, turns, self.rules, now)
+        llm = self.answerer.parts.llm
+        if reading.mode == "context" and llm is not None and turns:
+            reading = await rewrite_with_llm(llm, reading, text, turns[-1].text)
+        return reading
+
+    async def answer(
+        self, conversation_id: int, message_id: int, text: str, now: datetime | None
+    ) -> Answer:
+        reading = await self.read(conversation_id, message_id, text, now)
+        return _with_reading(await self.answerer.answer(reading.asked), reading)
+
+    async def answer_stream(
+        self, conversation_id: int, message_id: int, text: str, now: datetime | None
+    ) -> AsyncIterator[StreamEvent]:
+        """``answer`` as events (``Answerer.answer_stream``): the final ``StreamDone`` carries
+        the answer with its reading."""
+        reading = await self.read(conversation_id, message_id, text, now)
+        async for event in self.answerer.answer_stream(reading.asked):
+            if isinstance(event, StreamDone):
+                yield StreamDone(_with_reading(event.answer, reading))
+            else:
+                yield event
+
+
+def _with_reading(answer: Answer, reading: Reading) -> Answer:
+    answer.reading = reading.to_json()
+    return answer
