@@ -104,7 +104,11 @@ def furniture(lines: Sequence[PageLine], words: FurnitureWords | None = None) ->
     folded = [fold(x.text[:_LETTERHEAD_CHARS]).strip() for x in lines]
     short = [len(x.text) <= _LETTERHEAD_CHARS for x in lines]
     found: set[int] = set()
-    anchors = [i for i, f in enumerate(folded) if f and short[i] and _letterhead_line(f, words)]
+    anchors = [
+        i
+        for i, (line, f) in enumerate(zip(lines, folded, strict=True))
+        if f and short[i] and _letterhead_line(line.text, f, words)
+    ]
     for i in anchors:
         found.add(i)
         found.update(_around(lines, folded, short, i, words))
@@ -128,12 +132,10 @@ def _starts(folded: str, phrases: Sequence[str]) -> str | None:
     return next((p for p in phrases if folded == p or folded.startswith(f"{p} ")), None)
 
 
-def _letterhead_line(folded: str, words: FurnitureWords) -> bool:
-    """The national title or motto anywhere in the line, the document's number, or its place
-    and date (with the number before them when the layout printed both on one line)."""
-    # OCR drops or changes the motto's dashes ("Độc lập Tự do Hạnh phúc", "Độc lập — Tự do").
-    bare = f" {_PUNCTUATION.sub(' ', folded).strip()} "
-    if any(f" {m} " in bare for m in words.mottos) or _NUMBER.match(folded):
+def _letterhead_line(text: str, folded: str, words: FurnitureWords) -> bool:
+    """The national title or motto, the document's number, or its place and date (with the
+    number before them when the layout printed both on one line)."""
+    if _motto(text, folded, words) or _NUMBER.match(folded):
         return True
     if "," not in folded:
         return False
@@ -145,6 +147,26 @@ def _letterhead_line(folded: str, words: FurnitureWords) -> bool:
         and any(c.isdigit() or c == "/" for c in "".join(tokens[:k]))
         for k in range(1, min(_NUMBER_TOKENS, len(tokens) - 1) + 1)
     )
+
+
+def _motto(text: str, folded: str, words: FurnitureWords) -> bool:
+    """The national title or motto, alone on its line or beside the agency's name in capitals
+    (two columns printed as one): not inside a sentence ("… rời khỏi lãnh thổ nước Cộng hòa
+    xã hội chủ nghĩa Việt Nam.")."""
+    if text.rstrip().endswith((".", ",", ";", ":")):
+        return False
+    # OCR drops or changes the motto's dashes ("Độc lập Tự do Hạnh phúc", "Độc lập — Tự do").
+    bare = _PUNCTUATION.sub(" ", folded).split()
+    said = _PUNCTUATION.sub(" ", text).split()
+    if len(bare) != len(said):
+        return False
+    for motto in words.mottos:
+        size = len(motto.split())
+        at = next((i for i in range(len(bare)) if " ".join(bare[i : i + size]) == motto), None)
+        if at is not None:
+            rest = " ".join(said[:at] + said[at + size :])
+            return not rest or mostly_capitals(rest)
+    return False
 
 
 def _around(
@@ -165,7 +187,7 @@ def _around(
                 continue
             if not short[i]:
                 break  # a paragraph
-            if _letterhead_line(f, words) or (
+            if _letterhead_line(lines[i].text, f, words) or (
                 mostly_capitals(lines[i].text)
                 and not _starts(f, words.document_types)
                 and not _ENUMERATED.match(f)
