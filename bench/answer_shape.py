@@ -12,14 +12,19 @@ answerer without its small-talk check; ``bench/devsets.py`` runs the whole of it
 dataset sets and gives the same figures for them.
 
 Sets: UIT (corpus folder), ALQAC and ViRHE4QA (pre-cut passages), the demo knowledge base with
-its FAQ and both its question files (``bot/demo_kb/questions.jsonl`` and the 40 dialogues in
-``tests/data/demo_dialogues.jsonl``), and the PTIT questions written for this project
-(``bench/ptit-questions.jsonl``) over the PTIT corpus's .md pages.
+its FAQ and both its question files (``bot/knowledge/demo_kb/questions.jsonl`` and the 40
+dialogues in ``tests/data/demo_dialogues.jsonl``), and the PTIT questions written for this project
+(``bench/ptit-questions.jsonl``) over the PTIT corpus's .md pages, and
+(``bench/ptit-pdf-questions.jsonl``, set PTIT-PDF) over its 16 PDFs (11 scans: the retrieve
+step OCRs them, ~4 min).
 
 Printed per set and form: in-scope questions answered, the share of answered ones with every
 key fact, the mean share of key facts, the median and p90 length of the documents answers'
 bodies (characters before the sources) and the factoid median, out-of-scope questions that
-fell back, and the time to compose an answer from what was found (p50 / p95 ms).
+fell back, the time to compose an answer from what was found (p50 / p95 ms), and the quotes
+of the documents answers with a defect of shape (``quote_hygiene``: a number cut at its thousands
+dot, a letterhead or page furniture, a piece of a sentence) out of all their quotes.
+``--quick`` reads the questions as written only (not folded too): half the time.
 """
 
 from __future__ import annotations
@@ -33,11 +38,13 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from common import CACHE_DIR, DATASETS, bench_settings, markdown_table
+from quote_hygiene import quote_count, quote_defects
 
 from bot.answer.answerer import Answerer
 from bot.answer.followup import standalone_question
@@ -45,14 +52,27 @@ from bot.answer.found import Timer
 from bot.evaluation.data import Question, read_faq_items, read_passages, read_questions
 from bot.evaluation.metrics import facts_found
 from bot.evaluation.questions import answer_body
-from bot.evaluation.workspace import load_corpus, load_faq, load_passages, throwaway_database
+from bot.evaluation.workspace import (
+    indexer_for,
+    load_corpus,
+    load_faq,
+    load_passages,
+    throwaway_database,
+)
+from bot.knowledge.demo import demo_kb_dir
+from bot.knowledge.ingest import ingest_paths
 from bot.runtime import build_parts
+from retrieval.index.state import ensure_index_state
+from retrieval.loading.ocr import OcrOptions
+from retrieval.loading.pdf import PdfOptions
 from retrieval.text.folding import fold
 from retrieval.text.language import detect_language
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = CACHE_DIR / "answers"
 PTIT_PAGES = DATASETS / "ptit-admissions" / "corpus"
+DEFECTS = ("cut number", "furniture", "mid-sentence")
+_EVERY_PAGE = PdfOptions(ocr=OcrOptions(budget_s=3600, timeout_s=600))
 
 
 @dataclass(frozen=True)
@@ -62,12 +82,12 @@ class AnswerSet:
     corpus: Path | None = None
     passages: Path | None = None
     faq: Path | None = None
-    pages_only: bool = False  # the corpus folder's .md pages (its PDFs are scans: OCR takes long)
+    only: str = ""  # a glob: just these files of the corpus folder ("*.md": PTIT's web pages)
 
 
 def answer_sets() -> list[AnswerSet]:
     uit, alqac = DATASETS / "uit-admissions", DATASETS / "alqac"
-    demo = ROOT / "bot" / "demo_kb"
+    demo = demo_kb_dir()
     sets = [
         AnswerSet("UIT", uit / "questions.jsonl", corpus=uit / "corpus"),
         AnswerSet("ALQAC", alqac / "questions.jsonl", passages=alqac / "corpus.jsonl"),
@@ -83,14 +103,15 @@ def answer_sets() -> list[AnswerSet]:
             corpus=demo / "docs",
             faq=demo / "faq.jsonl",
         ),
+        AnswerSet("PTIT", ROOT / "bench" / "ptit-questions.jsonl", corpus=PTIT_PAGES, only="*.md"),
         AnswerSet(
-            "PTIT", ROOT / "bench" / "ptit-questions.jsonl", corpus=PTIT_PAGES, pages_only=True
+            "PTIT-PDF", ROOT / "bench" / "ptit-pdf-questions.jsonl", corpus=PTIT_PAGES, only="*.pdf"
         ),
     ]
     return [s for s in sets if s.questions.exists()]
 
 
-async def retrieve(answer_set: AnswerSet) -> None:
+async def retrieve(answer_set: AnswerSet, forms: tuple[str, ...]) -> None:
     parts = build_parts(bench_settings())
     questions = read_questions(answer_set.questions)
     found: dict[tuple[str, str], Any] = {}
@@ -100,17 +121,27 @@ async def retrieve(answer_set: AnswerSet) -> None:
         else:
             assert answer_set.corpus is not None
             corpus = answer_set.corpus
-            if answer_set.pages_only:
+            if answer_set.only:
                 corpus = Path(tempfile.mkdtemp(prefix="tuvan-pages-"))
-                for page in answer_set.corpus.glob("*.md"):
+                for page in answer_set.corpus.glob(answer_set.only):
                     shutil.copy(page, corpus)
-            await load_corpus(workspace, parts, corpus)
+            if answer_set.only == "*.pdf":
+                # The default OCR budget (120 s a file) runs out on a busy machine, and which
+                # pages are read would then change from run to run: here every page is read.
+                indexer = indexer_for(parts)
+                async with workspace.sessionmaker.begin() as session:
+                    await ensure_index_state(session, indexer.embedder)
+                await ingest_paths(workspace.sessionmaker, indexer, [corpus], pdf=_EVERY_PAGE)
+            else:
+                await load_corpus(workspace, parts, corpus)
         if answer_set.faq is not None:
             await load_faq(workspace, parts, read_faq_items(answer_set.faq))
         answerer = Answerer(parts, workspace.sessionmaker)
         earlier = _previous(answer_set.questions)
         for q in questions:
             for form, text in (("written", q.question), ("folded", fold(q.question))):
+                if form not in forms:
+                    continue
                 # A follow-up in a dialogue is read as the answerer's callers read it.
                 before = [t if form == "written" else fold(t) for t in earlier.get(q.id, [])]
                 text = await standalone_question(text, before, parts.guard, None, parts.processor)
@@ -137,7 +168,9 @@ def _write(path: Path, data: Any) -> None:
     path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
 
 
-async def replay(names: list[str], misses: str | None, dump: Path | None = None) -> None:
+async def replay(
+    names: list[str], misses: str | None, dump: Path | None, forms: tuple[str, ...]
+) -> None:
     parts = build_parts(bench_settings())
     answerer = Answerer(parts, None)  # type: ignore[arg-type]  # no LLM: nothing reads the store
     rows = []
@@ -148,7 +181,9 @@ async def replay(names: list[str], misses: str | None, dump: Path | None = None)
             continue
         data = pickle.loads(path.read_bytes())
         questions: list[Question] = data["questions"]
-        for form in ("written", "folded"):
+        for form in forms:
+            if not any(key[1] == form for key in data["found"]):
+                continue  # retrieved with --quick
             scored = []
             compose_ms: list[float] = []
             for q in questions:
@@ -158,12 +193,14 @@ async def replay(names: list[str], misses: str | None, dump: Path | None = None)
                 compose_ms.append((time.perf_counter() - started) * 1000)
                 body = answer_body(answer)
                 scored.append((q, answer, body, facts_found(body, q.key_facts)))
+                flaws = quote_defects(body) if answer.tier == "documents" else Counter()
                 outcomes[f"{name}/{form}/{q.id}"] = {
                     "question": found.question,
                     "key_facts": q.key_facts,
                     "tier": answer.tier,
                     "found": scored[-1][3],
                     "body": body,
+                    "defects": dict(flaws),
                 }
             scope = [s for s in scored if not s[0].out_of_scope and s[0].key_facts]
             answered = [s for s in scope if s[1].tier != "fallback"]
@@ -172,6 +209,10 @@ async def replay(names: list[str], misses: str | None, dump: Path | None = None)
             lengths = [len(s[2]) for s in docs]
             factoid = [len(s[2]) for s in docs if s[0].type == "factoid"]
             oos = [s for s in scored if s[0].out_of_scope]
+            defects: Counter[str] = Counter()
+            for s in docs:
+                defects += quote_defects(s[2])
+            quotes = sum(quote_count(s[2]) for s in docs)
             rows.append(
                 [
                     name,
@@ -187,6 +228,7 @@ async def replay(names: list[str], misses: str | None, dump: Path | None = None)
                     f"{statistics.median(factoid):.0f}" if factoid else "-",
                     f"{sum(s[1].tier == 'fallback' for s in oos)}/{len(oos)}",
                     f"{statistics.median(compose_ms):.1f} / {_percentile(compose_ms, 0.95):.1f}",
+                    " / ".join(str(defects[d]) for d in DEFECTS) + f" of {quotes}",
                 ]
             )
             if misses == name and form == "written":
@@ -207,6 +249,7 @@ async def replay(names: list[str], misses: str | None, dump: Path | None = None)
         "factoid median",
         "out of scope → fallback",
         "compose ms p50 / p95",
+        "quotes: cut number / furniture / mid-sentence",
     ]
     print(markdown_table(header, rows))
 
@@ -217,16 +260,18 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--sets", default="")
     parser.add_argument("--misses", default=None)
     parser.add_argument("--dump", type=Path, default=None, help="per-question outcomes (JSON)")
+    parser.add_argument("--quick", action="store_true", help="the questions as written only")
     args = parser.parse_args(argv)
+    forms = ("written",) if args.quick else ("written", "folded")
     sets = answer_sets()
     wanted = [s for s in sets if not args.sets or s.name in args.sets.split(",")]
     if args.step == "retrieve":
         for s in wanted:
             started = time.perf_counter()
-            asyncio.run(retrieve(s))
+            asyncio.run(retrieve(s, forms))
             print(f"{s.name}: {time.perf_counter() - started:.0f} s", flush=True)
     else:
-        asyncio.run(replay([s.name for s in wanted], args.misses, args.dump))
+        asyncio.run(replay([s.name for s in wanted], args.misses, args.dump, forms))
 
 
 if __name__ == "__main__":

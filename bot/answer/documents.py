@@ -18,6 +18,7 @@ from bot.answer.found import Found, Timer, hit_citation
 from bot.answer.llm_answer import Generated, generate_answer
 from bot.answer.lookup import reading_of
 from bot.answer.parts import AnswererParts
+from bot.answer.question_parts import answered_by, part_labels, what_is_missing
 from bot.answer.reading import read_question
 from bot.answer.replies import Answer
 from bot.answer.why import Composed, documents_answered
@@ -106,24 +107,27 @@ class DocumentsTier:
     ) -> Answer | None:
         """A question that asks several things, answered part by part: each part's own units
         (its reading, with the entities the other parts name: "điểm chuẩn TTNT 2025, chỉ tiêu
-        năm nay" asks the quota of TTNT too), or a line saying the documents do not say it."""
+        năm nay" asks the quota of TTNT too), under a heading naming what the part asks
+        (bot.answer.question_parts), never the student's words. A part whose units an earlier
+        part already quoted, or that the quotes already answer, adds nothing; the parts the
+        documents do not answer are named in one line at the end."""
         hits, language = found.passing, found.language
         whole = found.trace.get("expanded") or found.question
         parts = asking_parts(parts)
         processor = self.parts.processor
-        per_part: list[list[Quote]] = []
-        for _, dense in parts:
-            text = with_entities(dense, whole, guard)
-            per_part.append(
-                select_quotes(
-                    processor.query_terms(text),
-                    hits,
-                    processor,
-                    limit=PART_QUOTES,
-                    reading=read_question(text, guard, processor),
-                    guard=guard,
-                )
+        texts = [with_entities(dense, whole, guard) for _, dense in parts]
+        per_part = [
+            select_quotes(
+                processor.query_terms(text),
+                hits,
+                processor,
+                limit=PART_QUOTES,
+                reading=read_question(text, guard, processor),
+                guard=guard,
             )
+            for text in texts
+        ]
+        chose = [bool(quotes) for quotes in per_part]
         taken: set[tuple[int, int]] = set()
         for i, quotes in enumerate(per_part):  # a unit answers the first part that chose it
             per_part[i] = [q for q in quotes if (q.hit_index, q.position) not in taken]
@@ -134,15 +138,26 @@ class DocumentsTier:
             found.trace["abstained"] = True
             return None
         quoted, citations = numbered([q for quotes in per_part for q in quotes], hits)
+        said = "\n".join(q.text for q in quoted)
+        shown = [i for i, quotes in enumerate(per_part) if quotes]
+        # Headings in the documents' language: the guard's attributes are Vietnamese words.
+        labels = part_labels([parts[i][1] for i in shown], guard) if language == "vi" else None
+        heading = dict(zip(shown, labels or [], strict=False))
         lines = [replies.extractive_intro(language)]
+        missing: list[str] = []
         at = 0
-        for (label, _), quotes in zip(parts, per_part, strict=True):
-            lines.append(f"{label.rstrip(' ?.!')}:")
+        for i, quotes in enumerate(per_part):
             if quotes:
+                if i in heading:
+                    lines.append(f"{heading[i]}:")
                 lines.append(render_quotes(quoted[at : at + len(quotes)]))
                 at += len(quotes)
-            else:
-                lines.append(f"- {replies.part_not_found(language)}")
+            elif not chose[i] and not answered_by(parts[i][1], said, guard):
+                missing.append(what_is_missing(parts[i][1], guard))
+        if missing:
+            # Named only when every part left is, and in Vietnamese: the guard's words are.
+            named = language == "vi" and all(missing)
+            lines.append(replies.part_not_found(language, missing if named else []))
         return self._cited("\n".join(lines), citations, hits, language, "by_part")
 
     def _cited(

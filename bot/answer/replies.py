@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -62,10 +63,17 @@ def extractive_intro(language: Language) -> str:
     return "According to the university's admission documents:"
 
 
-def part_not_found(language: Language) -> str:
+def part_not_found(language: Language, missing: Sequence[str] = ()) -> str:
+    """The line closing a multi-part answer when the documents answer some parts and not
+    others: what they do not say (``missing``, in the guard's words), or that a part is left."""
+    named = ", ".join(missing)
     if language == "vi":
-        return "Tài liệu của trường chưa có thông tin này."
-    return "The university's documents do not say."
+        if named:
+            return f"Tài liệu của trường chưa có thông tin về {named}."
+        return "Tài liệu của trường chưa có thông tin cho một phần câu hỏi của bạn."
+    if named:
+        return f"The university's documents say nothing about: {named}."
+    return "The university's documents do not answer part of your question."
 
 
 def contact_line(contact: ContactSettings, language: Language) -> str:

@@ -1,5 +1,14 @@
 """The units a passage is quoted by: sentences, list items and table rows, cleaned of Markdown,
-and the text a chosen unit is quoted with (its label, the items it introduces, its row headers)."""
+and the text a chosen unit is quoted with (its label, the items it introduces, its row headers).
+
+A page's furniture (a letterhead, a signature, a page number, a web site's navigation:
+retrieval.text.furniture) is no unit: it stays in the chunk for search but is never quoted, nor
+quoted as the label of the line under it. A number is never cut at its thousands dot ("60." /
+"000 đ/hồ sơ"), whether a line or a sentence end seems to fall there, and a line that opens in
+lower case after one that did not end its sentence is read with it: a Markdown soft line break
+("… nộp hồ sơ online tại" / "(sử dụng email sinh viên).") is no end of a unit
+(retrieval.text.wrapping). A PDF's lines were joined when it was loaded.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +18,9 @@ from dataclasses import dataclass
 
 from retrieval.search.hits import Hit
 from retrieval.text.folding import fold
+from retrieval.text.furniture import PageLine, furniture
 from retrieval.text.sentences import ends_with_abbreviation
+from retrieval.text.wrapping import close_thousands, continues_number, soft_break
 
 # A sentence ends at . ! ? … followed by a space and a capital or a digit (``_starts_sentence``),
 # never inside numbers such as 28.5, 40.000.000 or dates; lines (table rows, list items) are
@@ -28,7 +39,12 @@ _LIST_MARKER = re.compile(f"{_BULLET.pattern}|{_NUMBERED.pattern}")
 _HEADING_MARK = re.compile(r"^#{1,6}\s+")
 _EMPHASIS = re.compile(r"\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)")
 _IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
-_LINK = re.compile(r"\[([^\]]*)\]\((?:[^()\s]|\([^)]*\))*\)")
+# [words](url) and [words](url "title"): scraped pages write both, and a space before ")".
+_LINK = re.compile(r"\[([^\]]*)\]\((?:[^()\s]|\([^)]*\))*(?:\s+\"[^\"]*\")?\s*\)")
+# A link item and nothing else: a menu's entry, when several follow one another.
+_LINK_ITEM = re.compile(rf"^\s*(?:[-*+•]|\d{{1,2}}[.)])\s+{_LINK.pattern}\s*$")
+# What is left of a link whose words spread over several lines (a logo): "](https://… )".
+_LINK_TAIL = re.compile(r"\]\((?:[^()\s]|\([^)]*\))*\s*\)")
 _ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|~<>])")
 _SPACE_BEFORE_MARK = re.compile(r"\s+([.,;:!?])(?=\s|$)")
 _HAS_WORD = re.compile(r"\w")
@@ -62,10 +78,12 @@ class Unit:
 def _clean(line: str) -> str:
     line = _IMAGE.sub("", line)
     line = _LINK.sub(lambda m: m.group(1), line)
+    line = _LINK_TAIL.sub("", line)
     line = _ESCAPE.sub(r"\1", line)
     line = _HEADING_MARK.sub("", line.strip())
     line = _LIST_MARKER.sub("", line)
-    return _SPACE_BEFORE_MARK.sub(r"\1", " ".join(_EMPHASIS.sub("", line).split()))
+    line = close_thousands(" ".join(_EMPHASIS.sub("", line).split()))
+    return _SPACE_BEFORE_MARK.sub(r"\1", line)
 
 
 def _is_label(text: str) -> bool:
@@ -102,8 +120,9 @@ def _starts_sentence(part: str) -> bool:
 def _split(line: str) -> list[str]:
     pieces: list[str] = []
     for piece in _SENTENCE_END.split(line):
-        if pieces and not _starts_sentence(piece):
-            pieces[-1] = f"{pieces[-1]} {piece}"  # "… 28.5 điểm. và" is one sentence
+        # "… 28.5 điểm. và" is one sentence, and "3. 100" (a thousands dot spaced) one number.
+        if pieces and (not _starts_sentence(piece) or continues_number(pieces[-1], piece)):
+            pieces[-1] = f"{pieces[-1]} {piece}"
         else:
             pieces.append(piece)
     out = []
@@ -220,15 +239,20 @@ def passage_units(text: str) -> list[Unit]:
         table.clear()
         label = None
 
-    for raw in text.splitlines():
-        cells = _cells(raw)
+    lines = _soft_breaks(text.splitlines())
+    rows = [_cells(raw) for raw in lines]
+    cleaned = [_clean(raw) if row is None else "" for raw, row in zip(lines, rows, strict=True)]
+    skipped = furniture([_page_line(*line) for line in zip(lines, cleaned, rows, strict=True)])
+    for n, (raw, cells) in enumerate(zip(lines, rows, strict=True)):
         if cells is not None:
             table.append(cells)
             continue
         if table:
             flush_table()
+        if n in skipped:
+            continue
         bare = _HEADING_MARK.sub("", raw.strip())
-        line = _clean(raw)
+        line = cleaned[n]
         if not _HAS_WORD.search(line.replace("_", "")):
             continue
         # "1. Đối tượng tuyển sinh" numbers a section; "1. Nộp đơn trước ngày 10/7." is an item.
@@ -240,6 +264,31 @@ def passage_units(text: str) -> list[Unit]:
     if table:
         flush_table()
     return units
+
+
+def _soft_breaks(lines: list[str]) -> list[str]:
+    """``lines`` with each line that goes on with the sentence of the line before joined to it
+    ("Lệ phí: 60." / "000 đ/hồ sơ"); never a table row, a heading or a line after either."""
+    out: list[str] = []
+    for line in lines:
+        previous = out[-1] if out else ""
+        prose = not _HEADING_MARK.match(previous.lstrip()) and _cells(previous) is None
+        glue = soft_break(previous, line) if prose and _cells(line) is None else None
+        if glue is None:
+            out.append(line)
+        else:
+            out[-1] = f"{previous.rstrip()}{glue}{line.strip()}"
+    return out
+
+
+def _page_line(raw: str, cleaned: str, row: list[str] | None) -> PageLine:
+    """A line as the furniture rules read it; a table row is none of theirs ("…" ends their
+    runs, as a line of prose does)."""
+    if row is not None:
+        return PageLine("…")
+    bare = _HEADING_MARK.sub("", raw.strip())
+    item = bool(_BULLET.match(bare) or _NUMBERED.match(bare))
+    return PageLine(cleaned, item=item, link=bool(_LINK_ITEM.match(raw)))
 
 
 def sentences(text: str) -> list[str]:

@@ -10,6 +10,15 @@ Hostile files are read as far as they are good (`PdfOptions`): pages past `max_p
 read; a page MuPDF cannot load or read is skipped; once the file's OCR budget is spent, the
 remaining pages keep their text layer. Every page not read in full is logged and listed in
 `meta["skipped_pages"]` (page number and why), which the index stores with the document.
+
+A page's text is then made of its author's lines rather than the layout's: page numbers and
+running headers and footers are dropped (`retrieval.loading.page_furniture`, listed in
+`meta["running_lines"]`), and lines the layout broke in mid-sentence are joined, numbers cut at a
+thousands dot closed up (`retrieval.text.wrapping`). This is done here rather than when the
+answerer cuts a passage into units: the chunker ends chunks between lines, so a sentence broken
+over two lines could fall into two chunks and no later step could mend it, and search embeds the
+whole sentence instead of two halves. Only the loader knows that a PDF's line breaks are the
+layout's (a Markdown page's are its author's) and sees every page, which running lines need.
 """
 
 from __future__ import annotations
@@ -38,7 +47,9 @@ from retrieval.loading.document import (
 )
 from retrieval.loading.html import looks_like_html, read_html
 from retrieval.loading.ocr import OcrOptions, ocr_page
+from retrieval.loading.page_furniture import drop_running_lines, strip_page_numbers
 from retrieval.loading.quality import text_quality
+from retrieval.text.wrapping import close_thousands, join_wrapped
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +125,8 @@ def parse_pdf(
         raise IngestError(f"{path.name}: PDF has no pages")
     if all(str(r.get("reason", "")).startswith(_UNREADABLE) for r in records):
         raise IngestError(f"{path.name}: corrupt PDF (no page can be read: {records[0]['reason']})")
-    texts = [record.pop("text") for record in records]
+    texts, running = drop_running_lines([record.pop("text") for record in records])
+    texts = [_paragraphs(text) for text in texts]
     sections = [Section((), t, page=r["page"]) for r, t in zip(records, texts, strict=True) if t]
     title = metadata_title if _plausible_pdf_title(metadata_title, path.stem) else ""
     if not title and sections and sections[0].page == 1:
@@ -132,6 +144,8 @@ def parse_pdf(
         meta["skipped_pages"] = [{"page": r["page"], "reason": r["reason"]} for r in skipped]
     if page_count > options.max_pages:
         meta["pages_over_limit"] = page_count - options.max_pages
+    if running:
+        meta["running_lines"] = running
     if repaired:
         meta["repaired"] = True
     return title or prettify_stem(path.stem), sections, meta
@@ -184,7 +198,12 @@ class _OcrBudget:
 
 
 def _clean(page_text: str) -> str:
-    return tidy_lines([_pdf_line(line) for line in page_text.split("\n")])
+    return tidy_lines(strip_page_numbers([_pdf_line(line) for line in page_text.split("\n")]))
+
+
+def _paragraphs(page_text: str) -> str:
+    """A page's lines joined where the layout broke a sentence, amounts closed up."""
+    return tidy_lines([close_thousands(line) for line in join_wrapped(page_text.split("\n"))])
 
 
 def _readable(text: str) -> bool:

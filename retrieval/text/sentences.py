@@ -29,10 +29,14 @@ _ABBREVIATED = re.compile(
 )
 
 
+# "1.050.000 đ." ends a sentence: "đ" after an amount is the currency, not an initial.
+_CURRENCY_END = re.compile(r"\d\s*đ\.$")
+
+
 def ends_with_abbreviation(text: str) -> bool:
     """Whether ``text`` ends with an abbreviation's full stop ("… Quốc gia TP."), so that a
     sentence splitter should not cut after it."""
-    return bool(_ABBREVIATED.search(text))
+    return bool(_ABBREVIATED.search(text)) and not _CURRENCY_END.search(text)
 
 
 def logical_lines(lines: list[str]) -> list[str]:
@@ -64,6 +68,7 @@ def split_sentences(text: str) -> list[str]:
         head = text[start : match.start()]
         last_word = head.split()[-1].casefold() if head.split() else ""
         initial = len(last_word) == 1 and last_word.isalpha()
+        initial = initial and not _CURRENCY_END.search(head + match.group()[:1])
         if initial or last_word in _ABBREVIATIONS or _LIST_MARKER.match(head + match.group()[:1]):
             continue
         sentence = text[start : match.end()].strip()

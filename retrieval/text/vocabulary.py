@@ -52,6 +52,21 @@ def read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
+def read_word_lists(path: Path, keys: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """A YAML mapping of exactly ``keys``, each to a list of non-empty strings; ConfigError
+    naming the file and the key otherwise."""
+    data = read_yaml(path)
+    if set(data) != set(keys):
+        raise ConfigError(f"{path}: expected the lists {list(keys)}, found {sorted(data)}")
+    lists: dict[str, tuple[str, ...]] = {}
+    for key in keys:
+        items = data[key]
+        if not isinstance(items, list) or not all(isinstance(i, str) and i.strip() for i in items):
+            raise ConfigError(f"{path}: `{key}` must be a list of non-empty strings")
+        lists[key] = tuple(i.strip() for i in items)
+    return lists
+
+
 def _read_abbreviations(path: Path) -> dict[str, Abbreviation | None]:
     data = read_yaml(path)
     unknown = set(data) - {"chat", "domain"}

@@ -1,0 +1,148 @@
+"""Tier 2's answers through the real answerer, as a student reads them: a PDF notice quoted in
+whole sentences and numbers, without its letterhead, page furniture or running header; a
+question in parts answered under headings that name what each part asks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pymupdf
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bot.answer.answerer import Answerer
+from bot.answer.documents import DocumentsTier
+from bot.answer.found import Found
+from bot.answer.parts import AnswererParts
+from bot.knowledge.ingest import ingest_paths
+from retrieval.faq.decision import FaqDecision
+from retrieval.index.indexer import Indexer
+from retrieval.search.hits import Hit
+from retrieval.text.language import detect_language
+from retrieval.thresholds import Thresholds
+
+RUNNING = "<p>Thông báo xét tuyển bổ sung năm 2026</p>"
+LETTERHEAD = (
+    "<p>BỘ GIÁO DỤC VÀ ĐÀO TẠO</p><p>CỘNG HÒA XÃ HỘI CHỦ NGHĨA VIỆT NAM</p>"
+    "<p>TRƯỜNG ĐẠI HỌC CÔNG NGHỆ SÔNG HỒNG</p><p>Độc lập - Tự do - Hạnh phúc</p>"
+    "<p>Số: 123/TB-ĐHCN</p><p>TP. Hồ Chí Minh, ngày 10 tháng 6 năm 2026</p>"
+)
+# The fee's line breaks after "60." as a PDF's layout may; the sentence after it runs on.
+PAGES = [
+    RUNNING
+    + LETTERHEAD
+    + "<p>THÔNG BÁO</p><p>Trường thông báo xét tuyển bổ sung đợt tháng 8 năm 2026 cho các"
+    "<br>ngành còn chỉ tiêu.</p><p>Lệ phí xét tuyển bổ sung: 60.<br>000 đ/hồ sơ, thí sinh nộp"
+    "<br>trực tuyến khi đăng ký.</p><p>Trang 1/3</p>",
+    RUNNING + "<p>Hồ sơ xét tuyển bổ sung nộp trực tuyến từ ngày 01/8/2026.</p><p>Trang 2/3</p>",
+    RUNNING + "<p>Kết quả được công bố trên cổng tuyển sinh.</p><p>Trang 3/3</p>",
+]
+
+
+def notice(path: Path) -> Path:
+    pdf = pymupdf.open()
+    for html in PAGES:
+        page = pdf.new_page()
+        page.insert_htmlbox(pymupdf.Rect(50, 50, 545, 790), html)
+    pdf.save(path)
+    pdf.close()
+    return path
+
+
+def body(answer: str) -> str:
+    """The answer without its sources and disclaimer (after its first blank line)."""
+    return answer.split("\n\n")[0]
+
+
+async def test_a_pdf_notice_is_quoted_in_whole_numbers_without_its_furniture(
+    answerer: Answerer,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    indexer: Indexer,
+    tmp_path: Path,
+) -> None:
+    await ingest_paths(sessionmaker, indexer, [notice(tmp_path / "xet-tuyen-bo-sung.pdf")])
+
+    result = await answerer.answer("Lệ phí xét tuyển bổ sung năm 2026 là bao nhiêu?")
+
+    assert result.tier == "documents", result.reason
+    text = body(result.answer)
+    assert "Lệ phí xét tuyển bổ sung: 60.000 đ/hồ sơ, thí sinh nộp trực tuyến khi đăng ký." in text
+    for furniture in ("CỘNG HÒA", "Độc lập", "Số: 123", "ngày 10 tháng 6", "Trang 1", "BỘ GIÁO"):
+        assert furniture not in text
+
+
+async def test_a_question_in_parts_gets_headings_naming_what_each_part_asks(
+    answerer: Answerer,
+) -> None:
+    result = await answerer.answer("hoc phi chuong trinh chuan nam 2026 bn, ktx dang ky o dau")
+    assert result.tier == "documents", result.reason
+    text = body(result.answer)
+    assert "\nHọc phí:\n- " in text
+    assert "\nKý túc xá, địa điểm:\n- " in text
+    assert "hoc phi" not in text.lower()
+    assert "ktx dang ky" not in text.lower()
+    assert "chưa có thông tin" not in text
+
+
+# -- a question in parts, composed from given passages ----------------------------------------
+
+
+def passage(text: str, n: int = 1) -> Hit:
+    return Hit(
+        chunk_id=n,
+        document_id=n,
+        text=text,
+        heading_path="",
+        page=None,
+        ordinal=0,
+        external_id=None,
+        title="Tuyển sinh 2026",
+        source=f"doc{n}.md",
+        url=None,
+        similarity=0.9,
+        score=1.0,
+    )
+
+
+def in_parts(parts: AnswererParts, question: str, *texts: str) -> str:
+    """The answer of tier 2 to ``question`` read in its comma-separated parts, over ``texts``."""
+    asked = [p.strip() for p in question.split(",")]
+    hits = [passage(text, n) for n, text in enumerate(texts, start=1)]
+    found = Found(
+        question=question,
+        language=detect_language(question),
+        terms=parts.processor.query_terms(question),
+        thresholds=Thresholds(0.9, 0.5, "default"),
+        decision=FaqDecision(None, (), "no FAQ"),
+        hits=hits,
+        trace={"parts": asked, "part_dense": asked},
+        scores={},
+        passing=hits,
+    )
+    answer = DocumentsTier(parts).extractive(found)
+    assert answer is not None
+    return body(answer.answer)
+
+
+FEES = "Học phí ngành Khoa học Máy tính năm 2026 là 32.500.000 đồng/năm, chỉ tiêu là 240."
+
+
+def test_a_part_answered_by_a_quote_of_another_part_adds_nothing(parts: AnswererParts) -> None:
+    text = in_parts(parts, "học phí ngành KHMT 2026 bao nhiêu, chỉ tiêu bao nhiêu", FEES)
+    assert text == f"Theo tài liệu tuyển sinh của trường:\nHọc phí:\n- {FEES} [1]"
+
+
+def test_a_part_the_documents_do_not_answer_is_named_once_at_the_end(
+    parts: AnswererParts,
+) -> None:
+    text = in_parts(parts, "học phí ngành KHMT 2026 bao nhiêu, ký túc xá ở đâu", FEES)
+    assert text.endswith(
+        f"- {FEES} [1]\nTài liệu của trường chưa có thông tin về ký túc xá, địa điểm."
+    )
+    assert text.count("chưa có thông tin") == 1
+
+
+def test_an_english_question_in_parts_gets_no_vietnamese_headings(parts: AnswererParts) -> None:
+    fees = "Tuition for Computer Science in 2026 is 32,500,000 VND per year."
+    text = in_parts(parts, "what is the tuition for computer science, where is the dormitory", fees)
+    assert text.splitlines()[1] == f"- {fees} [1]"
+    assert text.endswith("The university's documents do not answer part of your question.")
