@@ -30,6 +30,10 @@ class Answer:
     wants_staff: bool = False  # the student asked for a person: the conversation waits for one
     # How the question was read: "restored" (marks put back, or None), its "parts" if several.
     query: dict[str, Any] = field(default_factory=dict)
+    # The scorer's probability that this answer is right (tiers faq and documents), or None.
+    confidence: float | None = None
+    # How the student's message was read (alone, or with earlier questions), or None.
+    reading: dict[str, Any] | None = None
     # What "Try it" and the evaluation need to explain the decision; not part of the reply.
     trace: dict[str, Any] = field(default_factory=dict)
 
