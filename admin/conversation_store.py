@@ -267,6 +267,7 @@ class Line:
     threshold: float | None  # the threshold that score was held against
     reason: str
     citations: list[CitationView] = field(default_factory=list)
+    reply_to: int | None = None  # a reply's question
     # What a bot reply was stored with (reason, why, scores, timings): admin.explanations
     details: dict[str, Any] = field(default_factory=dict)
 
@@ -338,6 +339,7 @@ def line_of(m: Message) -> Line:
         threshold=threshold,
         reason=str(details.get("reason") or ""),
         citations=_citations(m.citations),
+        reply_to=m.reply_to_id,
         details=details if m.author.value == "bot" else {},
     )
 

@@ -16,6 +16,7 @@ from aiohttp import web
 
 from admin import audit
 from admin.attention import mark_handled
+from admin.confidence import confidence_of, is_unsure, unsure_sentence
 from admin.conversation_store import (
     ConversationFilters,
     list_conversations,
@@ -23,6 +24,7 @@ from admin.conversation_store import (
 )
 from admin.explanations import explain_error, explain_reply
 from admin.i18n import add_strings
+from admin.readings import parse_reading, sentences
 from admin.web import (
     PAGE_SIZE,
     field,
@@ -189,6 +191,20 @@ async def _transcript_page(
         if line.author == "bot" and line.details
     }
     errors = {line.id: explain_error(t, line.error) for line in found.lines if line.error}
+    # How each question was read, said under its reply (the question's own "Hiểu là" line then
+    # goes: the reading names the question answered when it differs from the message).
+    texts = {line.id: line.text for line in found.lines if line.author == "user"}
+    readings: dict[int, list[str]] = {}
+    unsure: dict[int, str] = {}
+    review_below = runtime(request).settings.admin.review_below
+    for line in found.lines:
+        reading = parse_reading(line.details.get("reading"))
+        if reading is not None:
+            readings[line.id] = sentences(t, reading, texts.get(line.reply_to or 0))
+        confidence = confidence_of(line.details)
+        if confidence is not None and is_unsure(line.tier, confidence, review_below):
+            unsure[line.id] = unsure_sentence(t, confidence, review_below)
+    read = {line.reply_to for line in found.lines if line.id in readings}
     return await render(
         request,
         "conversation.html",
@@ -196,6 +212,9 @@ async def _transcript_page(
             "tr": found,
             "explained": explained,
             "errors": errors,
+            "readings": readings,
+            "read": read,
+            "unsure": unsure,
             "older_page": before.isdigit(),
             "human": found.conversation.mode == ConversationMode.human,
             "can_edit": me(request).may(StaffRole.editor),

@@ -8,7 +8,9 @@ one slot per day. Charts are server-side SVG (admin.charts) with the same number
 
 - *Messages*: inbound messages from students, by channel.
 - *Tiers*: the bot's replies by the tier that produced them (FAQ, documents, fallback, which
-  staff read as "Chưa trả lời được").
+  staff read as "Chưa trả lời được"), the documents' answers split as the headline numbers
+  split them (admin.headlines): confident, unsure, and "không rõ" on days with answers stored
+  without a confidence.
 - *Response time*: for answered questions, from the question's arrival (``created_at``) to its
   answer being stored (``done_at``): p50 and p95 per day, and over the whole period.
 """
@@ -24,6 +26,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admin.charts import PALETTE, Chart, Series, line_chart, stacked_bars
+from admin.confidence import REVIEW_BELOW, confidence_sql
 from admin.headlines import headlines, period_figures, previous_period
 from admin.i18n import Translator, add_strings
 from admin.keys import QUESTION_VECTORS
@@ -34,8 +37,22 @@ from bot.conversations.quarantine import count_quarantined
 from bot.core.types import CHANNELS
 
 TOP_GROUPS = 5
-TIERS = ("faq", "documents", "fallback")
-TIER_COLORS = {"faq": "#009e73", "documents": "#e69f00", "fallback": "#d55e00"}
+TIERS = (
+    "faq",
+    "documents",
+    "documents_sure",
+    "documents_unsure",
+    "documents_unknown",
+    "fallback",
+)
+TIER_COLORS = {
+    "faq": "#009e73",
+    "documents": "#e69f00",
+    "documents_sure": "#e69f00",
+    "documents_unsure": "#cc79a7",
+    "documents_unknown": "#9aa3ad",
+    "fallback": "#d55e00",
+}
 
 add_strings(
     {
@@ -66,6 +83,12 @@ add_strings(
         "dash.none": ("Chưa có dữ liệu trong khoảng thời gian này.", "No data in this period."),
         "dash.tier.faq": ("FAQ", "FAQ"),
         "dash.tier.documents": ("Tài liệu", "Documents"),
+        "dash.tier.documents_sure": ("Tài liệu, tuvan chắc chắn", "Documents, confident"),
+        "dash.tier.documents_unsure": ("Tài liệu, tuvan không chắc", "Documents, unsure"),
+        "dash.tier.documents_unknown": (
+            "Tài liệu, không rõ độ tin cậy",
+            "Documents, confidence not known",
+        ),
         "dash.tier.fallback": ("Chưa trả lời được", "Not answered"),
     }
 )
@@ -79,15 +102,22 @@ MESSAGES_PER_DAY = text(
     """
 )
 
-TIERS_PER_DAY = text(
-    """
-    SELECT date_trunc('day', created_at, 'UTC') AS day, tier AS key, count(*) AS n
-    FROM messages
-    WHERE direction = 'out' AND author = 'bot' AND tier IS NOT NULL
-      AND created_at >= :since AND created_at < :until
+# The documents' answers by confidence against the staff's line, unless it is off (0).
+_TIERS_PER_DAY = """
+    SELECT date_trunc('day', created_at, 'UTC') AS day,
+           CASE WHEN tier <> 'documents' OR :review_below <= 0 THEN tier
+                WHEN confidence IS NULL THEN 'documents_unknown'
+                WHEN confidence < :review_below THEN 'documents_unsure'
+                ELSE 'documents_sure' END AS key,
+           count(*) AS n
+    FROM (
+      SELECT created_at, tier, {confidence} AS confidence FROM messages m
+      WHERE direction = 'out' AND author = 'bot' AND tier IS NOT NULL
+        AND created_at >= :since AND created_at < :until
+    ) AS answers
     GROUP BY 1, 2
-    """
-)
+"""
+TIERS_PER_DAY = text(_TIERS_PER_DAY.format(confidence=confidence_sql("m")))
 
 # ROLLUP adds the whole period's row (day NULL): percentiles cannot be combined from days.
 _LATENCY = text(
@@ -133,11 +163,16 @@ class Counts:
 
 
 async def daily_counts(
-    session: AsyncSession, query: Any, period: Period, order: tuple[str, ...]
+    session: AsyncSession,
+    query: Any,
+    period: Period,
+    order: tuple[str, ...],
+    params: dict[str, float] | None = None,
 ) -> Counts:
     by_day: dict[date, dict[str, int]] = {d: {} for d in period.dates()}
     seen: set[str] = set()
-    rows = await session.execute(query, {"since": period.since, "until": period.until})
+    bound = {"since": period.since, "until": period.until, **(params or {})}
+    rows = await session.execute(query, bound)
     for r in rows:
         day = _day(r.day)
         if day in by_day:
@@ -145,6 +180,13 @@ async def daily_counts(
             seen.add(r.key)
     keys = [k for k in order if k in seen] + sorted(seen - set(order))
     return Counts(keys, period.dates(), by_day)
+
+
+async def tier_counts(
+    session: AsyncSession, period: Period, review_below: float = REVIEW_BELOW
+) -> Counts:
+    """The bot's replies per day by tier, the documents' split by ``review_below``."""
+    return await daily_counts(session, TIERS_PER_DAY, period, TIERS, {"review_below": review_below})
 
 
 @dataclass(frozen=True)
@@ -200,14 +242,15 @@ async def dashboard_page(request: web.Request) -> web.Response:
     period = Period.from_query(request.query)
     rt = runtime(request)
     t = translator(request)
+    review_below = rt.settings.admin.review_below
     async with rt.sessionmaker() as session:
         messages = await daily_counts(session, MESSAGES_PER_DAY, period, CHANNELS)
-        tiers = await daily_counts(session, TIERS_PER_DAY, period, TIERS)
+        tiers = await tier_counts(session, period, review_below)
         per_day, overall = await reply_latency(session, period)
         quarantined = await count_quarantined(session)
         before = previous_period(period)
-        figures = await period_figures(session, period)
-        figures_before = await period_figures(session, before)
+        figures = await period_figures(session, period, review_below)
+        figures_before = await period_figures(session, before, review_below)
     report = await recheck_report(rt, request.config_dict[QUESTION_VECTORS], period)
     tier_names = {k: t(f"dash.tier.{k}") if t.knows(f"dash.tier.{k}") else k for k in tiers.keys}
     return await render(
@@ -217,7 +260,7 @@ async def dashboard_page(request: web.Request) -> web.Response:
             "period": period,
             "periods": PERIODS,
             "quarantined": quarantined,
-            "headlines": headlines(t, figures, figures_before),
+            "headlines": headlines(t, figures, figures_before, review_below),
             "before": before,
             "messages": messages,
             "messages_chart": _bars(

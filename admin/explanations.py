@@ -3,8 +3,8 @@ it (bot.answer.why), never by translating the English ``reason``.
 
 ``explain_reply`` gives the sentences a page shows ("Không tìm thấy câu hỏi đủ giống (gần
 nhất: mục #18). Trả lời từ tài liệu: trích 3 đoạn.") and the figures it keeps folded under
-"Chi tiết kỹ thuật" (similarities, thresholds, the English reason, the time taken). A reply
-stored before ``why`` existed is explained by its tier alone.
+"Chi tiết kỹ thuật" (similarities, thresholds, the scorer's confidence, the English reason,
+the time taken). A reply stored before ``why`` existed is explained by its tier alone.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from admin.confidence import confidence_of
 from admin.i18n import Translator, add_strings
 from bot.conversations.store import HELD_ERROR
 
@@ -280,6 +281,9 @@ def explain_reply(
         if threshold is not None:
             value = t("why.fig.score_value", score=value, threshold=f"{threshold:.3f}")
         figures.append((t("why.fig.score"), value))
+    confidence = confidence_of(details)
+    if confidence is not None:
+        figures.append((t("confidence.figure"), f"{confidence:.3f}"))
     reason = details.get("reason")
     if isinstance(reason, str) and reason:
         figures.append((t("why.fig.reason"), reason))

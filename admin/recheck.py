@@ -1,5 +1,5 @@
-"""The "Cần xem lại" page: answers students marked 👎, asked again right after, or that tuvan
-could not give (admin.recheck_queue), grouped by meaning, each opening on its detail
+"""The "Cần xem lại" page: answers students marked 👎, asked again right after, that tuvan was
+unsure of or could not give (admin.recheck_queue), grouped by meaning, each opening on its detail
 (admin.recheck_detail) with what staff can do about it:
 
 - "thêm vào câu hỏi thường gặp": the FAQ editor pre-filled with the question;
@@ -20,11 +20,13 @@ from typing import get_args
 from aiohttp import web
 from yarl import URL
 
+from admin.confidence import percent, unsure_sentence
 from admin.faq_store import MAX_QUESTION, add_variant, get_entry
 from admin.i18n import add_strings
 from admin.keys import QUESTION_VECTORS
 from admin.period import PERIODS, Period
 from admin.question_groups import QuestionGroup, QuestionVectors, group_questions
+from admin.readings import sentences
 from admin.recheck_detail import answer_detail
 from admin.recheck_queue import MAX_ITEMS, SIGNALS, RecheckItem, Signal, queue_items, settle
 from admin.web import (
@@ -36,6 +38,7 @@ from admin.web import (
     render,
     requires,
     runtime,
+    translator,
     url,
 )
 from bot.db.models import StaffRole
@@ -48,18 +51,22 @@ add_strings(
         "recheck.title": ("Cần xem lại", "To look at again"),
         "recheck.intro": (
             "Các câu trả lời học sinh đánh giá 👎, câu hỏi học sinh hỏi lại ngay sau khi nhận "
-            "câu trả lời, và câu hỏi trợ lý chưa trả lời được, gom theo ý nghĩa. Mở từng mục để "
-            "thêm vào câu hỏi thường gặp, thêm cách hỏi, sửa tài liệu, hoặc đánh dấu đã xem.",
+            "câu trả lời, câu trả lời tuvan không chắc, và câu hỏi trợ lý chưa trả lời được, gom "
+            "theo ý nghĩa. Mở từng mục để thêm vào câu hỏi thường gặp, thêm cách hỏi, sửa tài "
+            "liệu, hoặc đánh dấu đã xem.",
             "Answers students marked 👎, questions students asked again right after the answer, "
-            "and questions the assistant could not answer, grouped by meaning. Open each to add "
-            "it to the FAQ, add a phrasing, fix a document, or mark it seen.",
+            "answers tuvan was unsure of, and questions the assistant could not answer, grouped "
+            "by meaning. Open each to add it to the FAQ, add a phrasing, fix a document, or mark "
+            "it seen.",
         ),
         "recheck.all": ("Tất cả ({n})", "All ({n})"),
         "recheck.filter.disliked": ("Bị đánh giá 👎 ({n})", "Marked 👎 ({n})"),
         "recheck.filter.rephrased": ("Bị hỏi lại ({n})", "Asked again ({n})"),
+        "recheck.filter.unsure": ("tuvan không chắc ({n})", "tuvan unsure ({n})"),
         "recheck.filter.fallback": ("Chưa trả lời được ({n})", "Not answered ({n})"),
         "recheck.signal.disliked": ("Bị đánh giá 👎", "Marked 👎"),
         "recheck.signal.rephrased": ("Bị hỏi lại", "Asked again"),
+        "recheck.signal.unsure": ("tuvan không chắc", "tuvan unsure"),
         "recheck.signal.fallback": ("Chưa trả lời được", "Not answered"),
         "recheck.summary": (
             "{items} câu trả lời cần xem lại trong {groups} nhóm.",
@@ -154,6 +161,7 @@ add_strings(
         "recheck.tech": ("Chi tiết kỹ thuật", "Technical details"),
         "recheck.tech.reason": ("Ghi chú của bộ trả lời", "The answerer's note"),
         "recheck.tech.scores": ("Điểm số", "Scores"),
+        "recheck.tech.reading": ("Cách đọc (dữ liệu)", "Reading (data)"),
         "msg.settled": ("Đã đánh dấu đã xem.", "Marked as seen."),
     }
 )
@@ -174,7 +182,9 @@ async def recheck_report(
     """The period's queue grouped by meaning, the biggest group first (the page and the
     dashboard's top groups)."""
     async with rt.sessionmaker() as session:
-        items, capped = await queue_items(session, period, rt.parts.processor)
+        items, capped = await queue_items(
+            session, period, rt.parts.processor, review_below=rt.settings.admin.review_below
+        )
     counts = {s: sum(1 for i in items if s in i.signals) for s in SIGNALS}
     shown = [i for i in items if signal is None or signal in i.signals]
     groups = await group_questions(shown, vectors, rt.parts.embedder, rt.parts.processor)
@@ -211,6 +221,7 @@ async def recheck_page(request: web.Request) -> web.Response:
             "signals": SIGNALS,
             "members_shown": MEMBERS_SHOWN,
             "max_items": MAX_ITEMS,
+            "percent": percent,
             "faq_link": lambda question: faq_link(request, question),
             "can_edit": me(request).may(StaffRole.editor),
         },
@@ -231,11 +242,20 @@ async def item_page(request: web.Request) -> web.Response:
     if detail is None:
         raise web.HTTPNotFound()
     back = local_path(request.query.get("back"), url(request, "admin.recheck"))
+    t = translator(request)
+    confidence = detail.item.confidence
     return await render(
         request,
         "recheck_item.html",
         {
             "d": detail,
+            "reading": sentences(t, detail.reading, detail.item.asked),
+            "unsure": (
+                unsure_sentence(t, confidence, runtime(request).settings.admin.review_below)
+                if confidence is not None
+                else ""
+            ),
+            "confidence_pct": percent(confidence) if confidence is not None else None,
             "back": back,
             "faq_link": lambda question: faq_link(request, question),
             "can_edit": me(request).may(StaffRole.editor),

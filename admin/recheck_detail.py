@@ -9,10 +9,13 @@ what staff can attach the question to.
   reply is (FAQ answers are sent verbatim).
 - *Entries to add the question to*: that entry first, then the entries nearest to the
   question by meaning (its query embedding, cached by admin.question_groups.QuestionVectors).
+- *How the message was read* (admin.readings) and the scorer's confidence (admin.confidence),
+  when the reply carries them.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +23,7 @@ from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admin.question_groups import QuestionVectors
+from admin.readings import Reading, parse_reading
 from admin.recheck_queue import RecheckItem, queue_item
 from bot.core.citations import citation_label, public_url
 from bot.db.models import Document, FaqEntry, Message
@@ -58,6 +62,8 @@ class AnswerDetail:
     answer: str
     reason: str  # the answerer's own note (English): technical details only
     scores: dict[str, Any]
+    reading: Reading | None  # how the student's message was read, when stored
+    reading_data: str  # the stored value as JSON ("" when none): technical details only
     sources: list[Source]
     entry: EntryChoice | None  # the FAQ entry that answered
     suggestions: list[EntryChoice]  # other entries close to the question
@@ -112,7 +118,9 @@ async def answer_detail(
 ) -> AnswerDetail | None:
     """The bot answer ``message_id`` opened, or None when it is no bot answer to a question."""
     async with rt.sessionmaker() as session:
-        item = await queue_item(session, message_id, rt.parts.processor)
+        item = await queue_item(
+            session, message_id, rt.parts.processor, review_below=rt.settings.admin.review_below
+        )
         reply = await session.get(Message, message_id)
         if item is None or reply is None:
             return None
@@ -132,6 +140,12 @@ async def answer_detail(
         answer=reply.text,
         reason=str(details.get("reason") or ""),
         scores=scores if isinstance(scores, dict) else {},
+        reading=parse_reading(details.get("reading")),
+        reading_data=(
+            json.dumps(details["reading"], ensure_ascii=False, indent=1)
+            if details.get("reading") is not None
+            else ""
+        ),
         sources=sources,
         entry=chosen,
         suggestions=[e for e in nearest if chosen is None or e.id != chosen.id][:SUGGESTIONS],

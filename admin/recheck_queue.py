@@ -6,17 +6,22 @@ An answer is in the queue for one or more of these signals:
   so a 👍 alone, or a 👎 taken back, puts nothing here);
 - ``rephrased``: the student's next question in the conversation came at most 60 s after the
   answer and asks the same again (admin.rephrasing decides, in Python, on the pair SQL finds);
+- ``unsure``: an answer from the FAQ or the documents whose stored confidence (the scorer's
+  probability that it is right, admin.confidence) is below the line staff set
+  (``TUVAN_ADMIN__REVIEW_BELOW``); a reply without a confidence is never unsure;
 - ``fallback``: the fallback tier answered, i.e. neither an FAQ entry nor a passage did. Small
   talk (thanks, greetings, a request for a person) and non-questions also get the fallback
   tier; they are left out by the reasons bot.answer stores with them (``SMALL_TALK_REASONS``).
 
-A confident answer with no signal is not here, however close its score was to a threshold:
-that heuristic listed correct answers and missed the confidently wrong ones.
+An answer with no signal is not here, however close its similarity was to a threshold: that
+heuristic listed correct answers and missed the confidently wrong ones; the scorer's confidence,
+fitted on whether answers were right, replaces it.
 
 An answer staff marked "đã xem" (``settled_answers``) leaves the queue; a 👎 cast after that
 brings it back. Everything is read in one query driven by the period's replies
 (``ix_messages_created_at``), each joined to its question by primary key and to the next
-question of its conversation by ``ix_messages_conversation_id_id``.
+question of its conversation by ``ix_messages_conversation_id_id``; the confidence is read from
+the reply's row itself.
 """
 
 from __future__ import annotations
@@ -30,14 +35,15 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admin import audit
+from admin.confidence import REVIEW_BELOW, SCORED_TIERS, confidence_sql
 from admin.period import Period
 from admin.rephrasing import WINDOW_S, means_the_same
 from bot.core.clock import utcnow
 from bot.db.models import SettledAnswer
 from retrieval.text.terms import TextProcessor
 
-Signal = Literal["disliked", "rephrased", "fallback"]
-SIGNALS: tuple[Signal, ...] = ("disliked", "rephrased", "fallback")
+Signal = Literal["disliked", "rephrased", "unsure", "fallback"]
+SIGNALS: tuple[Signal, ...] = ("disliked", "rephrased", "unsure", "fallback")
 MAX_ITEMS = 2000  # the newest candidates of the period; grouping embeds each new phrasing once
 MAX_SETTLE = 500  # answers one "đã xem" of a whole group may settle
 
@@ -50,7 +56,8 @@ _ITEMS = """
     WITH r AS (
         SELECT DISTINCT ON (m.reply_to_id)
                m.id, m.reply_to_id, m.tier, m.created_at,
-               coalesce(m.details ->> 'reason', '') AS reason
+               coalesce(m.details ->> 'reason', '') AS reason,
+               {confidence} AS confidence
         FROM messages m
         WHERE m.direction = 'out' AND m.author = 'bot' AND m.reply_to_id IS NOT NULL
           AND {answers}
@@ -59,6 +66,8 @@ _ITEMS = """
         SELECT r.id, r.tier, r.created_at AS answered_at,
                (r.tier = 'fallback' AND r.reason NOT LIKE :small_talk_1
                 AND r.reason NOT LIKE :small_talk_2) AS fallback,
+               (r.tier = ANY(:scored) AND r.confidence < :review_below) IS TRUE AS unsure,
+               r.confidence,
                q.id AS question_id, q.text AS asked, q.question AS standalone,
                q.created_at AS at, q.channel, q.conversation_id,
                f.updated_at AS voted_at, nxt.text AS next_text, nxt.created_at AS next_at,
@@ -82,14 +91,19 @@ _ITEMS = """
 
 _PERIOD_ITEMS = text(
     _ITEMS.format(
+        confidence=confidence_sql("m"),
         answers="m.created_at >= :since",
         questions="q.created_at >= :since AND q.created_at < :until",
-        having="""WHERE (fallback OR voted_at IS NOT NULL OR next_text IS NOT NULL)
+        having="""WHERE (fallback OR unsure OR voted_at IS NOT NULL OR next_text IS NOT NULL)
                     AND (settled_at IS NULL OR voted_at > settled_at)
                   ORDER BY at DESC, id DESC LIMIT :limit""",
     )
 )
-_ONE_ITEM = text(_ITEMS.format(answers="m.id = :message_id", questions="TRUE", having=""))
+_ONE_ITEM = text(
+    _ITEMS.format(
+        confidence=confidence_sql("m"), answers="m.id = :message_id", questions="TRUE", having=""
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -106,6 +120,7 @@ class RecheckItem:
     conversation_id: int
     tier: str | None
     signals: tuple[Signal, ...]
+    confidence: float | None = None  # the scorer's, when the reply carries one
     voted_at: datetime | None = None  # of the 👎
     rephrased_as: str | None = None  # the next question, when it asked the same again
     rephrased_after_s: float | None = None  # seconds from the answer to it
@@ -124,11 +139,13 @@ class RecheckItem:
         )
 
 
-def _params() -> dict[str, Any]:
+def _params(review_below: float) -> dict[str, Any]:
     return {
         "small_talk_1": SMALL_TALK_REASONS[0],
         "small_talk_2": SMALL_TALK_REASONS[1],
         "window": WINDOW_S,
+        "scored": list(SCORED_TIERS),
+        "review_below": review_below,
     }
 
 
@@ -139,6 +156,8 @@ def _item(row: Any, processor: TextProcessor) -> RecheckItem:
         signals.append("disliked")
     if rephrased:
         signals.append("rephrased")
+    if row.unsure:
+        signals.append("unsure")
     if row.fallback:
         signals.append("fallback")
     return RecheckItem(
@@ -152,6 +171,7 @@ def _item(row: Any, processor: TextProcessor) -> RecheckItem:
         conversation_id=row.conversation_id,
         tier=row.tier,
         signals=tuple(signals),
+        confidence=row.confidence,
         voted_at=row.voted_at,
         rephrased_as=row.next_text if rephrased else None,
         rephrased_after_s=(
@@ -167,13 +187,21 @@ async def queue_items(
     period: Period,
     processor: TextProcessor,
     limit: int = MAX_ITEMS,
+    *,
+    review_below: float = REVIEW_BELOW,
 ) -> tuple[list[RecheckItem], bool]:
     """The period's answers with a signal, not settled, newest question first; and whether
-    the candidates reached ``limit`` (older ones were not considered)."""
+    the candidates reached ``limit`` (older ones were not considered). ``review_below``: the
+    confidence under which an answer is unsure (``TUVAN_ADMIN__REVIEW_BELOW``; 0: never)."""
     rows = (
         await session.execute(
             _PERIOD_ITEMS,
-            {**_params(), "since": period.since, "until": period.until, "limit": limit},
+            {
+                **_params(review_below),
+                "since": period.since,
+                "until": period.until,
+                "limit": limit,
+            },
         )
     ).all()
     items = [_item(r, processor) for r in rows]
@@ -181,10 +209,15 @@ async def queue_items(
 
 
 async def queue_item(
-    session: AsyncSession, message_id: int, processor: TextProcessor
+    session: AsyncSession,
+    message_id: int,
+    processor: TextProcessor,
+    *,
+    review_below: float = REVIEW_BELOW,
 ) -> RecheckItem | None:
     """One bot answer with its signals (none, when nothing put it in the queue)."""
-    row = (await session.execute(_ONE_ITEM, {**_params(), "message_id": message_id})).first()
+    params = {**_params(review_below), "message_id": message_id}
+    row = (await session.execute(_ONE_ITEM, params)).first()
     return None if row is None else _item(row, processor)
 
 

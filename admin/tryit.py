@@ -3,8 +3,12 @@
 Runs the real answerer (nothing is stored) and lays out its trace: the reply as the student
 reads it (its Markdown rendered: admin.answer_markup), why it is what it is in the staff's words
 (admin.explanations), the nearest FAQ entries with what became of each, and the passages found
-with the sources' titles and addresses. The figures (similarities, thresholds, ranks, time) are
-folded under "Chi tiết kỹ thuật".
+with the sources' titles and addresses, the scorer's confidence, and how the question was read
+(admin.readings). The figures (similarities, thresholds, ranks, time) are folded under "Chi tiết
+kỹ thuật".
+
+An earlier question (``?prev=``) tries a follow-up: the question is made standalone with it by
+bot.answer.followup.standalone_question, as the worker and the web chat do, then answered.
 """
 
 from __future__ import annotations
@@ -16,13 +20,17 @@ from aiohttp import web
 from markupsafe import Markup
 
 from admin.answer_markup import answer_html
+from admin.confidence import is_unsure, percent, unsure_sentence
 from admin.explanations import Explanation, explain_reply, step_sentences
 from admin.i18n import Translator, add_strings
+from admin.readings import Reading, parse_reading, sentences
 from admin.web import render, runtime, translator
+from bot.answer.followup import Turn
 from bot.answer.question import MAX_QUESTION_CHARS
 from bot.answer.replies import Answer
 from bot.answer.why import faq_step
 from bot.core.citations import citation_label, public_url
+from bot.runtime import Runtime
 from retrieval.faq.decision import CandidateVerdict
 from retrieval.search.hits import Hit
 
@@ -34,6 +42,20 @@ add_strings(
             "Ask as a student would; see which tier answers and why. Nothing is stored.",
         ),
         "try.question": ("Câu hỏi", "Question"),
+        "try.earlier": ("Câu hỏi trước (không bắt buộc)", "An earlier question (optional)"),
+        "try.earlier_help": (
+            "Để thử một câu hỏi tiếp theo, như “ngành đó học phí bao nhiêu”.",
+            "To try a follow-up, such as “what does that major cost”.",
+        ),
+        "try.reading": ("Cách đọc: {sentences}", "Reading: {sentences}"),
+        "try.confidence": (
+            "Độ tin cậy: {pct}% (xác suất câu trả lời đúng).",
+            "Confidence: {pct}% (the chance the answer is right).",
+        ),
+        "try.unsure_note": (
+            "Câu trả lời như vậy sẽ vào “Cần xem lại”.",
+            "Such an answer goes to “To look at again”.",
+        ),
         "try.ask": ("Hỏi", "Ask"),
         "try.reply": ("Câu trả lời", "Reply"),
         "try.tier": ("Tầng trả lời: {tier}", "Answered by: {tier}"),
@@ -111,15 +133,31 @@ class Explained:
     terms: list[str]
     restored: str | None
     parts: list[str]
+    reading: list[str]  # how the question was read, in words
+    confidence: int | None  # the scorer's, as a percentage
+    unsure: str  # why such an answer would be looked at again, or ""
 
 
-def explain(answer: Answer, t: Translator) -> Explained:
+def explain(
+    answer: Answer,
+    t: Translator,
+    reading: Reading,
+    asked: str,
+    review_below: float,
+) -> Explained:
+    """``answer`` laid out; ``reading`` is how ``asked`` (what staff typed) was read."""
     trace = answer.trace
     decision = trace.get("faq")
     thresholds = trace.get("thresholds")
     t_faq = decision.threshold if decision is not None else 1.0
     passing = {h.chunk_id for h in trace.get("passing") or []}
-    details = {"why": answer.why, "reason": answer.reason, "timings_ms": answer.timings_ms}
+    details = {
+        "why": answer.why,
+        "reason": answer.reason,
+        "timings_ms": answer.timings_ms,
+        "confidence": answer.confidence,
+    }
+    confidence = answer.confidence
     return Explained(
         answer=answer,
         answer_html=answer_html(answer.answer),
@@ -137,18 +175,44 @@ def explain(answer: Answer, t: Translator) -> Explained:
         terms=list(trace.get("terms") or []),
         restored=trace.get("restored"),
         parts=list(trace.get("parts") or []),
+        reading=sentences(t, reading, asked, alone="reading.try_alone"),
+        confidence=percent(confidence) if confidence is not None else None,
+        unsure=(
+            unsure_sentence(t, confidence, review_below)
+            if confidence is not None and is_unsure(answer.tier, confidence, review_below)
+            else ""
+        ),
     )
 
 
+async def _read(rt: Runtime, question: str, earlier: str) -> Reading:
+    """How ``question`` is read after ``earlier`` (if any), as a conversation reads it."""
+    if not earlier:
+        return Reading("alone", question)
+    read = await rt.conversations.read_turns(question, [Turn(earlier)], None)
+    return parse_reading(read.to_json()) or Reading("alone", question)
+
+
 async def try_page(request: web.Request) -> web.Response:
-    """A GET (``?q=``): asking changes nothing, and the URL can be shared with a colleague."""
+    """A GET (``?q=``, ``&prev=``): asking changes nothing, and the URL can be shared with a
+    colleague."""
     question = request.query.get("q", "").strip()[:MAX_QUESTION_CHARS]
+    earlier = request.query.get("prev", "").strip()[:MAX_QUESTION_CHARS]
     explained = None
     if question:
         rt = runtime(request)
-        answer = await rt.answerer.answer(question)
-        explained = explain(answer, translator(request))
-    return await render(request, "try.html", {"question": question, "result": explained})
+        reading = await _read(rt, question, earlier)
+        answer = await rt.answerer.answer(reading.asked)
+        explained = explain(
+            answer,
+            translator(request),
+            reading,
+            question,
+            rt.settings.admin.review_below,
+        )
+    return await render(
+        request, "try.html", {"question": question, "earlier": earlier, "result": explained}
+    )
 
 
 def setup(app: web.Application) -> None:

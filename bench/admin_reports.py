@@ -23,7 +23,7 @@ from common import bench_database, bench_settings, machine, server_version
 from sqlalchemy import text
 
 from admin.conversation_store import ConversationFilters, list_conversations, transcript
-from admin.dashboard import MESSAGES_PER_DAY, TIERS_PER_DAY, daily_counts, reply_latency
+from admin.dashboard import MESSAGES_PER_DAY, daily_counts, reply_latency, tier_counts
 from admin.period import Period
 from admin.question_groups import QuestionVectors, group_questions
 from admin.recheck_queue import MAX_ITEMS, queue_items
@@ -178,7 +178,7 @@ async def main(args: argparse.Namespace) -> None:
             async def dashboard(p: Period = period) -> Any:
                 async with sm() as session:
                     await daily_counts(session, MESSAGES_PER_DAY, p, CHANNELS)
-                    await daily_counts(session, TIERS_PER_DAY, p, ("faq", "documents", "fallback"))
+                    await tier_counts(session, p)
                     return await reply_latency(session, p)
 
             ms, _ = await timed(args.runs, dashboard)

@@ -436,6 +436,11 @@ class AdminSettings(BaseModel):
     login_failures_per_ip: int = Field(default=20, ge=1)
     login_failures_per_email_total: int = Field(default=50, ge=1)
     login_window_minutes: int = Field(default=15, ge=1)
+    # A second confidence, staff's own: an FAQ or documents answer whose scorer put its chance
+    # of being right (details["confidence"]) below this goes to "Cần xem lại" as "tuvan không
+    # chắc" without waiting for a 👎, and the dashboard splits the documents' answers by it.
+    # Replies without a confidence (older ones, small talk) are never unsure. 0: off.
+    review_below: float = Field(default=0.8, ge=0, le=1)
 
 
 class WorkerSettings(BaseModel):

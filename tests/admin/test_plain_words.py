@@ -1,8 +1,9 @@
 """Every staff page in plain Vietnamese: signed in with the Vietnamese interface, with one
 conversation of each kind (an FAQ answer, a documents answer, a fallback, a guard refusal, a
-staff reply) asked through the real web chat, every GET route of the admin is opened (detail
-pages with real ids) and none shows an English diagnostic outside a "Chi tiết kỹ thuật" block,
-nor a server path anywhere.
+staff reply) asked through the real web chat, each reply then given a confidence and a reading
+of each kind (``details["confidence"]``, ``details["reading"]``: ``READINGS``), every GET route
+of the admin is opened (detail pages with real ids) and none shows an English diagnostic
+outside a "Chi tiết kỹ thuật" block, nor a server path anywhere.
 
 A new page is walked as soon as its route exists. A route with a new path parameter needs its
 values in ``ROUTE_VALUES`` (the test says so); a page worth opening with a query (Try it with a
@@ -25,7 +26,7 @@ from typing import Any
 
 import pytest
 from aiohttp.web_urldispatcher import StaticResource
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from admin.app import create_admin_app
@@ -64,6 +65,16 @@ ENGLISH = [
     r"held: too many",
     r"fallback",
     r"not a question",
+    # details["confidence"] and details["reading"]: its keys and values
+    r"confidence",
+    r"context",
+    r"alone",
+    r"no_subject",
+    r"no_attribute",
+    r"follow_up",
+    r"new_topic",
+    r"small_talk",
+    r"from_text",
 ]
 _ENGLISH = re.compile(r"\b(?:" + "|".join(ENGLISH) + r")\b", re.IGNORECASE)
 
@@ -166,6 +177,43 @@ QUESTIONS = {
 }
 
 
+def _taken(words: str, source: str) -> dict[str, str]:
+    return {"slot": "major", "label": "ngành", "words": words, "from_text": source}
+
+
+# What each reply is given on top of what the answerer stored: a confidence (the documents'
+# answer below the line, so "Cần xem lại" lists it as unsure) and a reading of each kind.
+READINGS: dict[str, dict[str, Any]] = {
+    "faq": {
+        "confidence": 0.97,
+        "reading": {"mode": "alone", "asked": QUESTIONS["faq"], "taken": [], "stopped": "pause"},
+    },
+    "guard": {
+        "confidence": 0.91,
+        "reading": {
+            "mode": "context",
+            "asked": QUESTIONS["guard"],
+            "taken": [_taken("Kỹ thuật Máy tính", "điểm chuẩn ngành Kỹ thuật Máy tính")],
+            "why": "follow_up",
+            "stopped": None,
+        },
+    },
+    "documents": {
+        "confidence": 0.42,
+        "reading": {
+            "mode": "context",
+            "asked": QUESTIONS["documents"] + " ngành khmt",
+            "taken": [_taken("khmt", "chỉ tiêu ngành khmt năm nay bn")],
+            "why": "no_subject",
+            "stopped": None,
+        },
+    },
+    "fallback": {
+        "reading": {"mode": "alone", "asked": QUESTIONS["fallback"], "stopped": "new_topic"},
+    },
+}
+
+
 async def ask_web_chat(b: AdminBrowser, sm: async_sessionmaker[AsyncSession], text: str) -> Asked:
     body = {"visitor_id": f"walk-{uuid.uuid4()}", "message_id": str(uuid.uuid4()), "text": text}
     async with b.http.post(b.url("/api/chat"), json=body) as response:
@@ -187,6 +235,14 @@ async def seeded(admin: AdminBrowser, sessionmaker: async_sessionmaker[AsyncSess
     found = Seeded()
     for kind, question in QUESTIONS.items():
         found.asked[kind] = await ask_web_chat(admin, sessionmaker, question)
+    async with sessionmaker.begin() as session:
+        for kind, extra in READINGS.items():
+            await session.execute(
+                text(
+                    "UPDATE messages SET details = details || CAST(:extra AS jsonb) WHERE id = :id"
+                ),
+                {"extra": json.dumps(extra, ensure_ascii=False), "id": found.asked[kind].reply_id},
+            )
     staff = found.asked["fallback"].conversation_id
     reply = await admin.post(
         f"/admin/conversations/{staff}/reply", {"text": "Chào em, cô trả lời em ngay nhé."}
@@ -241,6 +297,7 @@ def pages_with_queries(seeded: Seeded) -> list[str]:
     """Pages worth opening with a query: Try it with each kind of question, a search."""
     return [
         *(f"/admin/try?q={a.question}" for a in seeded.asked.values()),
+        f"/admin/try?q=ngành đó học phí bao nhiêu&prev={QUESTIONS['guard']}",
         "/admin/conversations?q=Paris",
         "/admin/documents?q=tuyển sinh",
     ]
@@ -278,11 +335,17 @@ async def test_each_kind_of_reply_is_explained_in_vietnamese(
     admin: AdminBrowser, seeded: Seeded
 ) -> None:
     said: dict[str, str] = {}
+    read: dict[str, str] = {}
     for kind, asked in seeded.asked.items():
         page = await admin.page(f"/admin/conversations/{asked.conversation_id}")
         why = page.split(f'data-testid="why-{asked.reply_id}"')[1].split("</p>")[0]
         said[kind] = why
+        read[kind] = page.split(f'data-testid="reading-{asked.reply_id}"')[1].split("</p>")[0]
         assert f"<summary>{TECHNICAL}</summary>" in page
+    assert "Đọc riêng tin nhắn này. Không dùng câu hỏi trước: đã cách quá lâu." in read["faq"]
+    assert "Tin nhắn hỏi tiếp câu trước nên lấy ngành" in read["guard"]
+    assert "Tin nhắn không nói ngành nên lấy ngành “khmt” từ câu hỏi trước" in read["documents"]
+    assert "hỏi sang chuyện khác" in read["fallback"]
     assert re.search(r"Trả lời từ câu hỏi thường gặp #\d+", said["faq"]), said["faq"]
     # the guard's refusal said from its structure: category label and values
     assert (
