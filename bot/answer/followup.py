@@ -85,6 +85,11 @@ SUBJECTS = ("major", "major_code", "programme", "institution", "topic", "scholar
 # qualifiers that go with it (not its year: "học phí" after "điểm chuẩn 2025" asks this year's).
 _CARRIED = ("major", "major_code", "programme", "institution", "method", "campus", "round")
 _NOT_A_TOPIC = frozenset({"number", "duration", "year"})
+# Words that say no subject of their own: of time and amount ("hp 1 năm bn", "năm nay"), and
+# the vocatives shorthand is written out to ("ad" → "anh/chị").
+_NOT_OWN = frozenset(
+    {"nam", "nay", "ky", "thang", "tuan", "ngay", "lan", "dot", "tien", "anh", "chi", "ban"}
+)
 
 Why = Literal["follow_up", "reference", "no_subject", "no_attribute"]
 Stopped = Literal["small_talk", "pause", "none_before"]
@@ -171,7 +176,11 @@ def read_alone(text: str, guard: NearMissGuard, processor: TextProcessor) -> Alo
     expanded = processor.expand_query(text)
     facets = guard.facets(expanded)
     unread = guard.unread(expanded)
-    own = [t for t in processor.query_terms(unread) if "_" not in t and not t.isdigit()]
+    own = [
+        t
+        for t in processor.query_terms(unread)
+        if "_" not in t and not t.isdigit() and t not in _NOT_OWN
+    ]
     return Alone(
         attribute="attribute" in facets,
         subject=any(c in facets for c in SUBJECTS),

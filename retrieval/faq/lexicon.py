@@ -66,7 +66,7 @@ def verbatim_key(question: str) -> str:
 
 
 @dataclass(frozen=True)
-class _Entry:
+class LexiconEntry:
     faq_id: int
     external_id: str | None
     question: str
@@ -94,7 +94,7 @@ class FaqLexicon:
 
     def __init__(
         self,
-        entries: Sequence[_Entry],
+        entries: Sequence[LexiconEntry],
         processor: TextProcessor,
         signature: str = "",
         *,
@@ -232,7 +232,7 @@ async def faq_lexicon(
         rows = [(r.id, r.question, r.embedding) for r in found] + rows
         headings = [h for (h,) in await session.execute(_HEADINGS_SQL, {"n": MAX_HEADINGS})]
         entries = [
-            _Entry(
+            LexiconEntry(
                 r.id,
                 r.external_id,
                 r.question,

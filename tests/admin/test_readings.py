@@ -45,11 +45,11 @@ CASES: list[tuple[Any, str | None, list[str]]] = [
         ["Đọc riêng tin nhắn này.", "Không dùng câu hỏi trước: đã cách quá lâu."],
     ),
     (
-        {"mode": "alone", "asked": "cảm ơn ạ", "stopped": "small_talk"},
-        "cảm ơn ạ",
+        {"mode": "alone", "asked": "học phí bao nhiêu", "stopped": "small_talk"},
+        "học phí bao nhiêu",
         [
             "Đọc riêng tin nhắn này.",
-            "Không dùng câu hỏi trước: tin nhắn này là lời chào, cảm ơn hay tạm biệt.",
+            "Không dùng câu hỏi trước: tin nhắn trước đó là lời chào, cảm ơn hay tạm biệt.",
         ],
     ),
     (

@@ -1,7 +1,9 @@
 """The demo's dialogues (3/6): 40 chat-style student questions written for the demo knowledge
 base (tests/data/demo_dialogues.jsonl), half without diacritics, with follow-ups, multi-part and
-list questions and out-of-scope ones. Each is read as the channels read it (a follow-up made
-standalone with the earlier questions) and answered by the whole answerer, no LLM.
+list questions and out-of-scope ones. Each is read as the channels read it (the conversation
+step: alone first, what it lacks from the earlier question) and answered by the whole answerer,
+no LLM. `tuvan eval dialogues tests/data/demo_dialogues.jsonl` asks the same through the web
+chat's API.
 
 A reply is *confidently wrong* when it answers from the FAQ or the documents and holds none of
 the question's key facts, or answers an out-of-scope question at all: none may be. Falling back
@@ -17,7 +19,7 @@ from typing import Any
 import pytest
 
 from bot.answer.answerer import Answerer
-from bot.answer.followup import standalone_question
+from bot.answer.followup import ContextRules, Turn, read_in_context
 from bot.answer.parts import AnswererParts
 from bot.answer.replies import Answer
 from bot.evaluation.metrics import facts_found
@@ -42,10 +44,12 @@ _ANSWERS: dict[str, Answer] = {}
 
 async def _ask(answerer: Answerer, parts: AnswererParts, row: dict[str, Any]) -> Answer:
     if row["id"] not in _ANSWERS:
-        question = await standalone_question(
-            row["question"], row.get("previous", []), parts.guard, None, parts.processor
-        )
-        _ANSWERS[row["id"]] = await answerer.answer(question)
+        rules = ContextRules(parts.guard, parts.processor)
+        turns: list[Turn] = []
+        for text in row.get("previous", []):  # each stored as it was answered, as a chat does
+            turns.append(Turn(read_in_context(text, turns, rules).asked))
+        reading = read_in_context(row["question"], turns, rules)
+        _ANSWERS[row["id"]] = await answerer.answer(reading.asked)
     return _ANSWERS[row["id"]]
 
 

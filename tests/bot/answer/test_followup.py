@@ -1,85 +1,158 @@
-"""Follow-ups without an LLM (bot.answer.followup, 3/6): a marked follow-up takes the previous
-question's values, a reference ("ngành đó") is resolved, a short question that leaves out whom
-it is about gets the previous names, and one the vocabulary reads nothing in gets the previous
-topic; each read on dialogues written for the demo knowledge base and on the UIT set's kind of
-questions."""
+"""The conversation step (1/4): a message is read alone first and takes from the last question
+only what it lacks; context stops at small talk and at a pause. Each rule is a row of the table:
+(the last question, the message, how it is read, why, what is asked)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
-from bot.answer.followup import carry_over, standalone_question
+from bot.answer.followup import ContextRules, Turn, read_in_context
 from bot.answer.parts import AnswererParts
 
+NOW = datetime(2026, 12, 4, 10, 0, tzinfo=UTC)
 
-@pytest.mark.parametrize(
-    ("previous", "question", "expected"),
-    [
-        # marked: the value named replaces the previous one of its kind
-        (
-            ["Học phí ngành Khoa học Máy tính năm 2026 là bao nhiêu?"],
-            "còn ngành Công nghệ Thông tin thì sao?",
-            "Học phí ngành Công nghệ Thông tin năm 2026 là bao nhiêu?",
-        ),
-        (["diem chuan khmt 2025"], "còn xét dgnl thì lấy bn", "diem chuan khmt 2025 dgnl"),
-        # a reference
-        (
-            ["ngành kỹ thuật phần mềm xét tổ hợp nào"],
-            "ngành đó học phí bao nhiêu",
-            "ngành kỹ thuật phần mềm học phí bao nhiêu",
-        ),
-        # whom it is about, from the turn that named it (not the year)
-        (
-            ["ngành khoa học dữ liệu xét tổ hợp nào ạ", "chỉ tiêu năm nay bn"],
-            "thế điểm chuẩn 2025 xét thpt là bn ad",
-            "thế điểm chuẩn 2025 xét thpt là bn ad khoa học dữ liệu",
-        ),
-        (["Điểm chuẩn ngành KHMT năm 2025?"], "học phí bao nhiêu", "học phí bao nhiêu KHMT"),
-        # the topic, less what the previous question asked for ("sđt")
-        (
-            ["sđt phòng tuyển sinh là gì ạ"],
-            "thứ 7 có làm việc ko ạ",
-            "phòng tuyển sinh: thứ 7 có làm việc ko ạ",
-        ),
-    ],
-)
-def test_a_follow_up_is_made_standalone(
-    parts: AnswererParts, previous: list[str], question: str, expected: str
-) -> None:
-    assert carry_over(question, previous, parts.guard, parts.processor) == expected
-
-
-@pytest.mark.parametrize(
-    ("previous", "question"),
-    [
-        # long enough to stand alone
-        (
-            ["điểm chuẩn khmt 2025"],
-            "Học phí ngành Kỹ thuật Phần mềm năm học 2026-2027 là bao nhiêu một năm vậy ạ?",
-        ),
-        # names its own major: nothing to carry
-        (["điểm chuẩn khmt 2025"], "học phí ngành attt bao nhiêu"),
-        # nothing to carry from
-        (["xin chào"], "ngành đó học phí bao nhiêu"),
-    ],
-)
-def test_a_question_that_stands_alone_is_left_as_it_is(
-    parts: AnswererParts, previous: list[str], question: str
-) -> None:
-    assert carry_over(question, previous, parts.guard, parts.processor) is None
-
-
-async def test_without_an_llm_the_rule_rewrites_and_with_no_history_nothing_changes(
-    parts: AnswererParts,
-) -> None:
-    rewritten = await standalone_question(
+CASES = [
+    # marked follow-ups: the new value put in the last question's place
+    (
+        "Học phí ngành Khoa học Máy tính năm 2026 là bao nhiêu?",
+        "còn ngành Công nghệ Thông tin thì sao?",
+        "context",
+        "follow_up",
+        "Học phí ngành Công nghệ Thông tin năm 2026 là bao nhiêu?",
+    ),
+    (
+        "diem chuan khmt 2025",
+        "còn xét dgnl thì lấy bn",
+        "context",
+        "follow_up",
+        "diem chuan khmt 2025 dgnl",
+    ),
+    # a reference: the value the last question named
+    (
+        "ngành kỹ thuật phần mềm xét tổ hợp nào",
         "ngành đó học phí bao nhiêu",
-        ["ngành kỹ thuật phần mềm xét tổ hợp nào"],
-        parts.guard,
+        "context",
+        "reference",
+        "ngành kỹ thuật phần mềm học phí bao nhiêu",
+    ),
+    (
+        "truong lien ket voi dh nao o nuoc ngoai",
+        "hoc phi ct do bn 1 nam",
+        "context",
+        "reference",
+        "hoc phi ct lien ket bn 1 nam",
+    ),
+    # an attribute asked of nobody: the last question's subject added
+    (
+        "Điểm chuẩn ngành KHMT năm 2025?",
+        "học phí bao nhiêu",
+        "context",
+        "no_subject",
+        "học phí bao nhiêu KHMT",
+    ),
+    # nothing the vocabulary reads: the last question's topic in front
+    (
+        "sđt phòng tuyển sinh là gì ạ",
+        "thứ 7 có làm việc ko ạ",
+        "context",
+        "no_subject",
+        "phòng tuyển sinh: thứ 7 có làm việc ko ạ",
+    ),
+    # a subject and no question of its own: the last question asked of it
+    (
+        "chỉ tiêu ngành cntt năm nay",
+        "khmt?",
+        "context",
+        "no_attribute",
+        "chỉ tiêu ngành khmt năm nay",
+    ),
+    # names its own subject or attribute: never inherits (the leaks of December)
+    (
+        "chương trình trí tuệ nhân tạo học gì",
+        "hp chương trình clc bn 1 năm vậy ad",
+        "alone",
         None,
-        parts.processor,
+        None,
+    ),
+    ("học phí ngành ttnt bao nhiêu", "mã ngành kỹ thuật phần mềm là gì ạ", "alone", None, None),
+    ("điểm chuẩn khmt 2025", "năm nhất thì học ở cơ sở nào vậy ạ", "alone", None, None),
+    (
+        "học bổng tân sinh viên có mấy loại",
+        "hạn xác nhận nhập học là ngày mấy ạ",
+        "alone",
+        None,
+        None,
+    ),
+    (
+        "Điểm chuẩn ngành TMĐT 2025 xét học bạ",
+        "nganh tri tue nhan tao co xet hoc ba ko a",
+        "alone",
+        None,
+        None,
+    ),
+    (
+        "trường có mấy loại học bổng",
+        "hb tài năng cần bao nhiêu điểm thi vậy ad",
+        "alone",
+        None,
+        None,
+    ),
+    (
+        "điểm chuẩn khmt 2025",
+        "Học phí ngành Kỹ thuật Phần mềm năm học 2026-2027 là bao nhiêu một năm vậy ạ?",
+        "alone",
+        None,
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(("previous", "message", "mode", "why", "asked"), CASES)
+def test_a_message_takes_from_the_last_question_only_what_it_lacks(
+    parts: AnswererParts,
+    previous: str,
+    message: str,
+    mode: str,
+    why: str | None,
+    asked: str | None,
+) -> None:
+    rules = ContextRules(parts.guard, parts.processor)
+    reading = read_in_context(message, [Turn(previous, NOW - timedelta(minutes=1))], rules, NOW)
+    assert (reading.mode, reading.why) == (mode, why)
+    assert reading.asked == (asked or message)
+    if mode == "context":
+        assert reading.taken and all(t.from_text == previous for t in reading.taken)
+    else:
+        assert reading.taken == ()
+
+
+def test_context_stops_at_small_talk_a_pause_and_the_first_message(parts: AnswererParts) -> None:
+    rules = ContextRules(parts.guard, parts.processor, pause_s=30 * 60)
+    question = "học phí bao nhiêu"
+    thanks = Turn("cảm ơn ạ", NOW - timedelta(minutes=1), small_talk=True)
+    assert read_in_context(question, [thanks], rules, NOW).stopped == "small_talk"
+    old = Turn("điểm chuẩn khmt 2025", NOW - timedelta(hours=2))
+    assert read_in_context(question, [old], rules, NOW).stopped == "pause"
+    assert read_in_context(question, [], rules, NOW).stopped == "none_before"
+    # a thank-you itself is never read with the question before it
+    recent = Turn("điểm chuẩn khmt 2025", NOW - timedelta(minutes=1))
+    assert read_in_context("cảm ơn ạ", [recent], rules, NOW).mode == "alone"
+
+
+def test_the_reading_is_stored_as_plain_data(parts: AnswererParts) -> None:
+    rules = ContextRules(parts.guard, parts.processor)
+    reading = read_in_context(
+        "ngành đó học phí bao nhiêu", [Turn("ngành ktpm xét tổ hợp nào")], rules
     )
-    assert rewritten == "ngành kỹ thuật phần mềm học phí bao nhiêu"
-    assert await standalone_question("ngành đó học phí bao nhiêu", [], parts.guard, None) == (
-        "ngành đó học phí bao nhiêu"
-    )
+    data = reading.to_json()
+    assert data["mode"] == "context" and data["why"] == "reference"
+    assert data["taken"] == [
+        {
+            "slot": "major",
+            "label": "ngành",
+            "words": "ktpm",
+            "from_text": "ngành ktpm xét tổ hợp nào",
+        }
+    ]
