@@ -123,7 +123,8 @@ def test_a_message_takes_from_the_last_question_only_what_it_lacks(
     assert (reading.mode, reading.why) == (mode, why)
     assert reading.asked == (asked or message)
     if mode == "context":
-        assert reading.taken and all(t.from_text == previous for t in reading.taken)
+        assert reading.taken
+        assert all(t.from_text == previous for t in reading.taken)
     else:
         assert reading.taken == ()
 
@@ -147,7 +148,8 @@ def test_the_reading_is_stored_as_plain_data(parts: AnswererParts) -> None:
         "ngành đó học phí bao nhiêu", [Turn("ngành ktpm xét tổ hợp nào")], rules
     )
     data = reading.to_json()
-    assert data["mode"] == "context" and data["why"] == "reference"
+    assert data["mode"] == "context"
+    assert data["why"] == "reference"
     assert data["taken"] == [
         {
             "slot": "major",

@@ -65,7 +65,8 @@ def decide(judge: FaqJudge, question: str, *candidates: FaqCandidate) -> FaqDeci
 def test_the_likeliest_candidate_is_accepted_at_the_threshold(judge: FaqJudge) -> None:
     assert judge.threshold == pytest.approx(0.8)  # the floor: a three-entry FAQ is too small
     sure = decide(judge, "học phí ngành khoa học máy tính", candidate(1, 0.99))
-    assert sure.accepted is not None and sure.accepted.faq_id == 1
+    assert sure.accepted is not None
+    assert sure.accepted.faq_id == 1
     assert sure.verdicts[0].code == "accepted"
     assert sure.probability == pytest.approx(0.858, abs=0.01)
     unsure = decide(judge, "học phí ngành khoa học máy tính", candidate(1, 0.95))
@@ -78,7 +79,8 @@ def test_a_phrasing_asked_word_for_word_is_taken_unless_another_answer_holds_it(
     judge: FaqJudge,
 ) -> None:
     taken = decide(judge, "x", candidate(1, 1.0, verbatim=True), candidate(2, 0.9))
-    assert taken.accepted is not None and taken.verdicts[0].code == "verbatim"
+    assert taken.accepted is not None
+    assert taken.verdicts[0].code == "verbatim"
     shared = decide(judge, "x", candidate(2, 1.0, verbatim=True), candidate(3, 1.0, verbatim=True))
     assert shared.accepted is None
     assert {(v.code, v.rival_id) for v in shared.verdicts} == {
@@ -94,7 +96,8 @@ def test_an_entry_naming_another_campus_the_faq_sets_apart_is_ruled_out(
     decision = decide(
         judge, "điểm chuẩn cơ sở phía Nam 2025", candidate(2, 0.99), candidate(3, 0.97)
     )
-    assert decision.accepted is not None and decision.accepted.faq_id == 3
+    assert decision.accepted is not None
+    assert decision.accepted.faq_id == 3
     north = next(v for v in decision.verdicts if v.candidate.faq_id == 2)
     assert north.code == "contrast"
     assert north.contrast == (("phia", ("nam",), ("bac",)),)
