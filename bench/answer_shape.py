@@ -47,7 +47,7 @@ from common import CACHE_DIR, DATASETS, bench_settings, markdown_table
 from quote_hygiene import quote_count, quote_defects
 
 from bot.answer.answerer import Answerer
-from bot.answer.followup import standalone_question
+from bot.answer.followup import ContextRules, Turn, read_in_context
 from bot.answer.found import Timer
 from bot.evaluation.data import Question, read_faq_items, read_passages, read_questions
 from bot.evaluation.metrics import facts_found
@@ -143,8 +143,12 @@ async def retrieve(answer_set: AnswerSet, forms: tuple[str, ...]) -> None:
                 if form not in forms:
                     continue
                 # A follow-up in a dialogue is read as the answerer's callers read it.
-                before = [t if form == "written" else fold(t) for t in earlier.get(q.id, [])]
-                text = await standalone_question(text, before, parts.guard, None, parts.processor)
+                rules = ContextRules(parts.guard, parts.processor)
+                turns: list[Turn] = []
+                for t in earlier.get(q.id, []):
+                    t = t if form == "written" else fold(t)
+                    turns.append(Turn(read_in_context(t, turns, rules).asked))
+                text = read_in_context(text, turns, rules).asked
                 found[(q.id, form)] = await answerer.find(text, detect_language(text), Timer())
     CACHE.mkdir(parents=True, exist_ok=True)
     with (CACHE / f"{answer_set.name}.pickle").open("wb") as f:

@@ -2,6 +2,11 @@
 
     .venv/bin/python bench/fit_decisions.py [--datasets DIR] [--write] [--quick] [--out DIR]
 
+With ``--documents``, tier 2's answer-or-abstain scorer too (``bot.evaluation.documents_fit``),
+on the question sets ``answer_shape.py retrieve`` cached (UIT, ALQAC, PTIT pages, the demo's
+questions and dialogues): each question's passages composed with no scorer, its answer's
+features and whether it holds every key fact.
+
 Collects each FAQ set's evidence (``bot.evaluation.faq_examples``: every query as written and
 folded, weighed as the answerer weighs it; cached in bench/.cache by the code and data it came
 from), fits the scorer and its operating points with each set left out in turn
@@ -139,6 +144,107 @@ def report(sets: list[FaqSetEvidence]) -> tuple[str, dict[str, Any]]:
     return "\n".join(lines), figures
 
 
+DOC_SETS = ("UIT", "ALQAC", "PTIT", "demo", "demo-dialogues")
+
+
+async def documents_evidence() -> list[Any]:
+    """Each cached question set's documents answers, composed with no tier-2 scorer."""
+    from dataclasses import replace
+
+    from answer_shape import CACHE
+
+    from bot.answer.answerer import Answerer
+    from bot.answer.found import Timer
+    from bot.evaluation.documents_fit import DocExample, DocSet
+    from bot.evaluation.metrics import facts_found
+    from bot.evaluation.questions import answer_body
+    from retrieval.decisions.store import Decisions
+
+    parts = build_parts(bench_settings())
+    parts = replace(parts, decisions=Decisions(faq=parts.decisions.faq))
+    answerer = Answerer(parts, None)  # type: ignore[arg-type]  # composing reads no store
+    out = []
+    for name in DOC_SETS:
+        path = CACHE / f"{name}.pickle"
+        if not path.exists():
+            print(f"{name}: no cache (run answer_shape.py retrieve --sets {name})")
+            continue
+        data = pickle.loads(path.read_bytes())
+        examples = []
+        for (qid, form), found in data["found"].items():
+            q = next(q for q in data["questions"] if q.id == qid)
+            answer = await answerer.answer_found(replace(found), Timer())
+            features = (answer.scores.get("documents") or {}).get("features")
+            if answer.tier != "documents" or not features:
+                continue
+            got = facts_found(answer_body(answer), q.key_facts) if q.key_facts else 0
+            right = bool(q.key_facts) and got == len(q.key_facts)
+            if not q.key_facts and not q.out_of_scope:
+                continue  # answerable, but nothing to score it by
+            examples.append(DocExample(qid, form, tuple(features), right, got, len(q.key_facts)))
+        in_scope = sum(1 for q in data["questions"] if q.key_facts)
+        out.append(DocSet(name, tuple(examples), in_scope))
+        print(f"{name}: {len(examples)} documents answers")
+    return out
+
+
+def documents_report(sets: list[Any]) -> tuple[str, dict[str, Any]]:
+    from bot.evaluation.documents_fit import DOC_RISKS, leave_one_out
+
+    folds = leave_one_out(sets)
+    rows = []
+    figures: dict[str, Any] = {}
+    for fold in folds:
+        for risk in DOC_RISKS:
+            for form in ("written", "folded"):
+                r = fold.rates(risk, form)
+                point = next(p for p in fold.points if p.risk == risk)
+                rows.append(
+                    [
+                        fold.name,
+                        form,
+                        f"{risk:g}",
+                        f"{point.threshold:.2f}",
+                        f"{r.precision:.3f}",
+                        f"{r.coverage:.3f}",
+                        r.answered,
+                        r.wrong_no_fact,
+                    ]
+                )
+                figures.setdefault(fold.name, {}).setdefault(str(risk), {})[form] = {
+                    "precision": r.precision,
+                    "coverage": r.coverage,
+                    "answered": r.answered,
+                    "confidently_wrong": r.wrong_no_fact,
+                }
+    header = [
+        "left out",
+        "form",
+        "risk",
+        "threshold",
+        "key facts (answered)",
+        "right / questions",
+        "answered",
+        "no key fact",
+    ]
+    return "\n".join(
+        ["## Tier 2, each set left out", "", markdown_table(header, rows), ""]
+    ), figures
+
+
+def write_documents(sets: list[Any], figures: dict[str, Any]) -> None:
+    from bot.evaluation.documents_fit import choose_thresholds, fit_documents, leave_one_out
+
+    scorer = fit_documents(sets)
+    points = choose_thresholds([(f.doc_set, f.p) for f in leave_one_out(sets)])
+    data = json.loads(DECISIONS_FILE.read_text())
+    data["documents"] = decision_to_json(Decision(scorer, points))
+    data.setdefault("about", {})["documents_left_out"] = figures
+    data["about"]["documents_sets"] = {s.name: len(s.examples) for s in sets}
+    DECISIONS_FILE.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+    print(f"wrote the documents scorer: points {points}")
+
+
 def write(sets: list[FaqSetEvidence], figures: dict[str, Any]) -> None:
     scorer = fit_faq_scorer(sets)
     folds = leave_one_out(sets)
@@ -172,6 +278,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "fit")
     parser.add_argument("--write", action="store_true")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--documents", action="store_true", help="fit tier 2's scorer too")
     args = parser.parse_args()
     if args.quick and args.write:
         sys.exit("--quick fits on 60 queries a set: never written")
@@ -183,6 +290,13 @@ def main() -> None:
     (args.out / "report.json").write_text(json.dumps(figures, indent=1), encoding="utf-8")
     if args.write:
         write(sets, figures)
+    if args.documents:
+        doc_sets = asyncio.run(documents_evidence())
+        doc_markdown, doc_figures = documents_report(doc_sets)
+        print(doc_markdown)
+        (args.out / "documents.md").write_text(doc_markdown, encoding="utf-8")
+        if args.write:
+            write_documents(doc_sets, doc_figures)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import re
 from dataclasses import replace
 
 from bot.answer import replies
+from bot.answer.confidence import documents_confidence, documents_features
 from bot.answer.extractive import Quote, render_quotes, select_quotes
 from bot.answer.found import Found, Timer, hit_citation
 from bot.answer.llm_answer import Generated, generate_answer
@@ -94,13 +95,33 @@ class DocumentsTier:
         return self._quoted(found, quotes)
 
     def _quoted(self, found: Found, quotes: list[Quote]) -> Answer | None:
-        """The quotes as a cited answer; None (the fallback, with related links) if none."""
+        """The quotes as a cited answer; None (the fallback, with related links) if none, or
+        if the scorer is not sure enough of them."""
         if not quotes:
             found.trace["abstained"] = True
             return None
+        confidence = self._confidence(found, quotes, 1.0)
+        if confidence is False:
+            return None
         quotes, citations = numbered(quotes, found.passing)
         body = f"{replies.extractive_intro(found.language)}\n{render_quotes(quotes)}"
-        return self._cited(body, citations, found.passing, found.language, "extractive")
+        answer = self._cited(body, citations, found.passing, found.language, "extractive")
+        return _sure(answer, found, confidence)
+
+    def _confidence(self, found: Found, quotes: list[Quote], parts: float) -> float | bool | None:
+        """The scorer's probability for these quotes (None with no fitted scorer), or False
+        when it is below the risk target's threshold: tier 2 abstains (1/4)."""
+        features = documents_features(quotes, found.passing, parts)
+        found.trace["documents_features"] = features
+        p, sure = documents_confidence(
+            self.parts.decisions.documents, features, self.settings.answer.documents_risk
+        )
+        found.trace["documents_probability"] = p
+        if not sure:
+            found.trace["abstained"] = True
+            found.trace["unsure"] = True
+            return False
+        return p
 
     def _multi_part_answer(
         self, found: Found, parts: list[tuple[str, str]], guard: NearMissGuard | None
@@ -137,7 +158,11 @@ class DocumentsTier:
         if not any(per_part):
             found.trace["abstained"] = True
             return None
-        quoted, citations = numbered([q for quotes in per_part for q in quotes], hits)
+        everything = [q for quotes in per_part for q in quotes]
+        confidence = self._confidence(found, everything, sum(chose) / len(parts))
+        if confidence is False:
+            return None
+        quoted, citations = numbered(everything, hits)
         said = "\n".join(q.text for q in quoted)
         shown = [i for i, quotes in enumerate(per_part) if quotes]
         # Headings in the documents' language: the guard's attributes are Vietnamese words.
@@ -158,7 +183,8 @@ class DocumentsTier:
             # Named only when every part left is, and in Vietnamese: the guard's words are.
             named = language == "vi" and all(missing)
             lines.append(replies.part_not_found(language, missing if named else []))
-        return self._cited("\n".join(lines), citations, hits, language, "by_part")
+        answer = self._cited("\n".join(lines), citations, hits, language, "by_part")
+        return _sure(answer, found, confidence)
 
     def _cited(
         self,
@@ -178,6 +204,16 @@ class DocumentsTier:
             reason=f"{len(hits)} chunks passed t_doc; answered {_COMPOSED[how]}",
             why=documents_answered(how, len(hits), faq_passage),
         )
+
+
+def _sure(answer: Answer, found: Found, confidence: float | bool | None) -> Answer:
+    """The answer with its confidence, and the features the scorer weighed (diagnostics)."""
+    answer.confidence = confidence if isinstance(confidence, float) else None
+    answer.scores["documents"] = {
+        "features": [round(x, 4) for x in found.trace.get("documents_features", ())],
+        "probability": answer.confidence,
+    }
+    return answer
 
 
 def numbered(quotes: list[Quote], hits: list[Hit]) -> tuple[list[Quote], list[Citation]]:

@@ -66,6 +66,13 @@ class Quote:
     position: int
     text: str
     score: float
+    # What tier 2's scorer weighs (bot.answer.confidence): the score as a share of the
+    # question's weight, how much of the question the best passage holds, whether the unit
+    # holds the kind of value asked, how many of the question's names it agrees with.
+    share: float = 0.0
+    evidence: float = 0.0
+    holds: bool = False
+    agrees: int = 0
 
 
 def about_first(hits: Sequence[Hit], reading: Reading, guard: NearMissGuard | None) -> list[Hit]:
@@ -103,7 +110,7 @@ def select_quotes(
     terms = set(question_terms)
     reading = reading or Reading()
     per_hit = [passage_units(hit.text) for hit in hits]
-    scored = _ranked(terms, hits, per_hit, processor, reading, guard)
+    scored, whole, evidence = _ranked(terms, hits, per_hit, processor, reading, guard)
     if not scored:
         return []  # too little of the question, or every unit about another major, year...
     if reading.kinds and guard is not None:
@@ -155,7 +162,19 @@ def select_quotes(
             continue  # the same passage in two documents (near-duplicate pages)
         seen.add(key)
         covered.update((hi, p) for p in used)
-        chosen.append(Quote(hi + 1, hi, pos, text, score))
+        chosen.append(
+            Quote(
+                hi + 1,
+                hi,
+                pos,
+                text,
+                score,
+                score / whole if whole else 0.0,
+                evidence,
+                c.answers or c.holds,
+                c.agrees or 0,
+            )
+        )
     return sorted(chosen, key=lambda q: (q.hit_index, q.position))
 
 
@@ -166,9 +185,9 @@ def _ranked(
     processor: TextProcessor,
     reading: Reading,
     guard: NearMissGuard | None,
-) -> list[tuple[float, _Candidate]]:
-    """Every unit that may be quoted, best first with its score; [] when the chunks hold too
-    little of the question (``MIN_EVIDENCE``)."""
+) -> tuple[list[tuple[float, _Candidate]], float, float]:
+    """Every unit that may be quoted, best first with its score ([] when the chunks hold too
+    little of the question: ``MIN_EVIDENCE``), the question's whole weight and the evidence."""
     candidates: list[_Candidate] = []
     for hi, (hit, units) in enumerate(zip(hits, per_hit, strict=True)):
         heading = set(processor.query_terms(hit.heading_path)) & terms
@@ -220,7 +239,7 @@ def _ranked(
                 )
             )
     if not candidates:
-        return []
+        return [], 0.0, 0.0
     df: dict[str, int] = {}
     for c in candidates:
         for t in c.own | c.context:
@@ -232,10 +251,11 @@ def _ranked(
         # plain float sum with it, enough to flip a unit at the CLOSE cut between two runs.
         return math.fsum(math.log(1 + n / df[t]) for t in found)
 
-    if _evidence(terms, hits, processor, candidates, df, n) < MIN_EVIDENCE:
-        return []
+    evidence = _evidence(terms, hits, processor, candidates, df, n)
+    if evidence < MIN_EVIDENCE:
+        return [], 0.0, evidence
     whole = weight(set(df))  # every question term some unit holds
-    return sorted(
+    ranked = sorted(
         (
             (_score(c, weight, whole, hits[c.hit_index].faq_id is not None), c)
             for c in candidates
@@ -243,6 +263,7 @@ def _ranked(
         ),
         key=lambda s: (-s[0], s[1].hit_index, s[1].position),
     )
+    return ranked, whole, evidence
 
 
 @dataclass(frozen=True)
