@@ -47,17 +47,14 @@ class Answerer(Lookup):
         self.tiers: tuple[AnswerTier, ...] = (FaqTier(), self.documents)
 
     async def answer(self, raw_question: str) -> Answer:
-        timer = Timer()
-        started = time.perf_counter()
-        question = clean_question(raw_question)
-        language: Language = detect_language(question)
-        if not is_question(question):
-            return not_a_question(language)
-        chat = self._small_talk(question, language)
-        if chat is not None:
-            return chat
-        found = await self.find(question, language, timer)
-        return self._finish(await self.answer_found(found, timer), found, timer, started)
+        """The answer to a question: ``answer_stream``'s final answer (one path for both)."""
+        final: Answer | None = None
+        async for event in self.answer_stream(raw_question):
+            if isinstance(event, StreamDone):
+                final = event.answer
+        if final is None:  # answer_stream always ends with StreamDone
+            raise RuntimeError("the answer stream ended without a final answer")
+        return final
 
     def _small_talk(self, question: str, language: Language) -> Answer | None:
         """A greeting, a thank-you, a goodbye or a request for a person: a polite reply, no
@@ -141,7 +138,7 @@ class Answerer(Lookup):
         result.trace = found.trace
         result.query = {
             "restored": found.trace.get("restored"),
-            "parts": found.trace.get("parts", []),
+            "parts": [text for text, _ in found.parts],
         }
         steps = faq_steps(found.decision)
         result.why = {"faq": steps, **result.why}

@@ -79,9 +79,7 @@ class DocumentsTier:
         """The passages' best units quoted and cited; None when none holds what is asked."""
         hits = found.passing
         guard = self.parts.guard_in_use
-        parts = list(
-            zip(found.trace.get("parts", []), found.trace.get("part_dense", []), strict=False)
-        )
+        parts = list(found.parts)
         if len(parts) > 1:
             return self._multi_part_answer(found, parts, guard)
         quotes = select_quotes(
@@ -98,7 +96,7 @@ class DocumentsTier:
         """The quotes as a cited answer; None (the fallback, with related links) if none, or
         if the scorer is not sure enough of them."""
         if not quotes:
-            found.trace["abstained"] = True
+            found.abstained = True
             return None
         confidence = self._confidence(found, quotes, 1.0)
         if confidence is False:
@@ -112,14 +110,13 @@ class DocumentsTier:
         """The scorer's probability for these quotes (None with no fitted scorer), or False
         when it is below the risk target's threshold: tier 2 abstains (1/4)."""
         features = documents_features(quotes, found.passing, parts)
-        found.trace["documents_features"] = features
+        found.documents_features = features
         p, sure = documents_confidence(
             self.parts.decisions.documents, features, self.settings.answer.documents_risk
         )
-        found.trace["documents_probability"] = p
+        found.documents_probability = p
         if not sure:
-            found.trace["abstained"] = True
-            found.trace["unsure"] = True
+            found.abstained = found.unsure = True
             return False
         return p
 
@@ -133,7 +130,7 @@ class DocumentsTier:
         part already quoted, or that the quotes already answer, adds nothing; the parts the
         documents do not answer are named in one line at the end."""
         hits, language = found.passing, found.language
-        whole = found.trace.get("expanded") or found.question
+        whole = found.expanded or found.question
         parts = asking_parts(parts)
         processor = self.parts.processor
         texts = [with_entities(dense, whole, guard) for _, dense in parts]
@@ -156,7 +153,7 @@ class DocumentsTier:
         if len(parts) == 1:
             return self._quoted(found, per_part[0])
         if not any(per_part):
-            found.trace["abstained"] = True
+            found.abstained = True
             return None
         everything = [q for quotes in per_part for q in quotes]
         confidence = self._confidence(found, everything, sum(chose) / len(parts))
@@ -210,7 +207,7 @@ def _sure(answer: Answer, found: Found, confidence: float | bool | None) -> Answ
     """The answer with its confidence, and the features the scorer weighed (diagnostics)."""
     answer.confidence = confidence if isinstance(confidence, float) else None
     answer.scores["documents"] = {
-        "features": [round(x, 4) for x in found.trace.get("documents_features", ())],
+        "features": [round(x, 4) for x in found.documents_features],
         "probability": answer.confidence,
     }
     return answer

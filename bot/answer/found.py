@@ -46,6 +46,15 @@ class Found:
     out_of_scope: dict[str, frozenset[str]] = field(default_factory=dict)
     small_talk: Answer | None = None  # the query plan found nothing to search (a greeting)
     reading: Reading | None = None  # what tier 2 reads the question to ask (bot.answer.extractive)
+    # How the question was read for search: restored, written out, split into its parts.
+    expanded: str = ""
+    parts: tuple[tuple[str, str], ...] = ()  # each part as typed and as embedded
+    # What tier 2 decided, for the fallback and the diagnostics (typed, not trace keys):
+    # it found passages but quoted none (abstained), or was not sure enough of its quotes.
+    abstained: bool = False
+    unsure: bool = False
+    documents_features: tuple[float, ...] = ()
+    documents_probability: float | None = None
 
 
 def hit_citation(n: int, hit: Hit) -> Citation:

@@ -96,6 +96,8 @@ class Lookup:
         }
         found = Found(question, language, terms, thresholds, decision, hits, trace, scores)
         found.small_talk = small_talk
+        found.expanded = prepared.dense
+        found.parts = tuple((p.text, p.dense) for p in prepared.parts)
         if decision.accepted is not None or small_talk is not None:
             return found
         passing = [h for h in hits if h.similarity >= thresholds.t_doc]
@@ -245,7 +247,7 @@ def reading_of(found: Found, parts: AnswererParts) -> Reading:
     question."""
     if found.reading is None:
         found.reading = read_question(
-            found.trace.get("expanded") or found.question, parts.guard_in_use, parts.processor
+            found.expanded or found.question, parts.guard_in_use, parts.processor
         )
     return found.reading
 

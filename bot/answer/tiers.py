@@ -83,11 +83,15 @@ class FallbackTier:
                 found.thresholds,
                 found.out_of_scope,
             )
-        if found.trace.get("abstained"):
+        if found.abstained:
             # Passages about the question, none holding what it asks: offered as links that
             # may help, with no fact stated from them.
             answer.related = related_sources(found.passing)
-            answer.reason += "; documents: no quoted unit holds what is asked (abstained)"
+            answer.reason += (
+                "; documents: not sure enough of the quotes (abstained)"
+                if found.unsure
+                else "; documents: no quoted unit holds what is asked (abstained)"
+            )
             answer.answer = replies.with_related(answer.answer, answer.related, found.language)
         answer.why = documents_missed(
             max((h.similarity for h in found.hits), default=0.0),
@@ -95,7 +99,7 @@ class FallbackTier:
             len(found.passing),
             found.out_of_scope,
             self.parts.guard_in_use,
-            abstained=bool(found.trace.get("abstained")),
+            abstained=found.abstained,
         )
         return answer
 

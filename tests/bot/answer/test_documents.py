@@ -111,12 +111,13 @@ def in_parts(parts: AnswererParts, question: str, *texts: str) -> str:
         question=question,
         language=detect_language(question),
         terms=parts.processor.query_terms(question),
-        thresholds=Thresholds(0.9, 0.5, "default"),
+        thresholds=Thresholds(0.5, "default"),
         decision=FaqDecision(None, (), "no FAQ"),
         hits=hits,
-        trace={"parts": asked, "part_dense": asked},
+        trace={},
         scores={},
         passing=hits,
+        parts=tuple((p, p) for p in asked),
     )
     answer = DocumentsTier(parts).extractive(found)
     assert answer is not None
