@@ -52,13 +52,14 @@ from retrieval.restore.restorer import DiacriticRestorer
 from retrieval.text.folding import fold
 
 MODES = ("dense", "bm25", "hybrid")
+OWN_DIALOGUES = Path(__file__).resolve().parent.parent / "tests" / "data" / "demo_dialogues.jsonl"
 MIN_MULTI_PART = 5  # questions that split, for a set's multi-part figure
 
 
 @dataclass(frozen=True)
 class QuestionSet:
     name: str
-    questions: Path
+    questions: Path | None  # None: an FAQ set only (UTEHY)
     corpus: Path | None = None  # a folder for tuvan's pipeline
     chunks: Path | None = None  # pre-cut passages
     faq: Path | None = None
@@ -67,6 +68,7 @@ class QuestionSet:
 
 def dev_sets(root: Path) -> list[QuestionSet]:
     uit, alqac, virhe = root / "uit-admissions", root / "alqac", root / "virhe4qa"
+    utehy = root / "utehy-fanpage"
     return [
         QuestionSet(
             "UIT",
@@ -82,6 +84,12 @@ def dev_sets(root: Path) -> list[QuestionSet]:
             chunks=virhe / "corpus.jsonl",
             faq=virhe / "faq.jsonl",
             faq_queries=virhe / "faq_queries.jsonl",
+        ),
+        QuestionSet(
+            "UTEHY",
+            None,
+            faq=utehy / "faq.jsonl",
+            faq_queries=utehy / "faq_queries.jsonl",
         ),
     ]
 
@@ -135,6 +143,7 @@ def answer_rows(results: dict[str, dict[str, Any]]) -> tuple[list[str], list[lis
         "faq",
         "documents",
         "fallback",
+        "confidently wrong",
         "key facts (answered)",
         "documents answers, median / p90 chars",
     ]
@@ -150,6 +159,7 @@ def answer_rows(results: dict[str, dict[str, Any]]) -> tuple[list[str], list[lis
                     tiers["faq"],
                     tiers["documents"],
                     tiers["fallback"],
+                    d["key_facts"].get("confidently_wrong", "–"),
                     "–" if rate is None else f"{rate:.3f}",
                     _lengths(d["answer_length"]["documents"]),
                 ]
@@ -165,29 +175,35 @@ def _lengths(spread: dict[str, Any]) -> str:
 
 
 async def faq_tier(parts: Any, qs: QuestionSet, out: Path) -> dict[str, Any]:
+    """The shipped scorer on one FAQ set, as written and folded. In-sample: the scorer was
+    fitted on these sets; the figures that count are the left-out ones (``fit_decisions``)."""
     if qs.faq is None or qs.faq_queries is None:
         raise ValueError(f"{qs.name} has no FAQ set")
     items = read_faq_items(qs.faq)
     queries = read_faq_queries(qs.faq_queries, {i.id for i in items})
-    results: dict[str, Any] = {}
-    for form, asked in (
-        ("written", queries),
-        ("unaccented", [replace(q, query=fold(q.query)) for q in queries]),
-    ):
-        ev = await evaluate_faq(parts, items, asked)  # the resolved t_faq, guard on
-        data, markdown = faq_report(ev)
-        folder = out / f"{qs.name}-faq-{form}"
-        folder.mkdir(parents=True, exist_ok=True)
-        write_markdown(folder, markdown)
-        results[form] = data
-    return results
+    ev = await evaluate_faq(parts, items, queries, unaccented=True)
+    data, markdown = faq_report(ev)
+    folder = out / f"{qs.name}-faq"
+    folder.mkdir(parents=True, exist_ok=True)
+    write_markdown(folder, markdown)
+    return {"written": data["written"], "unaccented": data["folded"]}
 
 
 def faq_rows(results: dict[str, dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
-    header = ["FAQ set", "form", "precision", "coverage", "false accepts", "near-miss FA", "OOS FA"]
+    header = [
+        "FAQ set",
+        "form",
+        "precision",
+        "coverage",
+        "false accepts",
+        "near-miss FA",
+        "OOS FA",
+        "wrong verbatim answers",
+    ]
     rows = []
     for name, forms in results.items():
         for form, data in forms.items():
+            wrong = sum(1 for m in data["misses"] if m["got"] is not None)
             rows.append(
                 [name, form]
                 + [
@@ -200,6 +216,7 @@ def faq_rows(results: dict[str, dict[str, Any]]) -> tuple[list[str], list[list[A
                         "false_accept_out_of_scope",
                     )
                 ]
+                + [wrong]
             )
     return header, rows
 
@@ -341,10 +358,13 @@ async def main(argv: Sequence[str]) -> None:
     ap.add_argument("--out", type=Path, default=RESULTS_DIR / "devsets")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument(
-        "--only", default="", help="Comma-separated parts: tier2, tier1, restorer, multi"
+        "--only",
+        default="",
+        help="Comma-separated parts: loso, dialogues, tier2, tier1, restorer, multi",
     )
     args = ap.parse_args(argv)
-    only = set(args.only.split(",")) if args.only else {"tier2", "tier1", "restorer", "multi"}
+    every = {"loso", "dialogues", "tier2", "tier1", "restorer", "multi"}
+    only = set(args.only.split(",")) if args.only else every
     limit = 100 if args.quick else None
     parts = build_parts(bench_settings())
     sets = dev_sets(args.datasets)
@@ -356,8 +376,44 @@ async def main(argv: Sequence[str]) -> None:
         print(block, flush=True)
         sections.append(block)
 
+    if "loso" in only:
+        # The figures that count: each set answered by what the other sets fitted.
+        import fit_decisions
+
+        faq_sets = await fit_decisions.evidence(args.datasets, 60 if args.quick else None)
+        markdown, _ = fit_decisions.report(faq_sets)
+        print(markdown, flush=True)
+        sections.append(markdown)
+        doc_sets = await fit_decisions.documents_evidence()
+        if len(doc_sets) > 1:
+            markdown, _ = fit_decisions.documents_report(doc_sets)
+            print(markdown, flush=True)
+            sections.append(markdown)
+    if "dialogues" in only:
+        from bot.evaluation.dialogues import dialogues_report, read_dialogues
+        from bot.web.dialogues import dialogues_through_web_chat
+
+        rows = []
+        for path in (
+            args.datasets / "demo-dialogues" / "dialogues.jsonl",
+            OWN_DIALOGUES,
+        ):
+            turns = read_dialogues(path)[: 10 if args.quick else None]
+            ev = await dialogues_through_web_chat(parts, turns)
+            _, markdown = dialogues_report(ev, path.name)
+            folder = args.out / f"dialogues-{path.parent.name}"
+            folder.mkdir(parents=True, exist_ok=True)
+            write_markdown(folder, markdown)
+            rows.append(
+                [path.parent.name, len(turns), ev.correct, ev.confidently_wrong, ev.fallbacks]
+            )
+        emit(
+            "Dialogues through the web chat, in session order",
+            ["file", "questions", "correct", "confidently wrong", "fallback (should answer)"],
+            rows,
+        )
     if "restorer" in only:
-        accuracy = [row for qs in sets for row in restorer_accuracy(parts, qs)]
+        accuracy = [row for qs in sets if qs.questions for row in restorer_accuracy(parts, qs)]
         emit(
             "Diacritic restorer: syllable accuracy, questions folded and restored",
             ["set", "questions", "asked", "syllables", "accuracy", "ms / question"],
@@ -374,7 +430,9 @@ async def main(argv: Sequence[str]) -> None:
             ],
         )
     if "tier2" in only:
-        results = {qs.name: await retrieval(parts, qs, limit, args.out) for qs in sets}
+        results = {
+            qs.name: await retrieval(parts, qs, limit, args.out) for qs in sets if qs.questions
+        }
         emit("Tier 2 retrieval (w: as written, u: without diacritics)", *retrieval_rows(results))
         emit("Answers", *answer_rows(results))
     if "tier1" in only:
@@ -384,7 +442,7 @@ async def main(argv: Sequence[str]) -> None:
         multi = {
             qs.name: found
             for qs in sets
-            if (found := await multi_part(parts, qs, limit, args.out)) is not None
+            if qs.questions and (found := await multi_part(parts, qs, limit, args.out)) is not None
         }
         if multi:
             emit(

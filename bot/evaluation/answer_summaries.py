@@ -31,6 +31,10 @@ def key_facts_summary(outcomes: Sequence[AnswerOutcome]) -> dict[str, Any]:
         "answered": len(answered),
         "rate": rate(scope),
         "rate_answered": rate(answered),
+        # Answered with not one key fact, or an out-of-scope question answered at all: the
+        # confidently wrong replies (a fallback is never one).
+        "confidently_wrong": sum(o.found == 0 for o in answered)
+        + sum(o.question.out_of_scope and not o.right for o in outcomes),
         "mean_fraction": (
             sum(o.found / len(o.question.key_facts) for o in scope) / len(scope) if scope else None
         ),

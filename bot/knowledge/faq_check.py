@@ -34,8 +34,13 @@ from sqlalchemy.orm import selectinload
 
 from bot.answer.answerer import Answerer
 from bot.db.models import FaqEntry, FaqStatus
+from retrieval.faq.candidates import FaqCandidate
 from retrieval.faq.decision import FaqDecision
 from retrieval.faq.near_misses import known_values, near_misses
+
+# A probability the scorer gives another entry at which staff are told of it: more likely right
+# than not, so the two entries cannot be told apart by this phrasing.
+LOOK_ALIKE = 0.5
 
 Problem = Literal["unanswered", "other_entry", "confusable", "guard", "near_miss"]
 
@@ -175,14 +180,38 @@ def _problem(entry: FaqEntry, phrasing: str, decision: FaqDecision) -> PhrasingP
             own.guard.staff_reason,
         )
     reason = own.reason if own is not None else "the entry is not among the candidates"
+    staff = _staff_reason(own.code if own is not None else None)
+    look_alike = _look_alike(entry, decision)
+    if look_alike is None:
+        return PhrasingProblem(entry.id, entry.external_id, phrasing, "unanswered", reason, staff)
+    # Tier 1 abstains because another entry with another answer fits the phrasing as well:
+    # staff merge the two or tell them apart.
     return PhrasingProblem(
         entry.id,
         entry.external_id,
         phrasing,
         "unanswered",
-        reason,
-        _staff_reason(own.code if own is not None else None),
+        f"{reason}; entry {look_alike.faq_id} with another answer fits it too: "
+        f"{look_alike.question}",
+        f"{staff}: mục #{look_alike.faq_id} có câu trả lời khác cũng khớp cách hỏi này",
+        look_alike.faq_id,
+        look_alike.question,
     )
+
+
+def _look_alike(entry: FaqEntry, decision: FaqDecision) -> FaqCandidate | None:
+    """The entry with another answer the scorer finds more likely right than not for this
+    phrasing, if any: why tier 1 could not choose."""
+    others = [
+        v
+        for v in decision.verdicts
+        if v.candidate.faq_id != entry.id
+        and not _same(v.candidate.answer, entry.answer)
+        and (v.probability or 0.0) >= LOOK_ALIKE
+    ]
+    if not others:
+        return None
+    return max(others, key=lambda v: v.probability or 0.0).candidate
 
 
 # What became of the entry (retrieval.faq.decision's code), in the staff's words.

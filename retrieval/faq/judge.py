@@ -8,6 +8,8 @@ calibration runs in a worker thread the first time a question meets a changed FA
 from __future__ import annotations
 
 import asyncio
+import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -16,6 +18,8 @@ from retrieval.faq.calibration import Calibration, calibrate
 from retrieval.faq.lexicon import FaqLexicon
 from retrieval.guard.checks import NearMissGuard
 from retrieval.text.terms import TextProcessor
+
+log = logging.getLogger(__name__)
 
 NO_SCORER = 1.01  # with no fitted scorer, nothing but a phrasing asked word for word is taken
 
@@ -78,8 +82,16 @@ async def current_judge(
     async with _lock:
         judge = _judges.get(key)
         if judge is None or judge.lexicon is not lexicon:
+            started = time.perf_counter()
             judge = await asyncio.to_thread(
                 make_judge, lexicon, processor, guard, decision, risk, own_names
+            )
+            log.info(
+                "faq calibration: %d entries, risk %g, threshold %.3f, %.1f s",
+                len(lexicon.entries),
+                risk,
+                judge.threshold,
+                time.perf_counter() - started,
             )
             stale = [k for k in _judges if k[0] == url]
             for k in stale:

@@ -423,7 +423,14 @@ def test_the_calibrate_command_prints_the_settings_to_use(
         ],
     )
     assert result.exit_code == 0, result.output
-    assert "TUVAN_ANSWER__T_FAQ=" in result.output
+    # One line per fitted risk target; no t_faq to set (tier 1's threshold calibrates itself).
+    assert "risk 0.01: threshold " in result.output
+    assert "TUVAN_ANSWER__T_FAQ" not in result.output
     stored = json.loads((out / "report.json").read_text("utf-8"))
-    assert stored["t_faq"]["met"] is True
+    risks = [row["risk"] for row in stored["faq"]]
+    assert risks == sorted(risks)
+    assert 0.01 in risks
+    for row in stored["faq"]:
+        assert 0 <= row["precision"] <= 1
+        assert 0 <= row["coverage"] <= 1
     assert (out / "faq_precision_coverage.png").stat().st_size > 0
