@@ -6,7 +6,7 @@ answerer's one embedding thread (``--embed-thread to_thread``: asyncio.to_thread
 code, for comparison) = "embed"; a session, ``faq_candidates`` (two round trips: the
 settings with the FAQ lexicon's signature, the dense query with the entries as stored; BM25
 over the in-memory lexicon) = "candidates"; ``decide_faq`` with the near-miss guard and
-the word coverage = "decide". "db" = session + candidates + decide, "total" = all of it. The
+the fitted scorer = "decide". "db" = session + candidates + decide, "total" = all of it. The
 answerer also reads ``index_state`` for the thresholds (one primary-key lookup) - not counted.
 
 The FAQ is synthetic (bench/faq_corpus.py): majors x attributes x years, 20 student phrasings
@@ -52,13 +52,13 @@ from bot.runtime import build_parts
 from retrieval.faq.candidates import FAQ_DENSE_SQL as _DENSE_SQL
 from retrieval.faq.candidates import coverage_terms, faq_candidates
 from retrieval.faq.decision import decide_faq
-from retrieval.faq.lexicon import faq_lexicon
+from retrieval.faq.judge import make_judge
+from retrieval.faq.lexicon import current_lexicon
 from retrieval.index.state import ensure_index_state
 from retrieval.query import question_vector
 from retrieval.restore.store import current_restorer
 from retrieval.search.dense import vector_literal as _vec
 from retrieval.text.language import detect_language
-from retrieval.thresholds import resolve_thresholds
 
 HNSW = ("ix_faq_entries_embedding_hnsw", "ix_faq_variants_embedding_hnsw")
 TARGET_P95_MS = 30.0
@@ -94,7 +94,7 @@ async def main() -> None:
     settings = bench_settings()
     started = time.perf_counter()
     parts = build_parts(settings)
-    embedder, processor, guard = parts.embedder, parts.processor, parts.guard
+    embedder, processor = parts.embedder, parts.processor
     model_load_s = time.perf_counter() - started
 
     items = build_faq(args.entries, args.variants)
@@ -105,7 +105,6 @@ async def main() -> None:
     )
     embed_s = time.perf_counter() - started
     questions = _questions(items, args.held_out, real)
-    thresholds = resolve_thresholds(settings.answer, embedder.name, None)
 
     async with bench_database() as (engine, sessionmaker):
         async with sessionmaker.begin() as session:
@@ -162,8 +161,20 @@ async def main() -> None:
         # The FAQ lexicon (BM25, coverage weights, verbatim index), built once per change.
         started = time.perf_counter()
         async with sessionmaker() as session:
-            await faq_lexicon(session, processor)
+            lexicon = await current_lexicon(session, processor)
         lexicon_s = time.perf_counter() - started
+        # Tier 1's judge: the fitted scorer calibrated on this FAQ (every phrasing weighed
+        # against the other entries), made once per change, as the first question makes it.
+        started = time.perf_counter()
+        judge = make_judge(
+            lexicon,
+            processor,
+            parts.guard_in_use,
+            parts.decisions.faq,
+            settings.answer.faq_risk,
+            settings.brand.own_names,
+        )
+        judge_s = time.perf_counter() - started
 
         expected = dict(held_out_queries(items, args.held_out))
         stages = ("embed", "cand", "decide", "db", "total")
@@ -177,6 +188,7 @@ async def main() -> None:
                 embedder, processor, question, executor, restorer
             )
             vector = question_vector(prepared, vectors)
+            covering = coverage_terms(prepared.readable, processor, judge.guard)
             t1 = time.perf_counter()
             async with sessionmaker() as session:
                 candidates = await faq_candidates(
@@ -186,17 +198,11 @@ async def main() -> None:
                     prepared.terms,
                     vector,
                     limit=5,
-                    covering=coverage_terms(prepared.readable, processor, guard),
+                    covering=covering,
+                    lexicon=lexicon,
                 )
                 t2 = time.perf_counter()
-                decision = decide_faq(
-                    prepared.dense,
-                    candidates,
-                    threshold=thresholds.t_faq,
-                    margin=settings.answer.faq_margin,
-                    guard=guard,
-                    min_coverage=settings.answer.faq_min_coverage,
-                )
+                decision = decide_faq(prepared.dense, covering, candidates, judge)
                 t3 = time.perf_counter()
             t4 = time.perf_counter()
             ms = {
@@ -253,8 +259,8 @@ async def main() -> None:
             "questions": len(questions),
             "warmup": args.warmup,
             "question_kinds": {k: sum(1 for _, kk in questions if kk == k) for _, k in questions},
-            "t_faq": thresholds.t_faq,
-            "margin": settings.answer.faq_margin,
+            "faq_risk": settings.answer.faq_risk,
+            "faq_threshold": judge.threshold,
             "embed_thread": args.embed_thread,
             "model_load_s": round(model_load_s, 2),
             "passage_embedding_s": round(embed_s, 1),
@@ -263,6 +269,7 @@ async def main() -> None:
             "latency_ms": stats,
             "restorer_learned_s": round(restorer_s, 2),
             "lexicon_built_s": round(lexicon_s, 2),
+            "judge_calibrated_s": round(judge_s, 2),
             "synthetic_outcomes": outcome,
             "real_questions_accepted": real_accepted,
             "target_p95_ms": TARGET_P95_MS,
@@ -272,20 +279,21 @@ async def main() -> None:
     )
     report.print_header(
         [
-            f"{version}; embedder {embedder.name}; near-miss guard on; t_faq {thresholds.t_faq}",
+            f"{version}; embedder {embedder.name}; near-miss guard on; risk "
+            f"{settings.answer.faq_risk}, this FAQ's threshold {judge.threshold:.3f}",
             f"{counts['faq_entries']:,} FAQ entries (published), {counts['faq_variants']:,} "
             f"variants; {len(questions)} questions timed after {args.warmup} warm-up",
             f"stored vectors: {len(texts):,} texts, {embed_s:.1f} s (cache in bench/.cache); "
             f"COPY load {load_s:.1f} s; HNSW builds "
             + ", ".join(f"{n} {b['seconds']} s" for n, b in builds.items())
             + f"; diacritic restorer learned in {restorer_s:.1f} s; FAQ lexicon built in "
-            f"{lexicon_s:.1f} s",
+            f"{lexicon_s:.1f} s; tier 1 calibrated on it in {judge_s:.1f} s",
         ]
     )
     names = {
         "embed": f"embedding (restore, expand, split + embed_queries, {args.embed_thread})",
         "cand": "faq_candidates (SQL)",
-        "decide": "decide_faq (guard)",
+        "decide": "decide_faq (guard, fitted scorer)",
         "db": "DB part (session + candidates + decide)",
         "total": "**total**",
     }

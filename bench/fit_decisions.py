@@ -209,6 +209,7 @@ def documents_report(sets: list[Any]) -> tuple[str, dict[str, Any]]:
                         f"{r.coverage:.3f}",
                         r.answered,
                         r.wrong_no_fact,
+                        f"{r.confidently_wrong_share:.3f}",
                     ]
                 )
                 figures.setdefault(fold.name, {}).setdefault(str(risk), {})[form] = {
@@ -226,6 +227,7 @@ def documents_report(sets: list[Any]) -> tuple[str, dict[str, Any]]:
         "right / questions",
         "answered",
         "no key fact",
+        "no key fact / answered",
     ]
     return "\n".join(
         ["## Tier 2, each set left out", "", markdown_table(header, rows), ""]

@@ -7,6 +7,10 @@ passage holds, the passages' dense similarity, whether a unit holds the kind of 
 how many of the question's names it agrees with, whether it is a staff-approved FAQ answer, and
 the share of a multi-part question's parts answered. Every one is "more is likelier right":
 the scorer is monotone in each (retrieval.decisions).
+
+What it predicts is that the answer is *sound*: it quotes at least one fact of what is asked.
+The risk target bounds the share of answers that quote nothing asked (confidently wrong ones,
+bot.evaluation.documents_fit); a partial answer, cited under the disclaimer, is still given.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ def documents_features(
 def documents_confidence(
     decision: Decision | None, features: tuple[float, ...], risk: float
 ) -> tuple[float | None, bool]:
-    """The scorer's probability that the answer is right, and whether it is sure enough to
+    """The scorer's probability that the answer is sound, and whether it is sure enough to
     answer at ``risk`` (with no fitted scorer: no probability, and it answers)."""
     if decision is None:
         return None, True

@@ -11,7 +11,16 @@ from datetime import datetime
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.answer.answerer import Answerer
-from bot.answer.followup import ContextRules, Reading, Turn, read_in_context, rewrite_with_llm
+from bot.answer.followup import (
+    ContextRules,
+    Reading,
+    Turn,
+    alone,
+    own_terms,
+    read_in_context,
+    rewrite_with_llm,
+    takes_a_topic,
+)
 from bot.answer.replies import Answer
 from bot.answer.stream import StreamDone, StreamEvent
 from bot.conversations.store import earlier_turns
@@ -52,14 +61,37 @@ class ConversationAnswerer:
         self, conversation_id: int, message_id: int, text: str, now: datetime | None
     ) -> Answer:
         reading = await self.read(conversation_id, message_id, text, now)
-        return _with_reading(await self.answerer.answer(reading.asked), reading)
+        return await self.answer_reading(text, reading)
+
+    async def answer_reading(self, text: str, reading: Reading) -> Answer:
+        """The answer to ``reading``. A message that took the earlier question's whole topic
+        ("thứ 7 có làm việc không" after the office's phone number) keeps it only if the answer
+        holds one of the message's own words; otherwise the topic was another one ("trường có
+        nuôi mèo không" after the fees) and the message is answered alone."""
+        answer = await self.answerer.answer(reading.asked)
+        if takes_a_topic(reading) and not self._about_own_words(text, answer):
+            reading = alone(text, "new_topic")
+            answer = await self.answerer.answer(text)
+        return _with_reading(answer, reading)
+
+    def _about_own_words(self, text: str, answer: Answer) -> bool:
+        if answer.tier == "fallback":
+            return True  # nothing claimed either way
+        parts = self.answerer.parts
+        own = set(own_terms(text, self.rules.guard, parts.processor))
+        said = set(parts.processor.query_terms(answer.answer))
+        return not own or bool(own & said)
 
     async def answer_stream(
         self, conversation_id: int, message_id: int, text: str, now: datetime | None
     ) -> AsyncIterator[StreamEvent]:
         """``answer`` as events (``Answerer.answer_stream``): the final ``StreamDone`` carries
-        the answer with its reading."""
+        the answer with its reading. A reading that took a whole topic is checked first (see
+        ``answer_reading``), so it arrives whole, in the final event."""
         reading = await self.read(conversation_id, message_id, text, now)
+        if takes_a_topic(reading):
+            yield StreamDone(await self.answer_reading(text, reading))
+            return
         async for event in self.answerer.answer_stream(reading.asked):
             if isinstance(event, StreamDone):
                 yield StreamDone(_with_reading(event.answer, reading))

@@ -50,7 +50,8 @@ log = logging.getLogger(__name__)
 # Folded, so "còn"/"con" and "thì sao"/"thi sao" are one marker each.
 _STARTS = ("con ", "vay con ", "the con ", "the ", "vay ", "what about ", "how about ", "and ")
 _NOT_STARTS = ("the nao", "vay la")  # "thế nào là…" asks a question of its own
-_ENDS = (" thi sao", " thi the nao", " thi nhu the nao", " the nao", " what about it")
+# "… thế nào" alone is a plain "how" ("thời tiết Đà Lạt thế nào"); only "thì thế nào" follows up.
+_ENDS = (" thi sao", " thi the nao", " thi nhu the nao", " what about it")
 MAX_FOLLOW_UP_WORDS = 10
 MAX_ELLIPTICAL_WORDS = 12  # longer messages stand alone, whatever they name
 
@@ -92,7 +93,10 @@ _NOT_OWN = frozenset(
 )
 
 Why = Literal["follow_up", "reference", "no_subject", "no_attribute"]
-Stopped = Literal["small_talk", "pause", "none_before"]
+# Why the earlier questions were not used: small talk between, a long pause, nothing before, or
+# (``new_topic``) the earlier topic put in front gave an answer holding none of the message's
+# own words (``answer_in_context``).
+Stopped = Literal["small_talk", "pause", "none_before", "new_topic"]
 
 
 @dataclass(frozen=True)
@@ -172,15 +176,27 @@ class Alone:
         )
 
 
-def read_alone(text: str, guard: NearMissGuard, processor: TextProcessor) -> Alone:
-    expanded = processor.expand_query(text)
-    facets = guard.facets(expanded)
-    unread = guard.unread(expanded)
-    own = [
+def own_terms(text: str, guard: NearMissGuard, processor: TextProcessor) -> list[str]:
+    """The message's content words no category of the guard reads ("năm nhất", "nuôi mèo"),
+    as keyword terms."""
+    unread = guard.unread(processor.expand_query(text))
+    return [
         t
         for t in processor.query_terms(unread)
         if "_" not in t and not t.isdigit() and t not in _NOT_OWN
     ]
+
+
+def takes_a_topic(reading: Reading) -> bool:
+    """Read with the earlier question's whole topic put in front (the message named nothing the
+    vocabulary reads): the reading whose answer must still be about the message's own words."""
+    return reading.mode == "context" and any(t.slot == "topic" for t in reading.taken)
+
+
+def read_alone(text: str, guard: NearMissGuard, processor: TextProcessor) -> Alone:
+    expanded = processor.expand_query(text)
+    facets = guard.facets(expanded)
+    own = own_terms(text, guard, processor)
     return Alone(
         attribute="attribute" in facets,
         subject=any(c in facets for c in SUBJECTS),

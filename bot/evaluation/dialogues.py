@@ -105,6 +105,12 @@ class DialogueOutcome:
     correct: bool
     reading: dict[str, Any] | None = None
     confidence: float | None = None
+    found: int = 0  # expected facts in the reply
+
+    @property
+    def partial(self) -> bool:
+        """Confidently wrong, but holding some of the expected facts (a part answered)."""
+        return self.confidently_wrong and self.found > 0
 
     @property
     def fallback(self) -> bool:
@@ -132,14 +138,24 @@ class DialogueEvaluation:
     def fallbacks(self) -> int:
         return sum(o.fallback and not o.correct for o in self.outcomes)
 
+    @property
+    def partial(self) -> int:
+        return sum(o.partial for o in self.outcomes)
+
 
 def score(turn: DialogueTurn, tier: str, answer: str) -> bool:
     if not turn.in_kb:
         return tier == "fallback"
     if tier == "fallback" or not turn.expected_facts:
         return False
-    body = _body(answer, turn.question)
-    return facts_found(body, turn.expected_facts) == len(turn.expected_facts)
+    return found_facts(turn, answer) == len(turn.expected_facts)
+
+
+def found_facts(turn: DialogueTurn, answer: str) -> int:
+    """The expected facts in the reply's body (the student's own words echoed do not count)."""
+    if not turn.expected_facts:
+        return 0
+    return facts_found(_body(answer, turn.question), turn.expected_facts)
 
 
 def _body(answer: str, question: str) -> str:
@@ -184,6 +200,7 @@ async def ask_dialogues(
                 score(turn, tier, answer),
                 details.get("reading"),
                 details.get("confidence"),
+                found_facts(turn, answer) if tier != "fallback" else 0,
             )
         )
         if on_turn is not None:
@@ -207,6 +224,7 @@ def dialogues_report(ev: DialogueEvaluation, name: str) -> tuple[dict[str, Any],
         "questions": n,
         "correct": ev.correct,
         "confidently_wrong": ev.confidently_wrong,
+        "partial": ev.partial,
         "fallback": ev.fallbacks,
         "by_kind": ev.by_kind,
         "outcomes": [
@@ -228,7 +246,8 @@ def dialogues_report(ev: DialogueEvaluation, name: str) -> tuple[dict[str, Any],
     lines = [
         f"# Dialogues: {name}",
         "",
-        f"{ev.correct}/{n} correct, **{ev.confidently_wrong} confidently wrong**, "
+        f"{ev.correct}/{n} correct, **{ev.confidently_wrong} confidently wrong** "
+        f"({ev.partial} of them answer part of what was asked), "
         f"{ev.fallbacks} fallbacks that should have answered.",
         "",
         "| kind | questions | correct | confidently wrong | fallback |",
@@ -245,6 +264,8 @@ def dialogues_report(ev: DialogueEvaluation, name: str) -> tuple[dict[str, Any],
         if o.correct:
             continue
         label = "CONFIDENTLY WRONG" if o.confidently_wrong else "fallback"
+        if o.partial:
+            label += f" (part answered: {o.found}/{len(o.turn.expected_facts)} facts)"
         read = o.reading or {}
         how = (
             f"read with context: {read.get('asked')!r}"

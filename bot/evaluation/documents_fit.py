@@ -1,11 +1,16 @@
 """Fitting tier 2's answer-or-abstain scorer, one question set left out at a time (1/4).
 
 An example is a documents answer the answerer would give with no scorer (its features,
-``bot.answer.confidence``), and whether it was right: every key fact in it; an out-of-scope
-question answered is wrong. For each set in turn the scorer is fitted on the others and its
-threshold for each risk target chosen on them (each scored by a scorer that never saw it): the
-lowest threshold at which the share of wrong answers, averaged over those sets, is at most the
-target. The left-out set is then answered with both.
+``bot.answer.confidence``), and what it holds: the key facts found in it. The scorer learns
+whether an answer is *sound*, holding at least one key fact; the event it guards against is the
+confidently wrong answer, one that quotes passages holding nothing the question's answer key
+holds (an out-of-scope question answered at all is one). A partial answer, cited and under the
+disclaimer, is still worth giving; an answer of nothing asked is not. For each set in turn the
+scorer is fitted on the others and its threshold for each risk target chosen on them (each
+scored by a scorer that never saw it): the lowest threshold at which the share of confidently
+wrong answers among those given, averaged over those sets, is at most the target. The left-out
+set is then answered with both, and reported with both readings of right (every key fact, at
+least one).
 """
 
 from __future__ import annotations
@@ -32,6 +37,11 @@ class DocExample:
     found: int  # key facts found
     facts: int  # key facts asked (0: out of scope)
 
+    @property
+    def sound(self) -> bool:
+        """At least one key fact; never for an out-of-scope question (nothing to quote)."""
+        return self.facts > 0 and self.found > 0
+
 
 @dataclass(frozen=True)
 class DocSet:
@@ -42,7 +52,7 @@ class DocSet:
 
 def fit_documents(sets: Sequence[DocSet]) -> MonotoneScorer:
     rows = [e.features for s in sets for e in s.examples]
-    labels = [float(e.right) for s in sets for e in s.examples]
+    labels = [float(e.sound) for s in sets for e in s.examples]
     groups = [s.name for s in sets for _ in s.examples]
     return fit_scorer(np.asarray(rows), np.asarray(labels), groups, DOC_FEATURES, DOC_UP)
 
@@ -68,6 +78,11 @@ class DocRates:
     def coverage(self) -> float:
         return self.right / self.questions if self.questions else 0.0
 
+    @property
+    def confidently_wrong_share(self) -> float:
+        """Of the answers given, those holding no key fact: what the risk target bounds."""
+        return self.wrong_no_fact / self.answered if self.answered else 0.0
+
 
 def rates(s: DocSet, p: np.ndarray, threshold: float, form: str | None = None) -> DocRates:
     kept = [
@@ -91,7 +106,7 @@ def choose_thresholds(
     for risk in risks:
         chosen = GRID[-1]
         for t in GRID:
-            errors = [1.0 - rates(s, p, t).precision for s, p in scored]
+            errors = [rates(s, p, t).confidently_wrong_share for s, p in scored]
             if float(np.mean(errors)) <= risk:
                 chosen = t
                 break
