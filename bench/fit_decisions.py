@@ -210,6 +210,7 @@ def documents_report(sets: list[Any]) -> tuple[str, dict[str, Any]]:
                         r.answered,
                         r.wrong_no_fact,
                         f"{r.confidently_wrong_share:.3f}",
+                        r.out_of_scope,
                     ]
                 )
                 figures.setdefault(fold.name, {}).setdefault(str(risk), {})[form] = {
@@ -217,6 +218,7 @@ def documents_report(sets: list[Any]) -> tuple[str, dict[str, Any]]:
                     "coverage": r.coverage,
                     "answered": r.answered,
                     "confidently_wrong": r.wrong_no_fact,
+                    "out_of_scope_answered": r.out_of_scope,
                 }
     header = [
         "left out",
@@ -228,6 +230,7 @@ def documents_report(sets: list[Any]) -> tuple[str, dict[str, Any]]:
         "answered",
         "no key fact",
         "no key fact / answered",
+        "out of scope answered",
     ]
     return "\n".join(
         ["## Tier 2, each set left out", "", markdown_table(header, rows), ""]

@@ -69,6 +69,7 @@ class DocRates:
     right: int
     wrong_no_fact: int  # confidently wrong: answered, not one key fact (or out of scope)
     questions: int
+    out_of_scope: int = 0  # of ``wrong_no_fact``, out-of-scope questions answered
 
     @property
     def precision(self) -> float:
@@ -96,6 +97,7 @@ def rates(s: DocSet, p: np.ndarray, threshold: float, form: str | None = None) -
         sum(e.right for e in kept),
         sum(e.found == 0 for e in kept),
         s.questions * forms,
+        sum(e.facts == 0 for e in kept),
     )
 
 
