@@ -18,6 +18,7 @@ import aiohttp
 from aiohttp import web
 
 from adapters.interface import Adapter
+from bot.answer.readiness import keep_tier_one_ready
 from bot.channels.wiring import http_session, open_adapters, refresh_tokens
 from bot.core.errors import ConfigError
 from bot.keys import ADAPTERS, HTTP
@@ -47,6 +48,21 @@ def pruning(runtime: Runtime, stop: asyncio.Event) -> asyncio.Task[int]:
     )
 
 
+def tier_one_ready(runtime: Runtime) -> CleanupContext:
+    """Tier 1's calibration kept ready beside the web app (bot.answer.readiness)."""
+
+    async def ready(app: web.Application) -> AsyncIterator[None]:
+        stop = asyncio.Event()
+        task = asyncio.create_task(keep_tier_one_ready(runtime.answerer, stop))
+        try:
+            yield
+        finally:
+            stop.set()
+            await task
+
+    return ready
+
+
 def working(runtime: Runtime) -> CleanupContext:
     """A worker beside the web app, on its adapters and client session: started with the app,
     and stopped (its answers in hand finished) when the app stops."""
@@ -69,6 +85,7 @@ def working(runtime: Runtime) -> CleanupContext:
 async def serve(runtime: Runtime, host: str, port: int, *, with_worker: bool = False) -> None:
     """Serve HTTP until SIGINT/SIGTERM; with ``with_worker``, answer in this process too."""
     app = create_app(runtime)
+    app.cleanup_ctx.append(tier_one_ready(runtime))
     if with_worker:
         app.cleanup_ctx.append(working(runtime))
     runner = web.AppRunner(app, access_log=None)
@@ -100,6 +117,7 @@ async def work(runtime: Runtime) -> None:
         refresher = asyncio.create_task(refresh_tokens(adapters, stop))
         task = asyncio.create_task(make_worker(runtime, adapters, http).run(stop))
         pruner = pruning(runtime, stop)
+        ready = asyncio.create_task(keep_tier_one_ready(runtime.answerer, stop))
         print(
             f"tuvan worker is running (channels: {', '.join(adapters) or 'web only'})", flush=True
         )
@@ -109,6 +127,7 @@ async def work(runtime: Runtime) -> None:
             stop.set()
             await task
             await pruner
+            await ready
             refresher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await refresher
