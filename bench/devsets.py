@@ -398,14 +398,15 @@ async def main(argv: Sequence[str]) -> None:
             args.datasets / "demo-dialogues" / "dialogues.jsonl",
             OWN_DIALOGUES,
         ):
+            label = "own dialogues" if path == OWN_DIALOGUES else path.parent.name
             turns = read_dialogues(path)[: 10 if args.quick else None]
             ev = await dialogues_through_web_chat(parts, turns)
             _, markdown = dialogues_report(ev, path.name)
-            folder = args.out / f"dialogues-{path.parent.name}"
+            folder = args.out / f"dialogues-{label.replace(' ', '-')}"
             folder.mkdir(parents=True, exist_ok=True)
             write_markdown(folder, markdown)
             rows.append(
-                [path.parent.name, len(turns), ev.correct, ev.confidently_wrong, ev.fallbacks]
+                [label, len(turns), ev.correct, ev.confidently_wrong, ev.fallbacks]
             )
         emit(
             "Dialogues through the web chat, in session order",
