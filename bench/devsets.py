@@ -405,9 +405,7 @@ async def main(argv: Sequence[str]) -> None:
             folder = args.out / f"dialogues-{label.replace(' ', '-')}"
             folder.mkdir(parents=True, exist_ok=True)
             write_markdown(folder, markdown)
-            rows.append(
-                [label, len(turns), ev.correct, ev.confidently_wrong, ev.fallbacks]
-            )
+            rows.append([label, len(turns), ev.correct, ev.confidently_wrong, ev.fallbacks])
         emit(
             "Dialogues through the web chat, in session order",
             ["file", "questions", "correct", "confidently wrong", "fallback (should answer)"],

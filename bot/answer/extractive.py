@@ -147,8 +147,13 @@ def select_quotes(
         hi, pos = c.hit_index, c.position
         if (hi, pos) in covered:
             continue
+        listed = None
         if reading.listing and per_hit[hi][pos].row:
-            text, used = table_names(per_hit[hi], pos, hits[hi])
+            listed = table_names(per_hit[hi], pos, hits[hi])
+            if not _lists(guard, reading.listed, listed[0]):
+                listed = None  # the table's names are not what is listed: quote the row
+        if listed is not None:
+            text, used = listed
         else:
             text, used = quote_text(
                 per_hit[hi],
@@ -323,6 +328,14 @@ class _About:
                 return None
             agree += 1
         return agree
+
+
+def _lists(guard: NearMissGuard | None, category: str | None, names: str) -> bool:
+    """Whether a table's names are the values a list question asks for: "những ngành nào" is
+    answered by the majors a table names, "ngành X xét những tổ hợp nào" by the row of X."""
+    if category is None or guard is None:
+        return True
+    return len(guard.facets(names).get(category, ())) >= MIN_LISTED
 
 
 def _names(guard: NearMissGuard, category: str, units: list[Unit], pos: int) -> bool:

@@ -155,6 +155,17 @@ def test_a_list_question_gets_the_names_of_a_table_on_one_line(parts: AnswererPa
     assert quotes_for(parts, "trường có những ngành nào", hit(CONTACTS)) == []
 
 
+def test_a_list_of_one_major_s_values_gets_its_row_not_the_table_s_names(
+    parts: AnswererParts,
+) -> None:
+    # "những tổ hợp nào" of one major lists combinations: the table's names are majors, so
+    # the row of the major asked is quoted, with its combinations.
+    table = hit(TABLE, title="Ngành đào tạo của trường năm 2026", heading="Ngành đào tạo 2026")
+    [quote] = quotes_for(parts, "ngành khoa học máy tính xét những tổ hợp nào", table)
+    assert "Khoa học Máy tính (7480101): " in quote
+    assert "A00, A01, D07" in quote
+
+
 def test_a_testimonial_loses_to_a_fact(parts: AnswererParts) -> None:
     text = (
         '"Em học ở cơ sở 2 từ năm nhất, ở cơ sở 2 rất yên tĩnh và em thích thư viện ở đó lắm."\n'
