@@ -53,7 +53,7 @@ FAQ_SETS = {
 SOURCES = (
     "retrieval/faq",
     "retrieval/guard",
-    "retrieval/data/guard.yaml",
+    "retrieval/data/language.yaml",
     "retrieval/data/abbreviations.yaml",
     "retrieval/data/stopwords.yaml",
     "retrieval/query.py",

@@ -28,6 +28,7 @@ from retrieval.search.hits import Hit
 from retrieval.search.hybrid import search_chunks, search_parts
 from retrieval.search.rerank import Reranker
 from retrieval.text.folding import fold
+from retrieval.text.pack import VOCATIVES_SLOT, alternatives, load_pack
 from retrieval.text.sentences import ends_with_abbreviation
 from retrieval.text.terms import CLOSING_PARTICLES, TextProcessor
 
@@ -35,20 +36,14 @@ MAX_PARTS = 4
 # A part needs this many keyword terms of its own; a shorter piece stays with its neighbour.
 MIN_PART_TERMS = 2
 
-# Question words, folded. A clause asks something of its own when it holds a question word that
-# is one wherever it stands ("bao nhiêu", "khi nào", "ở đâu", "là gì"...), or ends with one that
-# is one only at the end of a clause ("... gì", "... nào", "... không"), particles such as "ạ",
-# "vậy", "ad" left aside: "Người nào...", "không có", "bản sao nào của CCCD" ask nothing. Words of
-# a topic that fold the same are left out: "sao" alone (bản sao), "ai" (AI), "may" (máy tính;
-# "mấy" is checked with its marks).
-_ANYWHERE = re.compile(
-    r"\b(?:bao nhieu|bn|bnhieu|bao lau|khi nao|bao gio|luc nao|o dau|cho nao|noi nao|"
-    r"nhu the nao|the nao|ra sao|thi sao|tai sao|vi sao|lam sao|la gi|"
-    r"how|what|when|where|which|who|why|whether)\b"
-)
-_AT_END = re.compile(r"\b(?:gi|j|nao|ntn|khong|ko|k|kh|hok|khum|chua)$")
-# ... the particles that close a chat question, and "vậy"/"v"/"z" ("bn v ad"), "với", "đi", "hen".
-_PARTICLES = CLOSING_PARTICLES | frozenset({"v", "vay", "z", "zay", "voi", "di", "hen"})
+# Question words, folded, from the language pack (questions). A clause asks something of its
+# own when it holds a question word that is one wherever it stands ("bao nhiêu", "khi nào"), or
+# ends with one that is one only at the end of a clause ("... gì", "... nào", "... không"),
+# particles such as "ạ", "vậy", "ad" left aside.
+_WORDS = load_pack().questions
+_ANYWHERE = re.compile(rf"\b{alternatives(_WORDS.anywhere)}\b")
+_AT_END = re.compile(rf"\b{alternatives(_WORDS.at_end)}$")
+_PARTICLES = CLOSING_PARTICLES | _WORDS.closing_too
 # Where a question may be cut: at the end of a sentence ("?", ";", "!", or a full stop before a
 # word, unless it ends an abbreviation: "TP. HCM" holds) always; before "," and the conjunctions
 # only when the clauses on both sides ask something of their own.
@@ -56,15 +51,11 @@ _SENTENCE_END = re.compile(r"(?<=[?;!])\s+|(?<=[^\W\d_]\.)\s+(?=[^\W\d_])")
 _CLAUSE_CUT = re.compile(
     r",\s*|\s+(?=(?:và|va|với lại|voi lai|còn|con|rồi|roi|and|also)\s)", re.IGNORECASE
 )
-# Openings and closings that ask nothing: a greeting, "cho em hỏi", a thank-you.
-_VOCATIVE = (
-    r"(?:\s+(?:anh chi|anh|chi|ad|admin|thay co|thay|co|moi nguoi|mn|ban|cac ban|a|nha|nhe))*"
-)
+# Openings and closings that ask nothing: a greeting, "cho em hỏi", a thank-you, each maybe
+# followed by whom it is addressed to.
+_VOCATIVE = rf"(?:\s+{alternatives(_WORDS.vocatives)})*"
 _FILLER = re.compile(
-    rf"^(?:(?:(?:em|minh|con|toi|to|tui|e|mk|da)\s+)?(?:xin\s+)?chao{_VOCATIVE}|hello|hi|dear|"
-    rf"da|vang|(?:ad|admin|anh chi|thay co|mn) oi|"
-    r"cho (?:em|minh|to|tui|toi|e|mk|hoi)|(?:em|minh|e) (?:muon|can) hoi|"
-    rf"(?:em |minh |e )?cam on{_VOCATIVE}|thanks?|thank you|tks)\b"
+    rf"^{alternatives(tuple(f.replace(VOCATIVES_SLOT, _VOCATIVE) for f in _WORDS.fillers))}\b"
 )
 
 
@@ -184,7 +175,7 @@ def asks_something(text: str) -> bool:
 
 def _asks(text: str) -> bool:
     """Whether a clause asks something (see _ANYWHERE)."""
-    if "mấy" in text.lower():  # with its marks: folded, it is also "máy"
+    if any(w in text.lower() for w in _WORDS.with_marks):  # "mấy": folded, it is also "máy"
         return True
     words = fold(text).split()
     words = [w.strip(".,!?…") for w in words]

@@ -29,6 +29,7 @@ from bot.core.types import Language
 from retrieval.guard.checks import NearMissGuard
 from retrieval.search.hits import Hit
 from retrieval.text.folding import fold
+from retrieval.text.pack import alternatives, load_pack
 
 log = logging.getLogger(__name__)
 
@@ -232,10 +233,7 @@ def numbered(quotes: list[Quote], hits: list[Hit]) -> tuple[list[Quote], list[Ci
 
 # A part that asks something: a question mark or a question word. "Mình đã tốt nghiệp cao
 # đẳng và muốn học liên thông" only says who asks; it is read with the next part.
-_ASKS = re.compile(
-    r"\?|\b(?:gi|j|nao|dau|bao nhieu|bao lau|bao xa|bn|may|sao|khong|ko|k|hong|chua|"
-    r"khi nao|bao gio|ai|the nao|ntn|what|which|where|when|how|who|why|can|do|does|is|are)\b"
-)
+_ASKS = re.compile(rf"\?|\b{alternatives(load_pack().questions.part_asks)}\b")
 
 
 def asking_parts(parts: list[tuple[str, str]]) -> list[tuple[str, str]]:

@@ -43,17 +43,20 @@ from retrieval.decisions.store import Decision
 from retrieval.guard.checks import NearMissGuard
 from retrieval.query import asks_something
 from retrieval.text.folding import fold
+from retrieval.text.pack import load_pack
 from retrieval.text.terms import TextProcessor
 
 log = logging.getLogger(__name__)
 
-# Folded, so "còn"/"con" and "thì sao"/"thi sao" are one marker each.
-_STARTS = ("con ", "vay con ", "the con ", "the ", "vay ", "what about ", "how about ", "and ")
-_NOT_STARTS = ("the nao", "vay la")  # "thế nào là…" asks a question of its own
-# "… thế nào" alone is a plain "how" ("thời tiết Đà Lạt thế nào"); only "thì thế nào" follows up.
-_ENDS = (" thi sao", " thi the nao", " thi nhu the nao", " what about it")
-MAX_FOLLOW_UP_WORDS = 10
-MAX_ELLIPTICAL_WORDS = 12  # longer messages stand alone, whatever they name
+# The marks of a follow-up and the categories it takes, from the language pack (follow_up):
+# folded, so "còn"/"con" and "thì sao"/"thi sao" are one marker each. A start is a whole word
+# ("con " and not "cong"), an end too (" thi sao").
+_WORDS = load_pack().follow_up
+_STARTS = tuple(f"{w} " for w in _WORDS.starts)
+_NOT_STARTS = _WORDS.not_starts
+_ENDS = tuple(f" {w}" for w in _WORDS.ends)
+MAX_FOLLOW_UP_WORDS = _WORDS.max_words
+MAX_ELLIPTICAL_WORDS = _WORDS.max_elliptical_words  # longer messages stand alone
 
 REWRITE_PROMPT = (
     "You rewrite a student's last message to a university admissions chatbot into one "
@@ -64,33 +67,15 @@ REWRITE_PROMPT = (
 
 # "ngành đó", "trường này": a reference to the value of that category in the previous question.
 _REFERENCE = re.compile(
-    r"\b(?P<noun>nganh|truong|chuong trinh|ct|phuong thuc|co so|he|khoa|that major|this major)"
-    r"(?: hoc)? (?P<det>do|nay|ay|kia|tren|vua roi|vua hoi)\b"
+    rf"\b(?P<noun>{'|'.join(_WORDS.reference_nouns)})"
+    rf"(?: hoc)? (?P<det>{'|'.join(_WORDS.reference_determiners)})\b"
 )
-_REFERRED = {
-    "nganh": "major",
-    "khoa": "major",
-    "that major": "major",
-    "this major": "major",
-    "truong": "institution",
-    "chuong trinh": "programme",
-    "ct": "programme",
-    "he": "programme",
-    "phuong thuc": "method",
-    "co so": "campus",
-}
-# What a question is about (its subject), as the guard's categories read it; the rest of the
-# entity categories (a method, a year, a campus, a round) only qualify a subject.
-SUBJECTS = ("major", "major_code", "programme", "institution", "topic", "scholarship")
-# Carried into a message that lacks a subject: the previous question's subject and the
-# qualifiers that go with it (not its year: "học phí" after "điểm chuẩn 2025" asks this year's).
-_CARRIED = ("major", "major_code", "programme", "institution", "method", "campus", "round")
-_NOT_A_TOPIC = frozenset({"number", "duration", "year"})
-# Words that say no subject of their own: of time and amount ("hp 1 năm bn", "năm nay"), and
-# the vocatives shorthand is written out to ("ad" → "anh/chị").
-_NOT_OWN = frozenset(
-    {"nam", "nay", "ky", "thang", "tuan", "ngay", "lan", "dot", "tien", "anh", "chi", "ban"}
-)
+_REFERRED = _WORDS.reference_nouns
+# What a question is about (its subject), as the guard's categories read it.
+SUBJECTS = _WORDS.subjects
+_CARRIED = _WORDS.carried
+_NOT_A_TOPIC = _WORDS.not_a_topic
+_NOT_OWN = _WORDS.not_own
 
 Why = Literal["follow_up", "reference", "no_subject", "no_attribute"]
 # Why the earlier questions were not used: small talk between, a long pause, nothing before, or
@@ -203,7 +188,7 @@ def read_alone(text: str, guard: NearMissGuard, processor: TextProcessor) -> Alo
         qualifier=bool(set(facets) - {"attribute", *SUBJECTS, *_NOT_A_TOPIC}),
         own_words=len(own),
         words=len(text.split()),
-        marked=looks_like_follow_up(text) or _REFERENCE.search(fold(text)) is not None,
+        marked=looks_like_follow_up(text) or referred_category(text) is not None,
         asks=asks_something(text),
     )
 
@@ -231,6 +216,12 @@ def looks_like_follow_up(question: str) -> bool:
     return any(padded.startswith(" " + m) for m in _STARTS) or any(
         padded.rstrip().endswith(m) for m in _ENDS
     )
+
+
+def referred_category(text: str) -> str | None:
+    """The guard category a reference in ``text`` points back to ("ngành đó": major), or None."""
+    match = _REFERENCE.search(fold(text))
+    return _REFERRED[match.group("noun")] if match is not None else None
 
 
 # -- the step -------------------------------------------------------------------------------

@@ -9,21 +9,13 @@ from dataclasses import dataclass, field
 from retrieval.guard.checks import NearMissGuard
 from retrieval.guard.verdicts import Facets
 from retrieval.text.folding import fold
+from retrieval.text.pack import alternatives, load_pack
 from retrieval.text.terms import TextProcessor, tokens
 
-# "những ngành nào": a list of the values of a guard category, which the answer must name.
-_LISTED = {
-    "nganh": "major",
-    "phuong thuc": "method",
-    "to hop": "combination",
-    "co so": "campus",
-}
-# "những ngành nào", "gồm những gì", "các phương thức": the question asks for a list.
-_LISTING = re.compile(
-    r"\b(?:nhung \w+(?: \w+)? (?:nao|gi|j)|nhung gi|gom (?:nhung|co)|bao gom|"
-    r"cac \w+(?: \w+)? (?:nao|gi)|liet ke|danh sach|may (?:nganh|phuong thuc|loai|buoc)|"
-    r"which|what are|list)\b"
-)
+# From the language pack (listing): "những ngành nào" lists the values of a guard category,
+# which the answer must name; "gồm những gì", "các phương thức" ask for a list.
+_LISTED = load_pack().listing.listed
+_LISTING = re.compile(rf"\b{alternatives(load_pack().listing.asks)}\b")
 
 
 @dataclass(frozen=True)

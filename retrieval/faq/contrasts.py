@@ -6,7 +6,7 @@ Two FAQ questions (or two headings of its documents) that say the same thing but
 "cách thứ **ba**" — show that, in this knowledge base, the word before the value (the *head*:
 "phía", "trình", "thứ") takes values that tell otherwise alike entries apart. A question naming
 one such value is not answered by an entry that names another after the same head, whatever
-the bundled vocabulary (guard.yaml) lists for the school: campuses, kinds of programme,
+the bundled vocabulary (language.yaml, guard) lists for the school: campuses, kinds of programme,
 ordinals, methods are learned where the school writes them.
 
 The texts are compared word by word (folded, numbers in words after an ordinal read as digits);

@@ -4,9 +4,9 @@ Sentence embeddings barely see one word: "học phí ngành Kỹ thuật Máy t�
 the FAQ "Học phí ngành Khoa học Máy tính", and the verbatim answer would be wrong. The guard reads
 *facets* from both questions (year, major, programme type, admission method, asked attribute,
 codes, numbers...) and compares them category by category, each with its own policy. The
-vocabulary and the policies live in ``data/guard.yaml`` (documented there), extended by the file
-in ``TextSettings.guard_vocabulary_file`` so that a university can add its majors, campuses and
-own names without touching code.
+vocabulary and the policies live in the ``guard`` section of ``data/language.yaml``, the language
+pack (documented there), extended by the file in ``TextSettings.guard_vocabulary_file`` so that a
+university can add its majors, campuses and own names without touching code.
 
 Two rules, both read from the same facets:
 
@@ -17,11 +17,11 @@ Two rules, both read from the same facets:
   said somewhere in the entry: its question or its answer. "Học phí hệ vừa làm vừa
   học" must not get the entry *about* vừa làm vừa học that never mentions tuition. An asked
   attribute also counts as covered when the answer holds the kind of value it asks for (an
-  amount for học phí, a date for hạn nộp, a phone number for liên hệ; ``kinds`` in guard.yaml).
+  amount for học phí, a date for hạn nộp, a phone number for liên hệ; ``kinds`` in that section).
 
 The guard only vetoes: a question it cannot read (no facets) is left to the similarity threshold.
 
 The modules: `verdicts` (what the guard says), `categories` (a category of the vocabulary: its
-policy and patterns), `checks` (`NearMissGuard`) and `vocabulary` (guard.yaml and an operator's
+policy and patterns), `checks` (`NearMissGuard`) and `vocabulary` (that section and an operator's
 file, merged). Imports: `bot.core` and `retrieval.text`.
 """

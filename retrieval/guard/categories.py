@@ -1,5 +1,5 @@
-"""A category of the guard's vocabulary as read from guard.yaml: its policy, its values' aliases
-and patterns, and what reads a value out of a match."""
+"""A category of the guard's vocabulary as read from the language pack's `guard` section: its
+policy, its values' aliases and patterns, and what reads a value out of a match."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ class Category:
     not_after: tuple[tuple[str, ...], ...]
     patterns: tuple[Extractor, ...]
     label: str = ""
-    # value -> the kinds of value (guard.yaml ``kinds``) whose presence in an answer covers it
+    # value -> the kinds of value (the guard's ``kinds``) whose presence in an answer covers it
     kinds: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # values that ask only for their kind ("bao nhiêu tiền"): no conflict with a value sharing it
     generic: frozenset[str] = frozenset()
@@ -84,7 +84,7 @@ def pattern_extractor(spec: Any) -> Extractor:
 
 
 def value_spec(aliases: Any) -> tuple[list[Any], list[str]]:
-    """A value's aliases and patterns, from either form guard.yaml allows."""
+    """A value's aliases and patterns, from either form the guard section allows."""
     if aliases is None:
         return [], []
     if isinstance(aliases, list):

@@ -244,7 +244,7 @@ class NearMissGuard:
         return frozenset(v for v, n in counts.items() if n >= least)
 
     def label(self, category: str) -> str:
-        """A category in staff's words (guard.yaml ``label``), or its name if it has none."""
+        """A category in staff's words (its ``label`` in the guard section), or its name."""
         found = self._by_name.get(category)
         return found.label if found is not None else category
 

@@ -1,4 +1,4 @@
-"""The guard's vocabulary: the bundled guard.yaml, extended by an operator's file."""
+"""The guard's vocabulary: the language pack's ``guard`` section, extended by an operator's file."""
 
 from __future__ import annotations
 
@@ -12,11 +12,13 @@ from bot.core.errors import ConfigError
 from bot.core.settings import TextSettings
 from retrieval.guard.categories import value_spec
 from retrieval.guard.checks import NearMissGuard
-from retrieval.text.vocabulary import DATA_DIR, read_yaml
+from retrieval.text.datafiles import read_yaml
+from retrieval.text.pack import load_pack
 
 
 def merge_vocabulary(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
-    """``override`` applied to ``base`` as guard.yaml describes (values merged by canonical name).
+    """``override`` applied to ``base`` as the guard section describes (values merged by
+    canonical name).
 
     A university mostly adds (its majors, campuses, a partner's name as an alias), so a value's
     aliases are extended, not replaced; ``null`` removes a value or a whole category.
@@ -77,7 +79,7 @@ def load_guard(settings: TextSettings | None = None) -> NearMissGuard:
 
 @lru_cache(maxsize=8)
 def _load(override: Path | None) -> NearMissGuard:
-    vocabulary = read_yaml(DATA_DIR / "guard.yaml")
+    vocabulary = dict(load_pack().guard)
     if override is not None:
         try:
             vocabulary = merge_vocabulary(vocabulary, read_yaml(override))

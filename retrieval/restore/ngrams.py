@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
 
+from retrieval.text.datafiles import DATA_DIR
 from retrieval.text.folding import fold
-from retrieval.text.vocabulary import DATA_DIR
 
 # A token: a number or a word of letters.
 TOKEN = re.compile(r"(\d+(?:[.,/:]\d+)*)|([^\W\d_]+)")

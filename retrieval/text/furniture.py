@@ -29,8 +29,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
+from retrieval.text.datafiles import DATA_DIR
 from retrieval.text.folding import fold
-from retrieval.text.vocabulary import DATA_DIR, read_word_lists
+from retrieval.text.vocabulary import read_word_lists
 from retrieval.text.wrapping import mostly_capitals
 
 _LISTS = ("mottos", "document_types", "addressing", "signatures", "navigation")

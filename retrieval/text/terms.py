@@ -31,8 +31,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from types import MappingProxyType
 
-from retrieval.text.folding import fold, strip_marks, word_set
+from retrieval.text.folding import fold, strip_marks
 from retrieval.text.language import detect_language
+from retrieval.text.pack import load_pack
 
 # Vietnamese thousands use dots ("40.000.000"), decimals a comma or a dot ("3,5", "28.5"). Decimals
 # become "28_5", a term PostgreSQL reads as the phrase 28 <-> 5 on both sides.
@@ -98,8 +99,8 @@ class Abbreviation:
 
 
 # Words that may follow a clause-final "v"/"z" ("bn v ad", "v ạ", "z mn ơi"), folded: the
-# particles and vocatives that close a chat question.
-CLOSING_PARTICLES = word_set("ad admin a ak ah oi nhe nha nhi ne mn ha u")
+# particles and vocatives that close a chat question (language pack, questions.closing).
+CLOSING_PARTICLES = load_pack().questions.closing
 _WORD = re.compile(r"[^\W_]+")
 _GLUE = "-./@_&'’"  # a word touching one of these is part of a larger form (e-learning, tp.hcm)
 

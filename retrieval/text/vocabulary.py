@@ -7,14 +7,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from bot.core.errors import ConfigError
 from bot.core.settings import TextSettings
+from retrieval.text.datafiles import DATA_DIR, read_yaml
 from retrieval.text.folding import fold
 from retrieval.text.terms import Abbreviation, TextProcessor
-
-DATA_DIR = Path(__file__).parents[1] / "data"
 
 
 def load_text_processor(settings: TextSettings | None = None) -> TextProcessor:
@@ -37,19 +34,6 @@ def _load(override: Path | None) -> TextProcessor:
         {k: v for k, v in entries.items() if v is not None},
         {lang: [str(w) for w in words or []] for lang, words in stopwords.items()},
     )
-
-
-def read_yaml(path: Path) -> dict[str, Any]:
-    """A YAML mapping, or ConfigError naming the file."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"cannot read {path}: {exc}") from exc
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping at the top level")
-    return data
 
 
 def read_word_lists(path: Path, keys: tuple[str, ...]) -> dict[str, tuple[str, ...]]:

@@ -32,9 +32,10 @@ from dataclasses import dataclass
 from functools import cache
 
 from bot.core.errors import ConfigError
+from retrieval.text.datafiles import DATA_DIR
 from retrieval.text.folding import fold
 from retrieval.text.sentences import LIST_ITEM
-from retrieval.text.vocabulary import DATA_DIR, read_word_lists
+from retrieval.text.vocabulary import read_word_lists
 
 # A number that a "." may have cut at its thousands ("60.", "1.050."), not "2025." or "28.5.".
 _OPEN_NUMBER = re.compile(r"(?<![\d.,])\d{1,3}(?:\.\d{3})*\.$")

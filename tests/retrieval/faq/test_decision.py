@@ -92,7 +92,7 @@ def test_a_phrasing_asked_word_for_word_is_taken_unless_another_answer_holds_it(
 def test_an_entry_naming_another_campus_the_faq_sets_apart_is_ruled_out(
     judge: FaqJudge,
 ) -> None:
-    # "phía Bắc"/"phía Nam" are learned from the FAQ's own two questions, not from guard.yaml
+    # "phía Bắc"/"phía Nam" are learned from the FAQ's own two questions, not from the vocabulary
     decision = decide(
         judge, "điểm chuẩn cơ sở phía Nam 2025", candidate(2, 0.99), candidate(3, 0.97)
     )

@@ -1,0 +1,255 @@
+"""The language pack: the words every rule reads a message by, from retrieval/data/language.yaml.
+
+Question words, particles and vocatives, small-talk phrases, follow-up marks, list questions and
+the near-miss guard's vocabulary live in that one file (its header says how entries are written).
+It is read and checked once, when first asked for; a missing section or key, an entry of the
+wrong type, a word that is not folded or a pattern that does not compile is a ConfigError naming
+the section and the key. The rules (retrieval.query, bot.answer.small_talk, bot.answer.followup,
+bot.answer.reading) build their regular expressions from what it holds; the guard's section is
+read by retrieval.guard, which checks it in detail.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Literal, TypeGuard
+
+from bot.core.errors import ConfigError
+from retrieval.text.datafiles import DATA_DIR, read_yaml
+
+PACK_FILE = DATA_DIR / "language.yaml"
+SECTIONS = ("questions", "small_talk", "follow_up", "listing", "guard")
+
+PhraseKind = Literal["greeting", "thanks", "goodbye"]
+_PHRASE_KINDS: tuple[PhraseKind, ...] = ("greeting", "thanks", "goodbye")
+# What a folded entry looks like: what retrieval.text.folding.fold leaves of a phrase.
+_FOLDED = re.compile(r"[a-z0-9]+(?: [a-z0-9]+)*")
+# Stands in a filler for any number of vocatives (questions.fillers).
+VOCATIVES_SLOT = "{vocatives}"
+
+
+@dataclass(frozen=True)
+class QuestionWords:
+    anywhere: tuple[str, ...]  # ask wherever they stand
+    at_end: tuple[str, ...]  # ask only at the end of a clause
+    with_marks: tuple[str, ...]  # checked unfolded ("mấy")
+    closing: frozenset[str]  # particles and vocatives that close a chat question
+    closing_too: frozenset[str]  # also skipped before a final question word
+    vocatives: tuple[str, ...]
+    fillers: tuple[str, ...]  # patterns; VOCATIVES_SLOT where vocatives may follow
+    part_asks: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SmallTalkWords:
+    padding: tuple[str, ...]
+    kinds: tuple[tuple[PhraseKind, tuple[str, ...]], ...]  # in the order they are tried
+    human: tuple[str, ...]  # patterns
+    asking: tuple[str, ...]  # patterns
+    about_staff: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class FollowUpWords:
+    starts: tuple[str, ...]
+    not_starts: tuple[str, ...]
+    ends: tuple[str, ...]
+    max_words: int
+    max_elliptical_words: int
+    reference_nouns: Mapping[str, str]  # noun -> the guard category it refers to
+    reference_determiners: tuple[str, ...]
+    subjects: tuple[str, ...]
+    carried: tuple[str, ...]
+    not_a_topic: frozenset[str]
+    not_own: frozenset[str]
+
+
+@dataclass(frozen=True)
+class ListingWords:
+    asks: tuple[str, ...]  # patterns
+    listed: Mapping[str, str]  # noun -> the guard category whose values are listed
+
+
+@dataclass(frozen=True)
+class LanguagePack:
+    questions: QuestionWords
+    small_talk: SmallTalkWords
+    follow_up: FollowUpWords
+    listing: ListingWords
+    guard: Mapping[str, Any]  # the guard's vocabulary, as retrieval.guard reads it
+
+
+def alternatives(entries: tuple[str, ...]) -> str:
+    """One regular-expression group trying ``entries`` in order: ``(?:a|b|c)``."""
+    return "(?:" + "|".join(entries) + ")"
+
+
+@lru_cache(maxsize=1)
+def load_pack() -> LanguagePack:
+    """The bundled pack, read and checked once."""
+    return read_pack(PACK_FILE)
+
+
+def read_pack(path: Path) -> LanguagePack:
+    """The pack in ``path``, or ConfigError naming the section and key that are wrong."""
+    data = read_yaml(path)
+    missing = [s for s in SECTIONS if s not in data]
+    unknown = sorted(set(data) - set(SECTIONS))
+    if missing or unknown:
+        raise ConfigError(f"{path}: missing sections {missing}, unknown sections {unknown}")
+    guard = _Section(f"{path}: section `guard`", data["guard"]).raw
+    categories = guard.get("categories")
+    if not isinstance(categories, Mapping) or not categories:
+        raise ConfigError(f"{path}: section `guard`: `categories` must be a non-empty mapping")
+    names = frozenset(str(c) for c in categories)
+    questions, small_talk, follow_up, listing = (
+        _Section(f"{path}: section `{name}`", data[name])
+        for name in ("questions", "small_talk", "follow_up", "listing")
+    )
+    reference = follow_up.part("reference")
+    pack = LanguagePack(
+        questions=QuestionWords(
+            anywhere=questions.words("anywhere"),
+            at_end=questions.words("at_end"),
+            with_marks=questions.strings("with_marks"),
+            closing=frozenset(questions.words("closing")),
+            closing_too=frozenset(questions.words("closing_too")),
+            vocatives=questions.words("vocatives"),
+            fillers=questions.patterns("fillers", slot=VOCATIVES_SLOT),
+            part_asks=questions.words("part_asks"),
+        ),
+        small_talk=SmallTalkWords(
+            padding=small_talk.words("padding"),
+            kinds=_phrase_kinds(small_talk),
+            human=small_talk.patterns("human"),
+            asking=small_talk.patterns("asking"),
+            about_staff=small_talk.words("about_staff"),
+        ),
+        follow_up=FollowUpWords(
+            starts=follow_up.words("starts"),
+            not_starts=follow_up.words("not_starts"),
+            ends=follow_up.words("ends"),
+            max_words=follow_up.count("max_words"),
+            max_elliptical_words=follow_up.count("max_elliptical_words"),
+            reference_nouns=reference.categories("nouns", names),
+            reference_determiners=reference.words("determiners"),
+            subjects=follow_up.category_list("subjects", names),
+            carried=follow_up.category_list("carried", names),
+            not_a_topic=frozenset(follow_up.category_list("not_a_topic", names)),
+            not_own=frozenset(follow_up.words("not_own")),
+        ),
+        listing=ListingWords(
+            asks=listing.patterns("asks"),
+            listed=listing.categories("listed", names),
+        ),
+        guard=MappingProxyType(guard),
+    )
+    for section in (questions, small_talk, follow_up, reference, listing):
+        section.check_all_read()
+    return pack
+
+
+def _phrase_kinds(section: _Section) -> tuple[tuple[PhraseKind, tuple[str, ...]], ...]:
+    kinds = section.part("kinds")
+    found = tuple(k for k in kinds.raw if _is_phrase_kind(k))
+    if set(found) != set(_PHRASE_KINDS) or len(found) != len(kinds.raw):
+        raise ConfigError(
+            f"{kinds.where}: expected the kinds {list(_PHRASE_KINDS)}, found {list(kinds.raw)}"
+        )
+    return tuple((kind, kinds.patterns(kind)) for kind in found)
+
+
+def _is_phrase_kind(name: object) -> TypeGuard[PhraseKind]:
+    return name in _PHRASE_KINDS
+
+
+class _Section:
+    """One mapping of the pack, read key by key; each reader's error says ``where`` (the file and
+    the section) and the key."""
+
+    def __init__(self, where: str, raw: object) -> None:
+        self.where = where
+        if not isinstance(raw, Mapping) or not raw:
+            raise ConfigError(f"{self.where} must be a non-empty mapping")
+        self.raw: dict[str, Any] = {str(k): v for k, v in raw.items()}
+        self._read: set[str] = set()
+
+    def _get(self, key: str) -> Any:
+        if key not in self.raw:
+            raise ConfigError(f"{self.where}: missing key `{key}`")
+        self._read.add(key)
+        return self.raw[key]
+
+    def check_all_read(self) -> None:
+        """A key no rule reads is a typo or a leftover: refused, not ignored."""
+        unread = sorted(set(self.raw) - self._read)
+        if unread:
+            raise ConfigError(f"{self.where}: unknown keys {unread}")
+
+    def part(self, key: str) -> _Section:
+        return _Section(f"{self.where}, key `{key}`", self._get(key))
+
+    def strings(self, key: str) -> tuple[str, ...]:
+        items = self._get(key)
+        if not isinstance(items, list) or not items:
+            raise ConfigError(f"{self.where}: `{key}` must be a non-empty list")
+        for n, item in enumerate(items):
+            if not isinstance(item, str) or not item.strip():
+                raise ConfigError(f"{self.where}: `{key}`[{n}] must be a non-empty string")
+        return tuple(items)
+
+    def words(self, key: str) -> tuple[str, ...]:
+        items = self.strings(key)
+        for n, item in enumerate(items):
+            if not _FOLDED.fullmatch(item):
+                raise ConfigError(
+                    f"{self.where}: `{key}`[{n}] {item!r} is not folded words (no diacritics, "
+                    "lower case, one space between words)"
+                )
+        return items
+
+    def patterns(self, key: str, slot: str = "") -> tuple[str, ...]:
+        items = self.strings(key)
+        for n, item in enumerate(items):
+            try:
+                re.compile(item.replace(slot, "") if slot else item)
+            except re.error as exc:
+                raise ConfigError(
+                    f"{self.where}: `{key}`[{n}] {item!r} is not a regular expression: {exc}"
+                ) from exc
+        return items
+
+    def count(self, key: str) -> int:
+        value = self._get(key)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ConfigError(f"{self.where}: `{key}` must be a whole number of at least 1")
+        return value
+
+    def category_list(self, key: str, categories: frozenset[str]) -> tuple[str, ...]:
+        items = self.strings(key)
+        _check_categories(f"{self.where}: `{key}`", items, categories)
+        return items
+
+    def categories(self, key: str, categories: frozenset[str]) -> Mapping[str, str]:
+        """A mapping of folded nouns to guard categories, in the file's order."""
+        raw = self._get(key)
+        if not isinstance(raw, Mapping) or not raw:
+            raise ConfigError(f"{self.where}: `{key}` must map folded nouns to guard categories")
+        for noun, category in raw.items():
+            if not isinstance(noun, str) or not _FOLDED.fullmatch(noun):
+                raise ConfigError(f"{self.where}: `{key}`: {noun!r} is not folded words")
+            if not isinstance(category, str):
+                raise ConfigError(f"{self.where}: `{key}`.{noun} must name a guard category")
+        _check_categories(f"{self.where}: `{key}`", tuple(raw.values()), categories)
+        return MappingProxyType(dict(raw))
+
+
+def _check_categories(where: str, names: tuple[str, ...], categories: frozenset[str]) -> None:
+    unknown = sorted(set(names) - categories)
+    if unknown:
+        raise ConfigError(f"{where}: {unknown} are not categories of the guard section")
