@@ -6,8 +6,10 @@ always answers its own entry (retrieval.faq), so the check asks what happens whe
 little differently. Three problems are reported:
 
 - **not answered by its entry**: tier 1 abstains (its scorer is not sure enough for this FAQ's
-  threshold, or the school's contrasts set the entry apart); the phrasing works only word for
-  word;
+  threshold, or the school's contrasts set the entry apart) and the entry is not even tier 2's
+  first passage; the phrasing works only word for word. A phrasing tier 1 is merely unsure of
+  while the entry is the one tier 2 quotes first (cited as the entry) is no problem: it is
+  counted apart (``quoted``), since the student reads the entry's own sentences;
 - **answered by another entry**: tier 1 gives another entry's answer, the two entries are
   confusable (one's phrasing is matched by the other);
 - **confusable**: it answers its own entry, but another entry with another answer would take
@@ -33,6 +35,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
 from bot.answer.answerer import Answerer
+from bot.answer.lookup import faq_passage
 from bot.db.models import FaqEntry, FaqStatus
 from retrieval.faq.candidates import FaqCandidate
 from retrieval.faq.decision import FaqDecision
@@ -62,6 +65,7 @@ class FaqCheck:
     entries: int
     phrasings: int
     problems: tuple[PhrasingProblem, ...]
+    quoted: int = 0  # phrasings tier 2 answers by quoting their own entry first
 
     def count(self, problem: Problem) -> int:
         return sum(p.problem == problem for p in self.problems)
@@ -71,6 +75,7 @@ class FaqCheck:
         """One line for the CLI."""
         return (
             f"self-check: {self.entries} entries, {self.phrasings} phrasings; "
+            f"{self.quoted} quoted from their entry in tier 2 (tier 1 not sure enough), "
             f"{self.count('unanswered')} not answered by their entry, "
             f"{self.count('other_entry')} answered by another entry, "
             f"{self.count('confusable')} confusable with another entry, "
@@ -93,8 +98,9 @@ async def check_entries(
         query = query.where(FaqEntry.id.in_(list(faq_ids)))
     entries = (await session.scalars(query)).all()
     problems: list[PhrasingProblem] = []
-    phrasings = 0
+    phrasings = quoted = 0
     judge = await answerer.judge(session)
+    t_doc = (await answerer.thresholds(session)).t_doc
     lexicon = judge.lexicon
     texts = [f"{e.question}\n{e.answer}" for e in lexicon.entries.values()]
     known = known_values(judge.guard, [*texts, *lexicon.headings]) if judge.guard else {}
@@ -104,6 +110,9 @@ async def check_entries(
             read = await answerer.read(session, phrasing)
             decision = await answerer.match_faq(session, *read, verbatim=False)
             found = _problem(entry, phrasing, decision)
+            if found is not None and _quoted(entry, decision, t_doc, found):
+                quoted += 1
+                continue
             if found is None:
                 alone = await answerer.match_faq(session, *read, verbatim=False, without=entry.id)
                 found = _rival(entry, phrasing, alone)
@@ -128,7 +137,16 @@ async def check_entries(
                         "của mục này",
                     )
                 )
-    return FaqCheck(len(entries), phrasings, tuple(problems))
+    return FaqCheck(len(entries), phrasings, tuple(problems), quoted)
+
+
+def _quoted(entry: FaqEntry, decision: FaqDecision, t_doc: float, found: PhrasingProblem) -> bool:
+    """Tier 1 was only unsure, with no look-alike in the way, and the entry is the passage tier 2
+    quotes first (bot.answer.lookup.faq_passage): the student still reads the entry."""
+    if found.problem != "unanswered" or found.other_id is not None:
+        return False
+    passage = faq_passage(decision, t_doc)
+    return passage is not None and passage.faq_id == entry.id
 
 
 def _same(a: str, b: str) -> bool:

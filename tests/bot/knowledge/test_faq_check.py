@@ -19,6 +19,11 @@ async def test_the_demo_faq_as_shipped_has_no_confusable_or_refused_phrasing(
     assert report.phrasings > report.entries  # two entries carry staff phrasings
     assert report.count("other_entry") == 0
     assert report.count("guard") == 0
+    # What tier 1 is not sure enough of still reaches the student as the entry's own sentences
+    # (tier 2's first passage); only the rest is a problem for staff.
+    assert report.quoted > 0
+    assert report.quoted + len(report.problems) <= report.phrasings + report.count("near_miss")
+    assert f"{report.quoted} quoted from their entry in tier 2" in report.summary
 
 
 async def test_confusable_entries_and_a_refused_variant_are_reported(
