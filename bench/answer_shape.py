@@ -191,9 +191,10 @@ async def replay(
             scored = []
             compose_ms: list[float] = []
             for q in questions:
-                found = data["found"][(q.id, form)]
+                found = replace(data["found"][(q.id, form)])
+                found.reading = None  # read again by the code as it is now
                 started = time.perf_counter()
-                answer = await answerer.answer_found(replace(found), Timer())
+                answer = await answerer.answer_found(found, Timer())
                 compose_ms.append((time.perf_counter() - started) * 1000)
                 body = answer_body(answer)
                 scored.append((q, answer, body, facts_found(body, q.key_facts)))

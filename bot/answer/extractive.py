@@ -147,6 +147,15 @@ def select_quotes(
         hi, pos = c.hit_index, c.position
         if (hi, pos) in covered:
             continue
+        if (
+            reading.listing
+            and chosen
+            and not _about_subjects(guard, reading, per_hit[hi], pos, hits[hi])
+        ):
+            # A list answer quotes several units; past the lead, each must be about what the
+            # question is about ("học bổng"), itself or by its label, heading or page: not
+            # a table of room prices that shares a word with it.
+            continue
         listed = None
         if reading.listing and per_hit[hi][pos].row:
             listed = table_names(per_hit[hi], pos, hits[hi])
@@ -328,6 +337,21 @@ class _About:
                 return None
             agree += 1
         return agree
+
+
+def _about_subjects(
+    guard: NearMissGuard | None, reading: Reading, units: list[Unit], pos: int, hit: Hit
+) -> bool:
+    """Whether the unit (with its label, parent, heading and page title) names a value of each
+    subject category the question names."""
+    if guard is None or not reading.subjects:
+        return True
+    unit = units[pos]
+    around = [units[i].text for i in (unit.label, unit.parent) if i is not None]
+    named = guard.facets("\n".join([unit.text, *around, hit.heading_path, hit.title]))
+    return all(
+        values & named.get(category, frozenset()) for category, values in reading.subjects.items()
+    )
 
 
 def _lists(guard: NearMissGuard | None, category: str | None, names: str) -> bool:

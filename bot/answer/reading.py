@@ -16,6 +16,8 @@ from retrieval.text.terms import TextProcessor, tokens
 # which the answer must name; "gồm những gì", "các phương thức" ask for a list.
 _LISTED = load_pack().listing.listed
 _LISTING = re.compile(rf"\b{alternatives(load_pack().listing.asks)}\b")
+# What a question can be about (follow_up.subjects): the values a list's every unit must name.
+_SUBJECTS = load_pack().follow_up.subjects
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,9 @@ class Reading:
     # What it asks in the guard's "attribute" category (học phí, chỉ tiêu, điểm chuẩn…): a
     # quoted unit must say one of them, or hold its kind of value (1/4).
     attributes: frozenset[str] = frozenset()
+    # Whom or what it is about, in the subject categories (a major, a scholarship, a topic…):
+    # past the first unit, a list answer quotes only units about them.
+    subjects: Facets = field(default_factory=dict)
 
 
 def read_question(
@@ -56,6 +61,7 @@ def read_question(
         ),
         None,
     )
+    facets = guard.facets(question)
     return Reading(
         kinds,
         kinds | guard.hinted_kinds(question),
@@ -64,6 +70,7 @@ def read_question(
         pairs,
         listed if listing else None,
         guard.asked_attributes(question),
+        {c: v for c, v in facets.items() if c in _SUBJECTS and c != listed},
     )
 
 

@@ -166,6 +166,32 @@ def test_a_list_of_one_major_s_values_gets_its_row_not_the_table_s_names(
     assert "A00, A01, D07" in quote
 
 
+def test_a_list_answer_quotes_no_unit_about_something_else(parts: AnswererParts) -> None:
+    # "có mấy loại học bổng": past the lead, a unit must be about scholarships too; the table
+    # of room prices for freshmen names no scholarship and is not listed.
+    scholarships = hit(
+        "Học bổng Vượt khó dành cho tân sinh viên có hoàn cảnh khó khăn: 10.000.000 đồng/suất.",
+        title="Học bổng",
+        n=1,
+    )
+    rooms = hit(
+        "| Loại phòng cho tân sinh viên | Giá mỗi tháng |\n|---|---|\n"
+        "| Phòng 4 người | 850.000 đồng |\n| Phòng 8 người | 550.000 đồng |\n",
+        title="Tân sinh viên 2026",
+        n=2,
+    )
+    quotes = quotes_for(parts, "trường có mấy loại học bổng cho tân sinh viên", scholarships, rooms)
+    assert quotes
+    assert "Vượt khó" in quotes[0]
+    assert not any("Phòng 4 người" in q for q in quotes), quotes
+    # A second scholarship unit is still listed.
+    more = hit("Học bổng Tài năng: 100% học phí năm nhất cho thủ khoa.", title="Học bổng", n=3)
+    listed = quotes_for(
+        parts, "trường có mấy loại học bổng cho tân sinh viên", scholarships, rooms, more
+    )
+    assert any("Tài năng" in q for q in listed), listed
+
+
 def test_a_testimonial_loses_to_a_fact(parts: AnswererParts) -> None:
     text = (
         '"Em học ở cơ sở 2 từ năm nhất, ở cơ sở 2 rất yên tĩnh và em thích thư viện ở đó lắm."\n'
