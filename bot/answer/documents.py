@@ -234,6 +234,7 @@ def numbered(quotes: list[Quote], hits: list[Hit]) -> tuple[list[Quote], list[Ci
 # A part that asks something: a question mark or a question word. "Mình đã tốt nghiệp cao
 # đẳng và muốn học liên thông" only says who asks; it is read with the next part.
 _ASKS = re.compile(rf"\?|\b{alternatives(load_pack().questions.part_asks)}\b")
+_SUBJECTS = frozenset(load_pack().follow_up.subjects)  # what a question can be about
 
 
 def asking_parts(parts: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -258,12 +259,16 @@ def asking_parts(parts: list[tuple[str, str]]) -> list[tuple[str, str]]:
 def with_entities(part: str, whole: str, guard: NearMissGuard | None) -> str:
     """``part`` with the names ``whole`` gives in the categories the part names none of (not
     a year: in "điểm chuẩn 2025 bao nhiêu, năm nay tuyển mấy chỉ tiêu" the quota is this
-    year's), and the other parts' topic when it names none."""
+    year's), its subject (a scholarship, a topic) and the other parts' topic when it names
+    none."""
     if guard is None:
         return part
     mine = guard.entities(part)
     carried = set(guard.entities(whole)) - set(mine) - {"year"}
-    if "attribute" not in guard.facets(part):
+    named = guard.facets(part)
+    # The subject the part leaves out ("có mấy loại" after "trường có học bổng … không").
+    carried |= {c for c in guard.facets(whole) if c in _SUBJECTS and c not in named}
+    if "attribute" not in named:
         carried.add("attribute")  # "khi nào mở đăng ký" after "ktx …": the dormitory's
     words = whole.split()
     extra = [

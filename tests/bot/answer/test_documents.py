@@ -10,7 +10,7 @@ import pymupdf
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.answer.answerer import Answerer
-from bot.answer.documents import DocumentsTier
+from bot.answer.documents import DocumentsTier, with_entities
 from bot.answer.found import Found
 from bot.answer.parts import AnswererParts
 from bot.knowledge.ingest import ingest_paths
@@ -147,3 +147,18 @@ def test_an_english_question_in_parts_gets_no_vietnamese_headings(parts: Answere
     text = in_parts(parts, "what is the tuition for computer science, where is the dormitory", fees)
     assert text.splitlines()[1] == f"- {fees} [1]"
     assert text.endswith("The university's documents do not answer part of your question.")
+
+
+def test_a_part_that_names_no_subject_is_read_with_the_question_s(parts: AnswererParts) -> None:
+    # "có mấy loại" asks how many kinds of what the first part names: the scholarships; a part
+    # naming its own subject, and a year, keep theirs.
+    guard = parts.guard
+    whole = "Trường có học bổng cho tân sinh viên không ạ? có mấy loại"
+    assert with_entities("có mấy loại", whole, guard) == "có mấy loại học bổng"
+    whole = "điểm chuẩn thpt ngành ttnt 2025 bn, năm nay tuyển mấy chỉ tiêu ạ"
+    assert with_entities("năm nay tuyển mấy chỉ tiêu", whole, guard) == (
+        "năm nay tuyển mấy chỉ tiêu ttnt"
+    )
+    assert with_entities(
+        "học bổng có mấy loại", "ngành ttnt có học bổng không, học bổng có mấy loại", guard
+    ) == ("học bổng có mấy loại ttnt")
