@@ -49,9 +49,9 @@ from quote_hygiene import quote_count, quote_defects
 from bot.answer.answerer import Answerer
 from bot.answer.followup import ContextRules, Turn, read_in_context
 from bot.answer.found import Timer
+from bot.answer.replies import answer_body
 from bot.evaluation.data import Question, read_faq_items, read_passages, read_questions
 from bot.evaluation.metrics import facts_found
-from bot.evaluation.questions import answer_body
 from bot.evaluation.workspace import (
     indexer_for,
     load_corpus,

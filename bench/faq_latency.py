@@ -188,8 +188,8 @@ async def main() -> None:
                 embedder, processor, question, executor, restorer
             )
             vector = question_vector(prepared, vectors)
-            covering = coverage_terms(prepared.readable, processor, judge.guard)
             t1 = time.perf_counter()
+            covering = coverage_terms(prepared.readable, processor, judge.guard)
             async with sessionmaker() as session:
                 candidates = await faq_candidates(
                     session,

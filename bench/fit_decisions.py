@@ -155,9 +155,9 @@ async def documents_evidence() -> list[Any]:
 
     from bot.answer.answerer import Answerer
     from bot.answer.found import Timer
+    from bot.answer.replies import answer_body
     from bot.evaluation.documents_fit import DocExample, DocSet
     from bot.evaluation.metrics import facts_found
-    from bot.evaluation.questions import answer_body
     from retrieval.decisions.store import Decisions
 
     parts = build_parts(bench_settings())

@@ -21,7 +21,7 @@ from bot.answer.followup import (
     rewrite_with_llm,
     takes_a_topic,
 )
-from bot.answer.replies import Answer
+from bot.answer.replies import Answer, answer_body
 from bot.answer.stream import StreamDone, StreamEvent
 from bot.conversations.store import earlier_turns
 
@@ -79,7 +79,7 @@ class ConversationAnswerer:
             return True  # nothing claimed either way
         parts = self.answerer.parts
         own = set(own_terms(text, self.rules.guard, parts.processor))
-        said = set(parts.processor.query_terms(answer.answer))
+        said = set(parts.processor.query_terms(answer_body(answer)))  # not its sources
         return not own or bool(own & said)
 
     async def answer_stream(

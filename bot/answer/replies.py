@@ -170,3 +170,14 @@ def text_only_reply(language: Language) -> str:
         "Sorry, I can only read text messages for now. Please type your question "
         "(for example: “What is the tuition for Computer Science?”)."
     )
+
+
+def answer_body(answer: Answer) -> str:
+    """What the reply says, without its sources block (titles and URLs there would match short
+    key facts such as a year)."""
+    if answer.tier != "documents":
+        return answer.answer
+    for heading in (f"\n\n{h}" for h in SOURCES_HEADING.values()):
+        if heading in answer.answer:
+            return answer.answer.split(heading, 1)[0]
+    return answer.answer

@@ -9,7 +9,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from bot.evaluation.questions import AnswerOutcome, answer_body
+from bot.answer.replies import answer_body
+from bot.evaluation.questions import AnswerOutcome
 
 
 def tier_counts(outcomes: Sequence[AnswerOutcome]) -> dict[str, int]:

@@ -24,8 +24,7 @@ from typing import Any
 
 from bot.answer.answerer import Answerer
 from bot.answer.parts import AnswererParts
-from bot.answer.replies import Answer
-from bot.core.citations import SOURCES_HEADING
+from bot.answer.replies import Answer, answer_body
 from bot.core.errors import RetrievalError
 from bot.core.types import ChunkerMode, SearchMode
 from bot.evaluation.data import FaqItem, Passage, Question
@@ -157,17 +156,6 @@ class QuestionsEvaluation:
     @property
     def _types(self) -> dict[str, str]:
         return {q.id: q.type for q in self.questions}
-
-
-def answer_body(answer: Answer) -> str:
-    """What the reply says, without its sources block (titles and URLs there would match short
-    key facts such as a year)."""
-    if answer.tier != "documents":
-        return answer.answer
-    for heading in (f"\n\n{h}" for h in SOURCES_HEADING.values()):
-        if heading in answer.answer:
-            return answer.answer.split(heading, 1)[0]
-    return answer.answer
 
 
 def _scored_levels(questions: Sequence[Question], knowledge: Knowledge) -> list[str]:

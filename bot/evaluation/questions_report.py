@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bot.answer.replies import answer_body
 from bot.evaluation.answer_summaries import (
     answer_lengths,
     judge_summary,
@@ -19,7 +20,6 @@ from bot.evaluation.metrics import Choice, facts_found
 from bot.evaluation.questions import (
     AnswerOutcome,
     QuestionsEvaluation,
-    answer_body,
     relevant_units,
 )
 from bot.evaluation.report import bar_plot, cell, curve_plot, table

@@ -21,9 +21,8 @@ import pytest
 from bot.answer.answerer import Answerer
 from bot.answer.followup import ContextRules, Turn, read_in_context
 from bot.answer.parts import AnswererParts
-from bot.answer.replies import Answer
+from bot.answer.replies import Answer, answer_body
 from bot.evaluation.metrics import facts_found
-from bot.evaluation.questions import answer_body
 
 DIALOGUES: list[dict[str, Any]] = [
     json.loads(line)

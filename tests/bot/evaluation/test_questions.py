@@ -14,6 +14,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.answer.parts import AnswererParts
+from bot.answer.replies import answer_body
 from bot.cli.group import cli
 from bot.core.errors import DatasetError, RetrievalError
 from bot.evaluation.calibration import calibrate_t_doc
@@ -23,7 +24,6 @@ from bot.evaluation.metrics import facts_found, first_ranks, norm, ranking_metri
 from bot.evaluation.questions import (
     Knowledge,
     QuestionsEvaluation,
-    answer_body,
     evaluate_questions,
 )
 from bot.evaluation.questions_report import questions_plots, questions_report
