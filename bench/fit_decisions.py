@@ -173,7 +173,9 @@ async def documents_evidence() -> list[Any]:
         examples = []
         for (qid, form), found in data["found"].items():
             q = next(q for q in data["questions"] if q.id == qid)
-            answer = await answerer.answer_found(replace(found), Timer())
+            found = replace(found)
+            found.reading = None  # read again by the code as it is now
+            answer = await answerer.answer_found(found, Timer())
             features = (answer.scores.get("documents") or {}).get("features")
             if answer.tier != "documents" or not features:
                 continue
