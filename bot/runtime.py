@@ -51,6 +51,7 @@ class Runtime:
             self.parts.processor,
             self.settings.embed_batch_size,
             self.settings.ingest.chunker,
+            guard=self.parts.guard,
         )
 
 

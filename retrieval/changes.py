@@ -31,7 +31,9 @@ _COUNTERS = (
     "pg_stat_get_xact_tuples_updated",
     "pg_stat_get_xact_tuples_deleted",
 )
-_TABLES = frozenset({"chunks", "faq_entries", "faq_variants", "documents"})
+_TABLES = frozenset(
+    {"chunks", "faq_entries", "faq_variants", "documents", "facts", "catalogue_items"}
+)
 
 
 def signature_expression(tables: Sequence[str]) -> str:

@@ -17,6 +17,7 @@ from contextlib import aclosing
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.answer.documents import DocumentsTier
+from bot.answer.facts import FactsTier
 from bot.answer.found import Found, Timer
 from bot.answer.llm_answer import check_citations, stream_answer
 from bot.answer.lookup import Lookup
@@ -44,7 +45,8 @@ class Answerer(Lookup):
         super().__init__(parts, sessionmaker)
         self.documents = DocumentsTier(parts)
         self.fallback = FallbackTier(parts)
-        self.tiers: tuple[AnswerTier, ...] = (FaqTier(), self.documents)
+        self.facts = FactsTier(parts)
+        self.tiers: tuple[AnswerTier, ...] = (FaqTier(), self.facts, self.documents)
 
     async def answer(self, raw_question: str) -> Answer:
         """The answer to a question: ``answer_stream``'s final answer (one path for both)."""
@@ -89,7 +91,13 @@ class Answerer(Lookup):
             return
         found = await self.find(question, language, timer)
         llm = self.parts.llm
-        if found.decision.accepted is not None or not found.passing or llm is None:
+        exact = await self.facts.answer(found, timer)  # the tables' values are never streamed
+        if (
+            found.decision.accepted is not None
+            or exact is not None
+            or not found.passing
+            or llm is None
+        ):
             yield StreamDone(
                 self._finish(await self.answer_found(found, timer), found, timer, started)
             )

@@ -12,6 +12,7 @@ from bot.answer.reading import Reading
 from bot.answer.replies import Answer
 from bot.core.citations import Citation
 from bot.core.types import Language
+from retrieval.facts.book import FactsBook
 from retrieval.faq.decision import FaqDecision
 from retrieval.search.hits import Hit
 from retrieval.thresholds import Thresholds
@@ -55,6 +56,8 @@ class Found:
     unsure: bool = False
     documents_features: tuple[float, ...] = ()
     documents_probability: float | None = None
+    # The school's facts tables and catalogue, for the exact answers before tier 2.
+    facts: FactsBook | None = None
 
 
 def hit_citation(n: int, hit: Hit) -> Citation:

@@ -15,6 +15,7 @@ from bot.answer.reading import Reading, read_question
 from bot.answer.replies import Answer
 from bot.core.types import Language
 from retrieval.embedders.base import embed_off_loop
+from retrieval.facts.book import current_book
 from retrieval.faq.candidates import FaqCandidate, coverage_terms, faq_candidates
 from retrieval.faq.decision import FaqDecision, decide_faq
 from retrieval.faq.judge import FaqJudge, current_judge
@@ -60,6 +61,7 @@ class Lookup:
             with timer.stage("faq"):
                 decision = await self.match_faq(session, prepared, vector)
             hits: list[Hit] = []
+            book = await current_book(session) if decision.accepted is None else None
             planned = decision.accepted is None and self._plans_queries
             if decision.accepted is None and not planned:
                 with timer.stage("search"):
@@ -96,6 +98,7 @@ class Lookup:
         }
         found = Found(question, language, terms, thresholds, decision, hits, trace, scores)
         found.small_talk = small_talk
+        found.facts = book
         found.expanded = prepared.dense
         found.parts = tuple((p.text, p.dense) for p in prepared.parts)
         if decision.accepted is not None or small_talk is not None:

@@ -103,6 +103,7 @@ def indexer_for(
         parts.settings.embed_batch_size,
         chunker or parts.settings.ingest.chunker,
         context_header,
+        guard=parts.guard,
     )
 
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from bot.core.types import ChunkerMode
 from retrieval.embedders.base import Embedder, embed_off_loop
+from retrieval.guard.checks import NearMissGuard
 from retrieval.text.terms import TextProcessor
 
 Progress = Callable[[int], None]
@@ -27,6 +28,8 @@ class Indexer:
     chunker: ChunkerMode = "auto"
     # Prepend "title › headings (trang N)" to each chunk for embedding and keyword search.
     context_header: bool = True
+    # The vocabulary a document's tables are read by (retrieval.facts); the bundled one if None.
+    guard: NearMissGuard | None = None
 
     async def passages(
         self, texts: Sequence[str], progress: Progress | None = None

@@ -23,7 +23,7 @@ from bot.core.errors import ConfigError
 from retrieval.text.datafiles import DATA_DIR, read_yaml
 
 PACK_FILE = DATA_DIR / "language.yaml"
-SECTIONS = ("questions", "small_talk", "follow_up", "listing", "guard")
+SECTIONS = ("questions", "small_talk", "follow_up", "listing", "facts", "guard")
 
 PhraseKind = Literal["greeting", "thanks", "goodbye"]
 _PHRASE_KINDS: tuple[PhraseKind, ...] = ("greeting", "thanks", "goodbye")
@@ -76,11 +76,36 @@ class ListingWords:
 
 
 @dataclass(frozen=True)
+class FactsWords:
+    """How a facts table's columns are read, and the words of the questions answered from the
+    tables (retrieval.facts, bot.answer.facts)."""
+
+    name_columns: tuple[str, ...]
+    code_columns: tuple[str, ...]
+    combination_columns: tuple[str, ...]
+    column_methods: Mapping[str, str]  # folded header word -> the guard's method value
+    attributes: Mapping[str, str]  # folded attribute -> its kind of value
+    not_offered: tuple[str, ...]  # cells as written
+    standard_programme: tuple[str, ...]
+    score_check: tuple[str, ...]  # patterns
+    offer: tuple[str, ...]  # patterns with a group `name`
+    asks_whether: tuple[str, ...]  # patterns
+    highest: tuple[str, ...]
+    lowest: tuple[str, ...]
+    more: tuple[str, ...]
+    less: tuple[str, ...]
+
+
+_VALUE_KINDS = frozenset({"score", "count", "amount"})
+
+
+@dataclass(frozen=True)
 class LanguagePack:
     questions: QuestionWords
     small_talk: SmallTalkWords
     follow_up: FollowUpWords
     listing: ListingWords
+    facts: FactsWords
     guard: Mapping[str, Any]  # the guard's vocabulary, as retrieval.guard reads it
 
 
@@ -107,9 +132,9 @@ def read_pack(path: Path) -> LanguagePack:
     if not isinstance(categories, Mapping) or not categories:
         raise ConfigError(f"{path}: section `guard`: `categories` must be a non-empty mapping")
     names = frozenset(str(c) for c in categories)
-    questions, small_talk, follow_up, listing = (
+    questions, small_talk, follow_up, listing, facts = (
         _Section(f"{path}: section `{name}`", data[name])
-        for name in ("questions", "small_talk", "follow_up", "listing")
+        for name in ("questions", "small_talk", "follow_up", "listing", "facts")
     )
     reference = follow_up.part("reference")
     pack = LanguagePack(
@@ -147,11 +172,43 @@ def read_pack(path: Path) -> LanguagePack:
             asks=listing.patterns("asks"),
             listed=listing.categories("listed", names),
         ),
+        facts=_facts_words(facts, guard),
         guard=MappingProxyType(guard),
     )
-    for section in (questions, small_talk, follow_up, reference, listing):
+    for section in (questions, small_talk, follow_up, reference, listing, facts):
         section.check_all_read()
     return pack
+
+
+def _facts_words(section: _Section, guard: Mapping[str, Any]) -> FactsWords:
+    categories = guard["categories"]
+    methods = section.folded_map("column_methods")
+    known = {str(v) for v in (categories.get("method") or {}).get("values") or {}}
+    unknown = sorted(set(methods.values()) - known)
+    if unknown:
+        raise ConfigError(f"{section.where}: `column_methods`: {unknown} are not guard methods")
+    attributes = section.folded_map("attributes")
+    wrong = sorted(set(attributes.values()) - _VALUE_KINDS)
+    if wrong:
+        raise ConfigError(
+            f"{section.where}: `attributes`: {wrong} are not kinds of value {sorted(_VALUE_KINDS)}"
+        )
+    return FactsWords(
+        name_columns=section.words("name_columns"),
+        code_columns=section.words("code_columns"),
+        combination_columns=section.words("combination_columns"),
+        column_methods=methods,
+        attributes=attributes,
+        not_offered=section.strings("not_offered"),
+        standard_programme=section.words("standard_programme"),
+        score_check=section.patterns("score_check"),
+        offer=section.patterns("offer"),
+        asks_whether=section.patterns("asks_whether"),
+        highest=section.words("highest"),
+        lowest=section.words("lowest"),
+        more=section.words("more"),
+        less=section.words("less"),
+    )
 
 
 def _phrase_kinds(section: _Section) -> tuple[tuple[PhraseKind, tuple[str, ...]], ...]:
@@ -229,6 +286,18 @@ class _Section:
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise ConfigError(f"{self.where}: `{key}` must be a whole number of at least 1")
         return value
+
+    def folded_map(self, key: str) -> Mapping[str, str]:
+        """A mapping of folded words to a non-empty text, in the file's order."""
+        raw = self._get(key)
+        if not isinstance(raw, Mapping) or not raw:
+            raise ConfigError(f"{self.where}: `{key}` must be a non-empty mapping")
+        for word, value in raw.items():
+            if not isinstance(word, str) or not _FOLDED.fullmatch(word):
+                raise ConfigError(f"{self.where}: `{key}`: {word!r} is not folded words")
+            if not isinstance(value, str) or not value.strip():
+                raise ConfigError(f"{self.where}: `{key}`.{word} must be a non-empty string")
+        return MappingProxyType(dict(raw))
 
     def category_list(self, key: str, categories: frozenset[str]) -> tuple[str, ...]:
         items = self.strings(key)

@@ -21,6 +21,7 @@ from bot.db.models.conversations import (
     MessageStatus,
     SettledAnswer,
 )
+from bot.db.models.facts import CatalogueRow, FactRow
 from bot.db.models.knowledge import (
     Chunk,
     Document,
@@ -38,6 +39,8 @@ from bot.db.models.quarantine import QuarantinedEvent
 from bot.db.models.staff import AuditEntry, LoginAttempt, StaffRole, StaffSession, StaffUser
 
 __all__ = [
+    "CatalogueRow",
+    "FactRow",
     "EMBEDDING_DIM",
     "NAMING",
     "TSV_EXPR",

@@ -1,0 +1,467 @@
+"""Exact answers from the school's catalogue and facts tables, before tier 2 (issue 2/4).
+
+Four kinds of question are answered from the tables' values, quoted as the tables write them,
+with their year and source, and the documents' disclaimer:
+
+- **score checks** ("em được 25,5 điểm có đỗ ngành Khoa học Dữ liệu không"): the cut-off of the
+  latest year that has one, the comparison stated; every programme and method the question
+  leaves open is listed with its own comparison, never one picked silently;
+- **cut-offs, quotas, combinations** of named majors ("điểm chuẩn ktpm", "ngành TTNT xét tổ hợp
+  nào");
+- **whether** a major takes a combination or a method ("ngành TTNT có xét học bạ không": the
+  table's "—" says no);
+- **whether the school has a major** ("trường có ngành Dược không"): a plain no with the
+  closest majors it does have, given only when the catalogue is the school's (it names several
+  majors) and nothing the search found names the major either.
+
+Anything else, or a question the tables do not hold the value for, goes on to tier 2.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.answer import replies
+from bot.answer.found import Found, Timer
+from bot.answer.parts import AnswererParts
+from bot.answer.replies import Answer
+from bot.core.citations import Citation
+from bot.core.types import Language
+from retrieval.facts.book import FactsBook, Major
+from retrieval.facts.model import COMBINATIONS, CUTOFF, QUOTA, Fact, Place
+from retrieval.guard.checks import NearMissGuard
+from retrieval.text.folding import fold
+from retrieval.text.pack import alternatives, load_pack
+
+_WORDS = load_pack().facts
+_SCORE_CHECK = re.compile(alternatives(_WORDS.score_check))
+_OFFER = [re.compile(p) for p in _WORDS.offer]
+_WHETHER = re.compile(alternatives(_WORDS.asks_whether))
+_NUMBER = re.compile(r"(?<![\w.,])(\d{1,4}(?:[.,]\d{1,3})?)(?![\w]|[.,]\d)")
+_MIN_MAJORS = 3  # a catalogue naming fewer majors is not the school's list: no "no" from it
+_CLOSEST = 3
+_MAX_NAME_WORDS = 6
+_TOP_SCORE = 40.0  # a score above this is on a thousands scale (ĐGNL)
+
+
+@dataclass(frozen=True)
+class FactsQuestion:
+    """What a question asks of the tables."""
+
+    majors: tuple[Major, ...]
+    programme: str | None
+    method: str | None
+    combination: str | None
+    year: int | None
+    score: float | None
+    attribute: str | None
+    whether: bool
+
+
+class FactsTier:
+    """Answers from the facts tables, or None to leave the question to tier 2."""
+
+    def __init__(self, parts: AnswererParts) -> None:
+        self.parts = parts
+        self.settings = parts.settings
+
+    async def answer(self, found: Found, timer: Timer) -> Answer | None:
+        book = found.facts
+        if book is None or not book.majors or found.decision.accepted is not None:
+            return None
+        if self._about_another_school(found.question):
+            return None
+        with timer.stage("facts"):
+            return self.decide(found.question, found, book)
+
+    def _about_another_school(self, question: str) -> bool:
+        """The question names a school that is not this one: its tables do not answer it."""
+        if "institution" not in self.parts.guard.facets(question):
+            return False
+        folded = fold(question)
+        return not any(fold(n) in folded for n in self.settings.brand.own_names if n.strip())
+
+    def decide(self, question: str, found: Found, book: FactsBook) -> Answer | None:
+        guard = self.parts.guard
+        asked = read_facts_question(question, book, guard)
+        language = found.language
+        if not asked.majors:
+            missing = offered_name(question)
+            if missing is None or len(book.majors) < _MIN_MAJORS:
+                return None
+            if _named_in(missing, found):
+                return None  # the documents name it: not ours to deny
+            return self._no_such_major(missing, book, language)
+        if asked.score is not None and _SCORE_CHECK.search(fold(question)):
+            return self._score_check(asked, book, language)
+        if asked.whether and (asked.combination or asked.method) and asked.score is None:
+            return self._whether(asked, book, language)
+        if asked.attribute in (CUTOFF, QUOTA, COMBINATIONS) and asked.score is None:
+            return self._values(asked, book, language)
+        if asked.whether and offered_name(question) is not None and asked.attribute is None:
+            return self._has_major(asked.majors, book, language)
+        return None
+
+    # -- the kinds of answer ------------------------------------------------------------------
+
+    def _score_check(
+        self, asked: FactsQuestion, book: FactsBook, language: Language
+    ) -> Answer | None:
+        score = asked.score
+        assert score is not None  # checked by the caller
+        lines: list[str] = []
+        places: list[Place] = []
+        for major in asked.majors:
+            rows = _rows(book, major, CUTOFF, asked, on_scale_of=score)
+            if not rows:
+                return None
+            for fact in rows:
+                places.append(fact.place)
+                lines.append(self._compared(fact, score, len(places), language))
+        year = max(f.year for f in _rows_all(book, asked.majors, CUTOFF, asked, score))
+        caveat = (
+            f"Điểm chuẩn các năm sau chưa có trong dữ liệu của mình và có thể khác năm {year}: "
+            "bạn chỉ nên xem đây là tham khảo."
+            if language == "vi"
+            else f"Later years' cut-offs are not in my data yet and may differ from {year}'s: "
+            "take this as a guide only."
+        )
+        lead = (
+            f"So với điểm chuẩn năm {year} (mới nhất mình có), {_num(score)} điểm của bạn:"
+            if language == "vi"
+            else f"Against the {year} cut-off (the latest I have), your {_num(score)} points:"
+        )
+        body = "\n".join([lead, *lines, "", caveat])
+        return self._cited(body, places, language, "score check")
+
+    def _compared(self, fact: Fact, score: float, n: int, language: Language) -> str:
+        label = _row_label(fact, language)
+        if not fact.offered:
+            return (
+                f"- {label}: không xét theo phương thức này [{n}]."
+                if language == "vi"
+                else f"- {label}: not admitted this way [{n}]."
+            )
+        assert fact.value is not None
+        gap = round(score - fact.value, 2)
+        if language == "vi":
+            verdict = (
+                f"cao hơn {_num(gap)} điểm"
+                if gap > 0
+                else f"thấp hơn {_num(-gap)} điểm"
+                if gap < 0
+                else "bằng điểm chuẩn"
+            )
+            return f"- {label}: điểm chuẩn {fact.text} [{n}], {_num(score)} {verdict}."
+        verdict = (
+            f"{_num(gap, 'en')} above"
+            if gap > 0
+            else f"{_num(-gap, 'en')} below"
+            if gap < 0
+            else "equal to the cut-off"
+        )
+        return f"- {label}: cut-off {fact.text} [{n}], {_num(score, 'en')} is {verdict}."
+
+    def _values(self, asked: FactsQuestion, book: FactsBook, language: Language) -> Answer | None:
+        attribute = asked.attribute
+        assert attribute is not None
+        lines: list[str] = []
+        places: list[Place] = []
+        for major in asked.majors:
+            rows = _rows(book, major, attribute, asked)
+            if not rows:
+                return None
+            for fact in rows:
+                places.append(fact.place)
+                value = (
+                    ", ".join(fact.combinations)
+                    if attribute == COMBINATIONS
+                    else fact.text
+                    if fact.offered
+                    else ("không xét" if language == "vi" else "not admitted this way")
+                )
+                lines.append(
+                    f"- {_row_label(fact, language)}, {fact.year}: {value} [{len(places)}]"
+                )
+        name = _ATTRIBUTE_NAMES[attribute][0 if language == "vi" else 1]
+        lead = f"{name.capitalize()}:"
+        return self._cited("\n".join([lead, *lines]), places, language, attribute)
+
+    def _whether(self, asked: FactsQuestion, book: FactsBook, language: Language) -> Answer | None:
+        lines: list[str] = []
+        places: list[Place] = []
+        for major in asked.majors:
+            if asked.combination:
+                rows = _rows(book, major, COMBINATIONS, asked)
+                if not rows:
+                    return None
+                fact = rows[0]
+                places.append(fact.place)
+                listed = ", ".join(fact.combinations)
+                more = (
+                    f"; các tổ hợp xét tuyển: {listed}"
+                    if language == "vi"
+                    else f"; combinations: {listed}"
+                )
+                lines.append(
+                    _verdict(
+                        asked.combination in fact.combinations, fact, asked.combination, language
+                    )
+                    + f"{more} [{len(places)}]."
+                )
+                continue
+            rows = [f for f in _rows(book, major, CUTOFF, asked) if f.method == asked.method]
+            if not rows:
+                return None
+            for fact in rows:
+                places.append(fact.place)
+                cutoff = ""
+                if fact.offered:
+                    cutoff = (
+                        f", điểm chuẩn {fact.text}"
+                        if language == "vi"
+                        else f", cut-off {fact.text}"
+                    )
+                lines.append(
+                    _verdict(fact.offered, fact, str(fact.method), language)
+                    + f"{cutoff} [{len(places)}]."
+                )
+        return self._cited("\n".join(lines), places, language, "whether")
+
+    def _has_major(self, majors: Sequence[Major], book: FactsBook, language: Language) -> Answer:
+        places = []
+        lines = []
+        for major in majors:
+            fact = next((f for f in book.facts if fold(f.major) == fold(major.name)), None)
+            code = (
+                f" (mã {major.code})"
+                if major.code and language == "vi"
+                else (f" (code {major.code})" if major.code else "")
+            )
+            cite = ""
+            if fact is not None:
+                places.append(fact.place)
+                cite = f" [{len(places)}]"
+            lines.append(
+                f"Có, trường đào tạo ngành {major.name}{code}{cite}."
+                if language == "vi"
+                else f"Yes, the school offers {major.name}{code}{cite}."
+            )
+        return self._cited("\n".join(lines), places, language, "has major")
+
+    def _no_such_major(self, name: str, book: FactsBook, language: Language) -> Answer:
+        closest = closest_majors(name, book)
+        shown = ", ".join(m.name for m in closest)
+        if language == "vi":
+            body = (
+                f"Theo danh mục ngành tuyển sinh mình có, trường chưa đào tạo ngành {name}. "
+                + (f"Các ngành gần nhất: {shown}." if closest else "")
+                + f"\nCác ngành trường đang tuyển: {', '.join(m.name for m in book.majors)}."
+            )
+        else:
+            body = (
+                f"In the school's list of majors I have, there is no {name}. "
+                + (f"The closest: {shown}." if closest else "")
+                + f"\nMajors the school admits to: {', '.join(m.name for m in book.majors)}."
+            )
+        places = list(dict.fromkeys(f.place for f in book.facts))[:1]
+        return self._cited(body, places, language, "no such major")
+
+    def _cited(self, body: str, places: list[Place], language: Language, how: str) -> Answer:
+        citations = _citations(places)
+        numbers = {k: n for n, k in enumerate(dict.fromkeys(map(_source, places)), start=1)}
+        renumbered = _renumber(body, places, numbers)
+        return Answer(
+            tier="documents",
+            answer=replies.documents_reply(renumbered, citations, language, self.settings.answer),
+            language=language,
+            citations=citations,
+            reason=f"facts table: {how}",
+            why={"facts": how},
+            confidence=1.0,
+        )
+
+
+_ATTRIBUTE_NAMES = {
+    CUTOFF: ("điểm chuẩn", "cut-off scores"),
+    QUOTA: ("chỉ tiêu", "quotas"),
+    COMBINATIONS: ("tổ hợp xét tuyển", "subject combinations"),
+}
+
+
+def read_facts_question(
+    question: str, book: FactsBook, guard: NearMissGuard | None
+) -> FactsQuestion:
+    """The majors, programme, method, combination, year, score and attribute ``question``
+    names, as the guard's vocabulary and the catalogue read them."""
+    facets = guard.facets(question) if guard is not None else {}
+    folded = fold(question)
+    methods = set(facets.get("method", ()))
+    for word, method in _WORDS.column_methods.items():
+        if re.search(rf"\b{re.escape(word)}\b", folded):
+            methods.add(method)
+    years = facets.get("year", frozenset())
+    combos = facets.get("combination", frozenset())
+    attributes = [a for a in facets.get("attribute", ()) if a in (CUTOFF, QUOTA, COMBINATIONS)]
+    programmes = facets.get("programme", frozenset())
+    return FactsQuestion(
+        majors=tuple(book.majors_in(question, guard)),
+        programme=next(iter(programmes)) if len(programmes) == 1 else None,
+        method=next(iter(methods)) if len(methods) == 1 else None,
+        combination=next(iter(combos)).upper() if len(combos) == 1 else None,
+        year=int(next(iter(years))) if len(years) == 1 else None,
+        score=_score(question, facets),
+        attribute=attributes[0] if len(attributes) == 1 else None,
+        whether=bool(_WHETHER.search(folded)),
+    )
+
+
+def _score(question: str, facets: dict[str, frozenset[str]]) -> float | None:
+    numbers = facets.get("number")
+    if not numbers or len(numbers) != 1:
+        return None
+    value = float(next(iter(numbers)).replace("_", "."))
+    return value if 0 < value <= 1200 else None
+
+
+def offered_name(question: str) -> str | None:
+    """The name after "trường có ngành …" in ``question``, or None."""
+    folded = fold(question).strip(" ?.!")
+    for pattern in _OFFER:
+        match = pattern.search(folded)
+        if match:
+            name = match.group("name").strip()
+            if name and len(name.split()) <= _MAX_NAME_WORDS:
+                return _as_written(question, name)
+    return None
+
+
+def _as_written(question: str, folded_name: str) -> str:
+    """The words of ``question`` that fold to ``folded_name`` ("Dược" for "duoc")."""
+    words = question.split()
+    size = len(folded_name.split())
+    for start in range(len(words) - size + 1):
+        piece = " ".join(words[start : start + size])
+        if fold(piece).strip(" ?.!,") == folded_name:
+            return piece.strip(" ?.!,")
+    return folded_name
+
+
+def _named_in(name: str, found: Found) -> bool:
+    """Whether a passage the search found names ``name`` (with its marks when the student wrote
+    them: "Dược" is not "được"); then the catalogue may just be missing it."""
+    marked = not name.isascii()
+    key = name.lower() if marked else fold(name)
+    pattern = re.compile(rf"(?<!\w){re.escape(key)}(?!\w)")
+    for hit in found.hits:
+        text = f"{hit.title} {hit.heading_path} {hit.text}"
+        if pattern.search(text.lower() if marked else fold(text)):
+            return True
+    return False
+
+
+def closest_majors(name: str, book: FactsBook) -> list[Major]:
+    key = fold(name)
+    scored = sorted(
+        ((difflib.SequenceMatcher(None, key, fold(m.name)).ratio(), m) for m in book.majors),
+        key=lambda sm: -sm[0],
+    )
+    return [m for score, m in scored[:_CLOSEST] if score >= 0.5]
+
+
+def _rows(
+    book: FactsBook,
+    major: Major,
+    attribute: str,
+    asked: FactsQuestion,
+    on_scale_of: float | None = None,
+) -> list[Fact]:
+    """The facts of ``major`` for ``attribute`` that the question leaves possible, of the latest
+    year that has one (or the year asked); one per programme and method."""
+    rows = [
+        f
+        for f in book.facts
+        if f.attribute == attribute
+        and fold(f.major) == fold(major.name)
+        and (asked.programme is None or f.programme == asked.programme)
+        and (asked.method is None or f.method in (asked.method, None) or attribute == COMBINATIONS)
+        and (asked.year is None or f.year == asked.year)
+    ]
+    if on_scale_of is not None:
+        thousands = on_scale_of > _TOP_SCORE
+        rows = [
+            f
+            for f in rows
+            if not f.offered or f.value is None or (f.value > _TOP_SCORE) == thousands
+        ]
+        if asked.method is None:
+            rows = [f for f in rows if f.offered]
+    if asked.method is not None and attribute != COMBINATIONS:
+        exact = [f for f in rows if f.method == asked.method]
+        rows = exact or rows
+    if not rows:
+        return []
+    year = max(f.year for f in rows)
+    latest = [f for f in rows if f.year == year]
+    seen: dict[tuple[str | None, str | None], Fact] = {}
+    for f in latest:
+        seen.setdefault((f.programme, f.method), f)
+    # The standard programme first, each programme's methods in the table's order.
+    return sorted(seen.values(), key=lambda f: (f.programme is not None, f.programme or ""))
+
+
+def _rows_all(
+    book: FactsBook, majors: Sequence[Major], attribute: str, asked: FactsQuestion, score: float
+) -> list[Fact]:
+    return [f for m in majors for f in _rows(book, m, attribute, asked, on_scale_of=score)]
+
+
+def _row_label(fact: Fact, language: Language, *, method: bool = True) -> str:
+    parts = [f"Ngành {fact.major}" if language == "vi" else fact.major]
+    if fact.programme:
+        parts.append(f"chương trình {fact.programme}" if language == "vi" else fact.programme)
+    if fact.method and method:
+        parts.append(f"phương thức {fact.method}" if language == "vi" else fact.method)
+    return ", ".join(parts)
+
+
+def _verdict(yes: bool, fact: Fact, what: str, language: Language) -> str:
+    """ "Có, ngành X xét A01 (năm 2025)" or "Không, ngành X không xét A01 (năm 2025)"."""
+    label = _row_label(fact, language, method=False)
+    if language == "vi":
+        label = label[:1].lower() + label[1:]
+        verb = "xét" if yes else "không xét"
+        return f"{'Có' if yes else 'Không'}, {label} {verb} {what} (năm {fact.year})"
+    verb = "takes" if yes else "does not take"
+    return f"{'Yes' if yes else 'No'}, {label} {verb} {what} ({fact.year})"
+
+
+def _num(value: float, language: Language = "vi") -> str:
+    text = f"{value:.2f}".rstrip("0").rstrip(".")
+    return text.replace(".", ",") if language == "vi" else text
+
+
+def _citations(places: list[Place]) -> list[Citation]:
+    """One citation per document page the values come from."""
+    first = {_source(p): p for p in reversed(places)}
+    return [
+        Citation(n=n, title=p.title, source=p.document, url=p.url, page=p.page)
+        for n, p in enumerate((first[k] for k in dict.fromkeys(map(_source, places))), start=1)
+    ]
+
+
+def _source(place: Place) -> tuple[str, int | None]:
+    return place.document, place.page
+
+
+def _renumber(body: str, places: list[Place], numbers: dict[tuple[str, int | None], int]) -> str:
+    """Markers [k] (the k-th place in order) as the number of that place's citation."""
+
+    def swap(match: re.Match[str]) -> str:
+        k = int(match.group(1))
+        return f"[{numbers[_source(places[k - 1])]}]" if 0 < k <= len(places) else match.group(0)
+
+    return re.sub(r"\[(\d+)\]", swap, body)

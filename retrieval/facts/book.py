@@ -1,0 +1,146 @@
+"""The facts book: the published facts and the catalogue's majors, as every process reads them
+to answer, rebuilt only when the tables change (retrieval.changes)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass, field
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from bot.db.models import CatalogueRow, FactRow
+from retrieval.changes import tables_signature
+from retrieval.facts.extract import initials
+from retrieval.facts.model import MAJOR, PROGRAMME, Fact
+from retrieval.guard.checks import NearMissGuard
+from retrieval.index.facts import place_of
+from retrieval.text.folding import fold
+
+_TABLES = ("facts", "catalogue_items")
+# A major's name right after these is a school's ("Trường Đại học Công nghệ Thông tin").
+_SCHOOL_BEFORE = re.compile(r"(?:\bdai hoc|\bdh|\btruong|\bhoc vien|\bcao dang|\bvien) $")
+
+
+@dataclass(frozen=True)
+class Major:
+    """A major of the catalogue and the folded words a student may name it by."""
+
+    name: str
+    code: str | None
+    keys: tuple[str, ...]  # folded names, aliases, codes, initials ("khmt")
+
+
+@dataclass
+class FactsBook:
+    """The published facts and the majors and programmes of the catalogue."""
+
+    facts: list[Fact] = field(default_factory=list)
+    majors: list[Major] = field(default_factory=list)
+    programmes: list[str] = field(default_factory=list)
+    signature: str = ""
+
+    def __post_init__(self) -> None:
+        self._by_key = sorted(
+            ((key, m) for m in self.majors for key in m.keys), key=lambda km: -len(km[0])
+        )
+
+    def major_named(self, name: str) -> Major | None:
+        folded = fold(name)
+        return next((m for m in self.majors if folded in m.keys), None)
+
+    def majors_in(self, question: str, guard: NearMissGuard | None = None) -> list[Major]:
+        """The majors ``question`` names, in the order it names them: by a name, an alias, a
+        code or initials of the catalogue, or a name the guard's vocabulary reads ("ktpm")."""
+        text = f" {fold(question)} "
+        found: list[tuple[int, Major]] = []
+        for key, major in self._by_key:
+            for match in re.finditer(rf"(?<=[\s(]){re.escape(key)}(?=[\s?.,!)])", text):
+                if _SCHOOL_BEFORE.search(text[: match.start()]):
+                    continue
+                if any(m is major for _, m in found):
+                    break
+                found.append((match.start(), major))
+                # hide it from shorter keys ("cong nghe thong tin" inside a longer name)
+                text = text[: match.start()] + "#" * len(key) + text[match.end() :]
+                break
+        if guard is not None:
+            for value in guard.facets(question).get("major", ()):
+                major = self.major_named(value)
+                if major is not None and not any(m is major for _, m in found):
+                    found.append((len(text), major))
+        return [m for _, m in sorted(found, key=lambda pm: pm[0])]
+
+
+def build_book(
+    facts: list[Fact], items: list[tuple[str, str, str | None, list[str]]], signature: str = ""
+) -> FactsBook:
+    """The book of ``facts`` and catalogue ``items`` (kind, name, code, aliases)."""
+    majors: dict[str, tuple[str, set[str], set[str]]] = {}  # folded name -> name, codes, aliases
+
+    def add(name: str, code: str | None, aliases: list[str]) -> None:
+        entry = majors.setdefault(fold(name), (name, set(), set()))
+        if entry[0].isupper() and not name.isupper():
+            majors[fold(name)] = entry = (name, entry[1], entry[2])
+        if code:
+            entry[1].add(code)
+        entry[2].update(aliases)
+
+    for kind, name, code, aliases in items:
+        if kind == MAJOR:
+            add(name, code, aliases)
+    for f in facts:
+        add(f.major, f.code, [])
+    out = []
+    for folded, (name, codes, aliases) in majors.items():
+        keys = {folded, *(fold(a) for a in aliases), *(fold(c) for c in codes)}
+        abbreviation = initials(name)
+        if len(abbreviation) >= 3:
+            keys.add(abbreviation)
+        plain = sorted(c for c in codes if c.isalnum())
+        out.append(Major(name, plain[0] if plain else None, tuple(sorted(k for k in keys if k))))
+    programmes = sorted({name for kind, name, _, _ in items if kind == PROGRAMME})
+    return FactsBook(facts, out, programmes, signature)
+
+
+_books: dict[str, FactsBook] = {}
+_lock = asyncio.Lock()
+
+
+async def current_book(session: AsyncSession) -> FactsBook:
+    """The book of what this session sees, rebuilt only when the tables changed."""
+    signature = await tables_signature(session, _TABLES)
+    key = str(session.bind.engine.url) if session.bind is not None else ""
+    async with _lock:
+        cached = _books.get(key)
+        if cached is not None and cached.signature == signature:
+            return cached
+        rows = (await session.scalars(select(FactRow).where(FactRow.published))).all()
+        facts = [
+            Fact(
+                r.attribute,
+                r.major,
+                r.code,
+                r.programme,
+                r.method,
+                r.year,
+                r.text,
+                r.value,
+                r.offered,
+                r.scale,
+                r.unit,
+                tuple(r.combinations or ()),
+                place_of(r.place),
+            )
+            for r in rows
+        ]
+        items = [
+            (r.kind, r.name, r.code, list(r.aliases or ()))
+            for r in (
+                await session.scalars(select(CatalogueRow).where(CatalogueRow.hidden.is_(False)))
+            ).all()
+        ]
+        book = build_book(facts, items, signature)
+        _books[key] = book
+        return book
