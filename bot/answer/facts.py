@@ -43,7 +43,7 @@ _WHETHER = re.compile(alternatives(_WORDS.asks_whether))
 _NUMBER = re.compile(r"(?<![\w.,])(\d{1,4}(?:[.,]\d{1,3})?)(?![\w]|[.,]\d)")
 _MIN_MAJORS = 3  # a catalogue naming fewer majors is not the school's list: no "no" from it
 _CLOSEST = 3
-_MAX_NAME_WORDS = 6
+_MAX_NAME_WORDS = 10  # "Mạng máy tính và truyền thông dữ liệu" has 8
 _TOP_SCORE = 40.0  # a score above this is on a thousands scale (ĐGNL)
 
 
@@ -100,8 +100,10 @@ class FactsTier:
         if asked.whether and (asked.combination or asked.method) and asked.score is None:
             return self._whether(asked, book, language)
         if asked.attribute in (CUTOFF, QUOTA, COMBINATIONS) and asked.score is None:
+            if _faq_quoted(found, asked.majors):
+                return None  # an FAQ entry staff wrote about it is quoted by tier 2 first
             return self._values(asked, book, language)
-        if asked.whether and offered_name(question) is not None and asked.attribute is None:
+        if offered_name(question) is not None and asked.attribute is None:
             return self._has_major(asked.majors, book, language)
         return None
 
@@ -350,16 +352,28 @@ def _as_written(question: str, folded_name: str) -> str:
     return folded_name
 
 
+def _faq_quoted(found: Found, majors: Sequence[Major]) -> bool:
+    """Tier 1 weighed an entry nothing ruled out, tier 2 quotes it first (bot.answer.lookup
+    ``faq_passage``) and it names the majors asked about: a value staff wrote an answer for is
+    theirs to give, not the table's."""
+    if not found.passing or found.passing[0].faq_id is None:
+        return False
+    entry = fold(f"{found.passing[0].title} {found.passing[0].text}")
+    return all(any(key in entry for key in m.keys) for m in majors)
+
+
 def _named_in(name: str, found: Found) -> bool:
-    """Whether a passage the search found names ``name`` (with its marks when the student wrote
-    them: "Dược" is not "được"); then the catalogue may just be missing it."""
+    """Whether a passage the search found speaks of the major ``name`` ("ngành Dược"; with its
+    marks when the student wrote them: "ngành Dược" is not "ngành được"), or has it as a
+    heading or title; then the catalogue may just be missing it."""
     marked = not name.isascii()
     key = name.lower() if marked else fold(name)
-    pattern = re.compile(rf"(?<!\w){re.escape(key)}(?!\w)")
+    major = "ngành" if marked else "nganh"
+    pattern = re.compile(rf"(?:\b{major} |^){re.escape(key)}(?!\w)", re.M)
     for hit in found.hits:
-        text = f"{hit.title} {hit.heading_path} {hit.text}"
-        if pattern.search(text.lower() if marked else fold(text)):
-            return True
+        for text in (hit.title, hit.heading_path.replace(" › ", "\n"), hit.text):
+            if pattern.search(text.lower() if marked else fold(text)):
+                return True
     return False
 
 

@@ -303,18 +303,15 @@ def _value_fact(
 def read_number(text: str, kind: str = "score") -> float | None:
     """A cell's number as written in Vietnamese or English: "26,85", "27.5", "1.200", "935".
 
-    A dot before exactly three digits groups thousands ("1.200"); in a score it does so only
-    when the number would otherwise be too small to be one read on a thousands scale: "27.125"
-    stays 27.125 (scores have at most three decimals, never a thousands dot below 1.000).
+    A dot before exactly three digits groups thousands ("1.200"), except in a score of two
+    whole digits: "27.125" is 27.125 (no thousands scale has a score from 10.000 to 99.999).
     """
     cell = text.strip().split()[0] if text.strip() else ""
     if not _NUMBER.match(cell):
         return None
+    whole = cell.split(".")[0]
     if _THOUSANDS.match(cell) and not (
-        kind == "score"
-        and cell.count(".") == 1
-        and int(cell.split(".")[0]) < 100
-        and len(cell.split(".")[0]) <= 2
+        kind == "score" and cell.count(".") == 1 and len(whole) == 2
     ):
         return float(cell.replace(".", ""))
     if re.match(r"^\d{1,3}(?:,\d{3}){2,}$", cell):  # 15,000,000

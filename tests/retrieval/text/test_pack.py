@@ -123,6 +123,9 @@ def test_a_word_with_diacritics_in_a_folded_list_is_refused(tmp_path: Path) -> N
         ("follow_up", "subjects", ["major", "faculty"], r"\['faculty'\] are not categories"),
         ("listing", "listed", {"nganh": "majors"}, r"`listed`: \['majors'\] are not categories"),
         ("small_talk", "kinds", {"greeting": ["chao"]}, r"expected the kinds"),
+        ("facts", "column_methods", {"thpt": "thi THPT"}, r"\['thi THPT'\] are not guard methods"),
+        ("facts", "attributes", {"diem chuan": "grade"}, r"\['grade'\] are not kinds of value"),
+        ("facts", "attributes", {"Điểm chuẩn": "score"}, r"'Điểm chuẩn' is not folded words"),
     ],
 )
 def test_an_entry_of_the_wrong_shape_is_named(
