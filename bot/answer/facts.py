@@ -40,6 +40,11 @@ _WORDS = load_pack().facts
 _SCORE_CHECK = re.compile(alternatives(_WORDS.score_check))
 _OFFER = [re.compile(p) for p in _WORDS.offer]
 _WHETHER = re.compile(alternatives(_WORDS.asks_whether))
+_WHICH = re.compile(r"\b(?:nganh nao|nhung nganh|cac nganh|nganh gi|which)\b")
+_HIGHEST, _LOWEST, _MORE, _LESS = (
+    re.compile(rf"\b{alternatives(tuple(re.escape(w) for w in words))}\b")
+    for words in (_WORDS.highest, _WORDS.lowest, _WORDS.more, _WORDS.less)
+)
 _NUMBER = re.compile(r"(?<![\w.,])(\d{1,4}(?:[.,]\d{1,3})?)(?![\w]|[.,]\d)")
 _MIN_MAJORS = 3  # a catalogue naming fewer majors is not the school's list: no "no" from it
 _CLOSEST = 3
@@ -59,6 +64,9 @@ class FactsQuestion:
     score: float | None
     attribute: str | None
     whether: bool
+    which: bool = False  # "ngành nào", "những ngành", "which"
+    extreme: str | None = None  # "highest" or "lowest"
+    compare: str | None = None  # "more" or "less"
 
 
 class FactsTier:
@@ -88,6 +96,14 @@ class FactsTier:
         guard = self.parts.guard
         asked = read_facts_question(question, book, guard)
         language = found.language
+        if not asked.majors and asked.score is None:
+            if asked.which and asked.combination and asked.attribute in (None, COMBINATIONS):
+                return self._taking(asked.combination, book, language)
+            if asked.which and asked.extreme and asked.attribute in (CUTOFF, QUOTA):
+                return self._extreme(asked, book, language)
+        comparing = (asked.compare is not None or asked.which) and asked.score is None
+        if len(asked.majors) >= 2 and asked.attribute in (CUTOFF, QUOTA) and comparing:
+            return self._comparison(asked, book, language)
         if not asked.majors:
             missing = offered_name(question)
             if missing is None or len(book.majors) < _MIN_MAJORS:
@@ -233,6 +249,132 @@ class FactsTier:
                 )
         return self._cited("\n".join(lines), places, language, "whether")
 
+    def _taking(self, combination: str, book: FactsBook, language: Language) -> Answer | None:
+        """ "Những ngành nào xét D07": the majors whose latest combinations include it."""
+        latest: dict[tuple[str, str | None], Fact] = {}
+        for f in book.facts:
+            if f.attribute == COMBINATIONS:
+                key = (fold(f.major), f.programme)
+                if key not in latest or f.year > latest[key].year:
+                    latest[key] = f
+        if not latest:
+            return None
+        taking = [f for f in latest.values() if combination in f.combinations]
+        places = [f.place for f in taking] or [next(iter(latest.values())).place]
+        names = "; ".join(
+            f"{_row_label(f, language, method=False).removeprefix('Ngành ')} ({f.year}) [{n}]"
+            for n, f in enumerate(taking, start=1)
+        )
+        if language == "vi":
+            body = (
+                f"Các ngành xét tổ hợp {combination}: {names}."
+                if taking
+                else f"Theo bảng tổ hợp mình có, không ngành nào xét tổ hợp {combination} [1]."
+            )
+        else:
+            body = (
+                f"Majors that take {combination}: {names}."
+                if taking
+                else f"In the combinations table I have, no major takes {combination} [1]."
+            )
+        return self._cited(body, places, language, "majors by combination")
+
+    def _extreme(self, asked: FactsQuestion, book: FactsBook, language: Language) -> Answer | None:
+        """ "Ngành nào điểm chuẩn cao nhất": per method (in the table's order), the major with
+        the highest (lowest) value of the latest year; every programme counts."""
+        attribute = asked.attribute
+        rows = [
+            f for f in book.facts
+            if f.attribute == attribute and f.offered and f.value is not None
+            and (asked.method is None or f.method == asked.method)
+            and (asked.programme is None or f.programme == asked.programme)
+            and (asked.year is None or f.year == asked.year)
+        ]  # fmt: skip
+        if not rows:
+            return None
+        year = max(f.year for f in rows)
+        by_method: dict[str | None, list[Fact]] = {}
+        for f in rows:
+            if f.year == year:
+                by_method.setdefault(f.method, []).append(f)
+        pick = max if asked.extreme == "highest" else min
+        lines: list[str] = []
+        places: list[Place] = []
+        for facts in by_method.values():
+            best = pick(f.value for f in facts if f.value is not None)
+            for f in facts:
+                if f.value == best:
+                    places.append(f.place)
+                    lines.append(f"- {_row_label(f, language)}: {f.text} [{len(places)}]")
+        name = _ATTRIBUTE_NAMES[str(attribute)][0 if language == "vi" else 1]
+        if language == "vi":
+            word = "cao nhất" if asked.extreme == "highest" else "thấp nhất"
+            if attribute == QUOTA:
+                word = "nhiều nhất" if asked.extreme == "highest" else "ít nhất"
+            lead = f"Ngành có {name} {word} năm {year}:"
+        else:
+            word = "highest" if asked.extreme == "highest" else "lowest"
+            lead = f"The {word} {name} of {year}:"
+        return self._cited("\n".join([lead, *lines]), places, language, "extreme")
+
+    def _comparison(
+        self, asked: FactsQuestion, book: FactsBook, language: Language
+    ) -> Answer | None:
+        """ "Mạng máy tính với ATTT ngành nào chỉ tiêu nhiều hơn": the two values side by side
+        for each programme and method both have in one year, and which is higher."""
+        attribute = str(asked.attribute)
+        first, second = asked.majors[:2]
+        a_rows = _rows(book, first, attribute, asked)
+        b_rows = {(f.programme, f.method, f.year): f for f in _rows(book, second, attribute, asked)}
+        pairs = [
+            (a, b_rows[(a.programme, a.method, a.year)])
+            for a in a_rows
+            if (a.programme, a.method, a.year) in b_rows and a.value is not None
+            and b_rows[(a.programme, a.method, a.year)].value is not None
+        ]  # fmt: skip
+        if not pairs:
+            return None
+        lines: list[str] = []
+        places: list[Place] = []
+        for a, b in pairs:
+            places.extend((a.place, b.place))
+            n = len(places)
+            assert a.value is not None
+            assert b.value is not None
+            if language == "vi":
+                more = "nhiều hơn" if attribute == QUOTA else "cao hơn"
+                verdict = (
+                    f"{a.major} {more}" if a.value > b.value
+                    else f"{b.major} {more}" if b.value > a.value else "bằng nhau"
+                )  # fmt: skip
+                label = ", ".join(
+                    x
+                    for x in (
+                        a.programme and f"chương trình {a.programme}",
+                        a.method and f"phương thức {a.method}",
+                    )
+                    if x
+                )
+                lines.append(
+                    f"- {a.year}{', ' + label if label else ''}: {a.major} {a.text} [{n - 1}], "
+                    f"{b.major} {b.text} [{n}]: {verdict}."
+                )
+            else:
+                more = "more" if attribute == QUOTA else "higher"
+                verdict = (
+                    f"{a.major} has {more}" if a.value > b.value
+                    else f"{b.major} has {more}" if b.value > a.value else "equal"
+                )  # fmt: skip
+                label = ", ".join(x for x in (a.programme, a.method) if x)
+                lines.append(
+                    f"- {a.year}{', ' + label if label else ''}: {a.major} {a.text} [{n - 1}], "
+                    f"{b.major} {b.text} [{n}]: {verdict}."
+                )
+        name = _ATTRIBUTE_NAMES[attribute][0 if language == "vi" else 1]
+        return self._cited(
+            "\n".join([f"{name.capitalize()}:", *lines]), places, language, "comparison"
+        )
+
     def _has_major(self, majors: Sequence[Major], book: FactsBook, language: Language) -> Answer:
         places = []
         lines = []
@@ -318,6 +460,13 @@ def read_facts_question(
         score=_score(question, facets),
         attribute=attributes[0] if len(attributes) == 1 else None,
         whether=bool(_WHETHER.search(folded)),
+        which=bool(_WHICH.search(folded)),
+        extreme="highest"
+        if _HIGHEST.search(folded)
+        else "lowest"
+        if _LOWEST.search(folded)
+        else None,
+        compare="more" if _MORE.search(folded) else "less" if _LESS.search(folded) else None,
     )
 
 

@@ -13,7 +13,7 @@ from bot.db.models import Chunk, Document, FaqEntry, FaqVariant, VariantOrigin
 from retrieval.chunking import draft_chunks
 from retrieval.chunking.base import ChunkDraft, contextual_header
 from retrieval.guard.vocabulary import load_guard
-from retrieval.index.facts import store_facts
+from retrieval.index.facts import facts_current, store_facts
 from retrieval.index.indexer import Indexer, Progress
 from retrieval.index.summaries import drop_summary
 from retrieval.loading.document import LoadedDocument
@@ -86,7 +86,7 @@ async def index_document(
         count = await session.scalar(
             select(func.count()).select_from(Chunk).where(Chunk.document_id == existing.id)
         )
-        if "facts" not in (existing.meta or {}):  # stored before the facts tables existed
+        if not facts_current(existing.meta):  # read by an older extractor, or none
             await store_facts(session, existing, doc, indexer.guard or load_guard())
         return IndexResult(existing.id, int(count or 0), unchanged=True)
     chunked_here = drafts is None

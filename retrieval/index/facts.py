@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.db.models import CatalogueRow, Document, FactRow
 from bot.db.models.facts import EXTRACTED, STAFF
-from retrieval.facts.extract import extract_facts
+from retrieval.facts.extract import EXTRACTOR_VERSION, extract_facts
 from retrieval.facts.model import Fact, Place
 from retrieval.guard.checks import NearMissGuard
 from retrieval.loading.document import LoadedDocument
@@ -81,6 +81,7 @@ async def store_facts(
     document.meta = {
         **(document.meta or {}),
         "facts": {
+            "version": EXTRACTOR_VERSION,
             "stored": len(facts),
             "rejected": [
                 {"text": r.text, "reason": r.reason, "place": r.place.describe()}
@@ -90,6 +91,12 @@ async def store_facts(
         },
     }
     return len(facts)
+
+
+def facts_current(meta: dict[str, Any] | None) -> bool:
+    """Whether a stored document's facts were read by this version of the extractor."""
+    facts = (meta or {}).get("facts")
+    return isinstance(facts, dict) and facts.get("version") == EXTRACTOR_VERSION
 
 
 def _distinct(facts: list[Fact]) -> list[Fact]:

@@ -97,3 +97,31 @@ async def test_an_faq_entry_staff_wrote_about_the_value_is_quoted_before_the_tab
     result = await answerer.answer("chi tieu nganh khmt nam 2026 bao nhieu")
     assert "facts" not in result.why
     assert result.why["documents"]["faq_passage"] is not None
+
+
+async def test_which_majors_take_a_combination(answerer: Answerer) -> None:
+    result = await answerer.answer("những ngành nào xét tổ hợp D08")
+    assert _facts(result) == "majors by combination"
+    assert result.answer.startswith("Các ngành xét tổ hợp D08: Khoa học Dữ liệu (2026) [1].")
+
+
+async def test_the_lowest_cutoff_is_given_for_each_method(answerer: Answerer) -> None:
+    result = await answerer.answer("nganh nao diem chuan thap nhat")
+    assert _facts(result) == "extreme"
+    lines = [x for x in result.answer.splitlines() if x.startswith("- ")]
+    assert lines == [
+        "- Ngành Công nghệ Thông tin, chương trình chất lượng cao, "
+        "phương thức thi tốt nghiệp THPT: 23,80 [1]",
+        "- Ngành Công nghệ Thông tin, chương trình chất lượng cao, "
+        "phương thức đánh giá năng lực: 800 [1]",
+        "- Ngành Công nghệ Thông tin, chương trình chất lượng cao, phương thức học bạ: 26,10 [1]",
+    ]
+
+
+async def test_two_majors_are_compared_row_by_row(answerer: Answerer) -> None:
+    result = await answerer.answer("cntt va khmt nganh nao chi tieu nhieu hon")
+    assert _facts(result) == "comparison"
+    first = next(x for x in result.answer.splitlines() if x.startswith("- 2026"))
+    assert first == (
+        "- 2026: Công nghệ Thông tin 300 [1], Khoa học Máy tính 240 [1]: Công nghệ Thông tin nhiều hơn."
+    )
