@@ -28,6 +28,7 @@ PAGE_MODULES = (
     "admin.recheck",
     "admin.conversations",
     "admin.documents",
+    "admin.catalogue",
 )
 
 

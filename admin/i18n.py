@@ -31,6 +31,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "nav.recheck": ("Cần xem lại", "To look at again"),
     "nav.conversations": ("Hội thoại", "Conversations"),
     "nav.documents": ("Tài liệu", "Documents"),
+    "nav.catalogue": ("Danh mục", "Catalogue"),
     "nav.users": ("Tài khoản", "Users"),
     "role.viewer": ("xem", "viewer"),
     "role.editor": ("biên tập", "editor"),

@@ -166,6 +166,7 @@ NAV: tuple[NavItem, ...] = (
     NavItem("recheck", "/recheck"),
     NavItem("conversations", "/conversations"),
     NavItem("documents", "/documents"),
+    NavItem("catalogue", "/catalogue"),
     NavItem("users", "/users", StaffRole.admin),
 )
 

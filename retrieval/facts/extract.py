@@ -303,6 +303,11 @@ def _value_fact(
     return Fact(**common, value=value)
 
 
+def value_kind(attribute: str) -> str:
+    """What an attribute's values are: a score, a count or an amount."""
+    return _KIND_OF.get(fold(attribute), "score")
+
+
 def read_number(text: str, kind: str = "score") -> float | None:
     """A cell's number as written in Vietnamese or English: "26,85", "27.5", "1.200", "935".
 

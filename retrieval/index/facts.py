@@ -39,12 +39,15 @@ async def store_facts(
         )
     )
     staff_items = {
-        (kind, fold(name))
-        for kind, name in (
+        (kind, fold(text))
+        for kind, name, aliases in (
             await session.execute(
-                select(CatalogueRow.kind, CatalogueRow.name).where(CatalogueRow.origin == STAFF)
+                select(CatalogueRow.kind, CatalogueRow.name, CatalogueRow.aliases).where(
+                    CatalogueRow.origin == STAFF
+                )
             )
         ).all()
+        for text in (name, *(aliases or ()))
     }
     session.add_all(
         CatalogueRow(
@@ -58,7 +61,19 @@ async def store_facts(
         for item in extraction.items
         if (item.kind, fold(item.name)) not in staff_items
     )
-    facts = _distinct(extraction.facts)
+    staff_facts = {
+        _key(r.attribute, r.major, r.programme, r.method, r.year)
+        for r in (
+            await session.scalars(
+                select(FactRow).where(FactRow.document_id == document.id, FactRow.origin == STAFF)
+            )
+        ).all()
+    }
+    facts = [
+        f
+        for f in _distinct(extraction.facts)
+        if _key(f.attribute, f.major, f.programme, f.method, f.year) not in staff_facts
+    ]
     session.add_all(
         FactRow(
             attribute=f.attribute,
@@ -97,6 +112,12 @@ def facts_current(meta: dict[str, Any] | None) -> bool:
     """Whether a stored document's facts were read by this version of the extractor."""
     facts = (meta or {}).get("facts")
     return isinstance(facts, dict) and facts.get("version") == EXTRACTOR_VERSION
+
+
+def _key(
+    attribute: str, major: str, programme: str | None, method: str | None, year: int
+) -> tuple[str, str, str | None, str | None, int]:
+    return attribute, fold(major), programme, method, year
 
 
 def _distinct(facts: list[Fact]) -> list[Fact]:
