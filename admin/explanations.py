@@ -85,6 +85,12 @@ add_strings(
             "Trả lời từ tài liệu: mô hình ngôn ngữ viết lại, có trích nguồn ({n} đoạn)",
             "Answered from the documents: written by the language model, cited ({n} passages)",
         ),
+        "why.docs.facts": (
+            "Trả lời từ tài liệu: giá trị trong bảng số liệu của trường, giữ nguyên như bảng "
+            "ghi ({n} nguồn)",
+            "Answered from the documents: values of the school's tables, as the tables write "
+            "them ({n} sources)",
+        ),
         "why.docs.faq_passage": (
             "Đoạn đầu tiên là câu trả lời của mục #{id}",
             "The first passage is the answer of entry #{id}",

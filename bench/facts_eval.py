@@ -8,8 +8,9 @@ code, method (the UIT table's "Điểm chuẩn" column names none, its "Điểm 
 value.
 
 **Questions**, generated from the same reference tables (the latest year of each): for every
-standard-programme major, a score check half a point above and one below its cut-off ("em được
-27,8 điểm có đỗ ngành Khoa học máy tính không ạ"); "trường có ngành X không" for each major it
+standard-programme major, score checks half a point above and below its cut-off in three
+phrasings ("em được 27,8 điểm thi THPT có đỗ ngành Khoa học máy tính không ạ", "27,8 diem thpt
+co dau khmt k ad", "thi THPT được 27,8đ thì vào được ngành … không"); "trường có ngành X không" for each major it
 has and for ten majors neither school has; and score checks naming no major (ambiguous: no
 verdict may be given). Each is answered by ``Answerer.answer`` over the whole corpus in a
 throwaway database, as written and folded. A score check is right when the line quoting the
@@ -25,19 +26,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import csv
+import json
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from common import DATASETS, Report, bench_settings, markdown_table
 
 from bot.answer.answerer import Answerer
+from bot.evaluation.facts import FactsCase, ask_facts, facts_report
 from bot.evaluation.workspace import load_corpus, throwaway_database
 from bot.runtime import build_parts
-from retrieval.facts.extract import extract_facts
+from retrieval.facts.extract import extract_facts, initials
 from retrieval.facts.model import CUTOFF
 from retrieval.loading import load_file
-from retrieval.text.folding import fold
 
 ROOT = Path(__file__).resolve().parent.parent
 DGNL = "đánh giá năng lực"
@@ -59,16 +61,6 @@ class Cell:
     @property
     def value(self) -> float:
         return float(self.text.replace(",", "."))
-
-
-@dataclass(frozen=True)
-class Case:
-    question: str
-    kind: str  # score_check, negative, positive, ambiguous
-    name: str = ""
-    cutoff: str = ""
-    year: int = 0
-    above: bool = False
 
 
 def uit_cells() -> tuple[Path, list[Cell]]:
@@ -108,66 +100,45 @@ def extraction(path: Path, cells: list[Cell], parts_guard: object) -> tuple[int,
         for f in facts.facts
         if f.attribute == CUTOFF
     }
-    missed = [
-        c for c in cells if (c.year, c.code.upper(), c.method, c.value) not in found
-    ]
+    missed = [c for c in cells if (c.year, c.code.upper(), c.method, c.value) not in found]
     return len(cells) - len(missed), len(cells), missed
 
 
-def cases(cells: list[Cell], quick: bool) -> list[Case]:
+def cases(cells: list[Cell], quick: bool) -> list[FactsCase]:
+    """Score checks half a point above and below each standard-programme cut-off of the latest
+    year, "does the school have X" for those majors and for ten it has not, and two score checks
+    naming no major."""
     latest = max(c.year for c in cells)
     standard = [
         c for c in cells
         if c.year == latest and c.code.isdigit() and c.method in (None, THPT)
     ]  # fmt: skip
-    out: list[Case] = []
+    out: list[FactsCase] = []
     for c in standard[: 4 if quick else None]:
         for delta in (0.5, -0.5):
             score = f"{c.value + delta:.2f}".rstrip("0").rstrip(".").replace(".", ",")
-            out.append(
-                Case(
-                    f"em được {score} điểm thi THPT có đỗ ngành {c.name} không ạ",
-                    "score_check", c.name, c.text, latest, delta > 0,
-                )
-            )  # fmt: skip
-        out.append(Case(f"trường có ngành {c.name} không ạ", "positive", c.name))
+            short = initials(c.name) or c.name
+            for question in (
+                f"em được {score} điểm thi THPT có đỗ ngành {c.name} không ạ",
+                f"{score} diem thpt co dau {short} k ad",
+                f"thi THPT được {score}đ thì vào được ngành {c.name} không",
+            ):
+                out.append(FactsCase(question, "score_check", c.name, c.text, latest, delta > 0))
+        out.append(FactsCase(f"trường có ngành {c.name} không ạ", "positive", c.name))
     for name in NOT_OFFERED[: 3 if quick else None]:
-        out.append(Case(f"trường có ngành {name} không ạ", "negative", name))
-    out.append(Case("em được 25 điểm thì có đỗ không ạ", "ambiguous"))
-    out.append(Case("24,5 điểm khối A00 có đậu không ad", "ambiguous"))
+        out.append(FactsCase(f"trường có ngành {name} không ạ", "negative", name))
+    out.append(FactsCase("em được 25 điểm thì có đỗ không ạ", "ambiguous"))
+    out.append(FactsCase("24,5 điểm khối A00 có đậu không ad", "ambiguous"))
     return out
-
-
-def judge(case: Case, tier: str, answer: str) -> tuple[bool, bool]:
-    """(right, confidently wrong) for one answer."""
-    folded = fold(answer)
-    if case.kind == "negative":
-        said_no = "chua dao tao" in folded or "there is no" in folded
-        return said_no, tier != "fallback" and not said_no
-    if case.kind == "positive":
-        said_yes = folded.startswith("co, truong dao tao") or folded.startswith("yes, the school")
-        return said_yes, "chua dao tao" in folded
-    if case.kind == "ambiguous":
-        verdict = "cao hon" in folded or "thap hon" in folded
-        return not verdict, verdict
-    lines = [
-        fold(line) for line in answer.splitlines()
-        if fold(case.name) in fold(line) and "chuong trinh" not in fold(line)
-    ]  # fmt: skip
-    want = "cao hon" if case.above else "thap hon"
-    value = fold(case.cutoff)
-    right = str(case.year) in answer and any(value in line and want in line for line in lines)
-    wrong_said = any(
-        ("cao hon" in line or "thap hon" in line) and not (value in line and want in line)
-        for line in lines
-    )
-    return right, tier != "fallback" and not right and (wrong_said or bool(lines))
 
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a few questions of each kind")
     parser.add_argument("--sets", default="uit,demo")
+    parser.add_argument(
+        "--write-cases", action="store_true", help="write the questions to bench/facts-SET.jsonl"
+    )
     args = parser.parse_args()
     report = Report("facts_eval" + ("_quick" if args.quick else ""))
     settings = bench_settings()
@@ -187,26 +158,21 @@ async def main() -> None:
             "right": right, "total": total, "missed": [c.__dict__ for c in missed[:20]],
         }  # fmt: skip
         asked = cases(cells, args.quick)
+        if args.write_cases:
+            target = ROOT / "bench" / f"facts-{name}.jsonl"
+            target.write_text(
+                "".join(json.dumps(asdict(c), ensure_ascii=False) + "\n" for c in asked),
+                encoding="utf-8",
+            )
         async with throwaway_database() as workspace:
             await load_corpus(workspace, parts, corpus)
             answerer = Answerer(parts, workspace.sessionmaker)
-            for form in ("written", "folded"):
-                tally: dict[str, list[int]] = {}
-                for case in asked:
-                    question = case.question if form == "written" else fold(case.question)
-                    answer = await answerer.answer(question)
-                    ok, wrong = judge(case, answer.tier, answer.answer)
-                    counts = tally.setdefault(case.kind, [0, 0, 0])
-                    counts[0] += 1
-                    counts[1] += ok
-                    counts[2] += wrong
-                    if not ok:
-                        report.data.setdefault("misses", []).append(
-                            {"set": name, "form": form, "question": question,
-                             "answer": answer.answer[:400], "wrong": wrong}
-                        )  # fmt: skip
-                for kind, (n, ok, wrong) in tally.items():
-                    rows.append([name, form, kind, n, f"{ok}/{n}", wrong])
+            outcomes = await ask_facts(asked, answerer.answer)
+        data, _ = facts_report(outcomes, name)
+        report.data.setdefault("questions", {})[name] = data
+        for r in data["rows"]:
+            right = f"{r['right']}/{r['questions']}"
+            rows.append([name, r["form"], r["kind"], r["questions"], right, r["confidently_wrong"]])
     report.data["rows"] = rows
     report.print_header([f"sets {args.sets}"])
     print(markdown_table(["set", "cut-off cells read right", "share"], extraction_rows))

@@ -46,6 +46,7 @@ _HIGHEST, _LOWEST, _MORE, _LESS = (
     for words in (_WORDS.highest, _WORDS.lowest, _WORDS.more, _WORDS.less)
 )
 _NUMBER = re.compile(r"(?<![\w.,])(\d{1,4}(?:[.,]\d{1,3})?)(?![\w]|[.,]\d)")
+MAJOR_CODE = "mã ngành"  # the guard's attribute for a major's code
 _MIN_MAJORS = 3  # a catalogue naming fewer majors is not the school's list: no "no" from it
 _CLOSEST = 3
 _MAX_NAME_WORDS = 10  # "Mạng máy tính và truyền thông dữ liệu" has 8
@@ -65,6 +66,8 @@ class FactsQuestion:
     attribute: str | None
     whether: bool
     which: bool = False  # "ngành nào", "những ngành", "which"
+    code: bool = False  # asks the major's code too
+    beyond: bool = False  # asks something no table holds (a fee, a condition, a date...)
     extreme: str | None = None  # "highest" or "lowest"
     compare: str | None = None  # "more" or "less"
 
@@ -115,6 +118,8 @@ class FactsTier:
             return self._score_check(asked, book, language)
         if asked.whether and (asked.combination or asked.method) and asked.score is None:
             return self._whether(asked, book, language)
+        if asked.beyond:
+            return None  # part of it is for the documents: tier 2 answers the whole
         if asked.attribute in (CUTOFF, QUOTA, COMBINATIONS) and asked.score is None:
             if _faq_quoted(found, asked.majors):
                 return None  # an FAQ entry staff wrote about it is quoted by tier 2 first
@@ -201,9 +206,8 @@ class FactsTier:
                     if fact.offered
                     else ("không xét" if language == "vi" else "not admitted this way")
                 )
-                lines.append(
-                    f"- {_row_label(fact, language)}, {fact.year}: {value} [{len(places)}]"
-                )
+                label = _row_label(fact, language, code=asked.code)
+                lines.append(f"- {label}, {fact.year}: {value} [{len(places)}]")
         name = _ATTRIBUTE_NAMES[attribute][0 if language == "vi" else 1]
         lead = f"{name.capitalize()}:"
         return self._cited("\n".join([lead, *lines]), places, language, attribute)
@@ -232,7 +236,8 @@ class FactsTier:
                 )
                 continue
             rows = [f for f in _rows(book, major, CUTOFF, asked) if f.method == asked.method]
-            if not rows:
+            if not rows or rows[0].year < book.newest_year:
+                # A "—" in a past round's table: this year's rule is in the documents.
                 return None
             for fact in rows:
                 places.append(fact.place)
@@ -262,7 +267,8 @@ class FactsTier:
         taking = [f for f in latest.values() if combination in f.combinations]
         places = [f.place for f in taking] or [next(iter(latest.values())).place]
         names = "; ".join(
-            f"{_row_label(f, language, method=False).removeprefix('Ngành ')} ({f.year}) [{n}]"
+            f"{_row_label(f, language, method=False, code=True).removeprefix('Ngành ')}"
+            f" ({f.year}) [{n}]"
             for n, f in enumerate(taking, start=1)
         )
         if language == "vi":
@@ -424,7 +430,10 @@ class FactsTier:
             language=language,
             citations=citations,
             reason=f"facts table: {how}",
-            why={"facts": how},
+            why={
+                "documents": {"result": "answered", "how": "facts", "passages": len(citations)},
+                "facts": how,
+            },
             confidence=1.0,
         )
 
@@ -449,7 +458,8 @@ def read_facts_question(
             methods.add(method)
     years = facets.get("year", frozenset())
     combos = facets.get("combination", frozenset())
-    attributes = [a for a in facets.get("attribute", ()) if a in (CUTOFF, QUOTA, COMBINATIONS)]
+    named = set(facets.get("attribute", ()))
+    attributes = [a for a in named if a in (CUTOFF, QUOTA, COMBINATIONS)]
     programmes = facets.get("programme", frozenset())
     return FactsQuestion(
         majors=tuple(book.majors_in(question, guard)),
@@ -461,6 +471,8 @@ def read_facts_question(
         attribute=attributes[0] if len(attributes) == 1 else None,
         whether=bool(_WHETHER.search(folded)),
         which=bool(_WHICH.search(folded)),
+        code=MAJOR_CODE in named,
+        beyond=bool(named - {CUTOFF, QUOTA, COMBINATIONS, MAJOR_CODE}),
         extreme="highest"
         if _HIGHEST.search(folded)
         else "lowest"
@@ -582,8 +594,13 @@ def _rows_all(
     return [f for m in majors for f in _rows(book, m, attribute, asked, on_scale_of=score)]
 
 
-def _row_label(fact: Fact, language: Language, *, method: bool = True) -> str:
-    parts = [f"Ngành {fact.major}" if language == "vi" else fact.major]
+def _row_label(fact: Fact, language: Language, *, method: bool = True, code: bool = False) -> str:
+    name = (
+        f"{fact.major} ({'mã ' if language == 'vi' else 'code '}{fact.code})"
+        if code and fact.code
+        else fact.major
+    )
+    parts = [f"Ngành {name}" if language == "vi" else name]
     if fact.programme:
         parts.append(f"chương trình {fact.programme}" if language == "vi" else fact.programme)
     if fact.method and method:

@@ -72,7 +72,9 @@ class FaqQuery:
         return faq_id is not None and (faq_id == self.expected_faq or faq_id in self.also_correct)
 
 
-def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def json_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The JSON objects of a JSON Lines file with their line numbers, or DatasetError naming
+    the first line that is not one."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
@@ -125,7 +127,7 @@ def _unique(ids: list[str], path: Path, what: str) -> None:
 
 def read_questions(path: Path) -> list[Question]:
     out: list[Question] = []
-    for number, row in _rows(path):
+    for number, row in json_rows(path):
         where = f"{path}:{number}"
         qtype = row.get("type") or "factoid"
         if qtype not in QUESTION_TYPES:
@@ -157,7 +159,7 @@ def read_questions(path: Path) -> list[Question]:
 
 def read_passages(path: Path) -> list[Passage]:
     out: list[Passage] = []
-    for number, row in _rows(path):
+    for number, row in json_rows(path):
         where = f"{path}:{number}"
         pid = row.get("chunk_id", row.get("id"))
         if not isinstance(pid, str | int) or isinstance(pid, bool) or str(pid) == "":
@@ -179,7 +181,7 @@ def read_passages(path: Path) -> list[Passage]:
 
 def read_faq_items(path: Path) -> list[FaqItem]:
     out: list[FaqItem] = []
-    for number, row in _rows(path):
+    for number, row in json_rows(path):
         where = f"{path}:{number}"
         out.append(
             FaqItem(
@@ -198,7 +200,7 @@ def read_faq_items(path: Path) -> list[FaqItem]:
 
 def read_faq_queries(path: Path, faq_ids: set[str] | None = None) -> list[FaqQuery]:
     out: list[FaqQuery] = []
-    for number, row in _rows(path):
+    for number, row in json_rows(path):
         where = f"{path}:{number}"
         kind = row.get("kind")
         if kind not in QUERY_KINDS:

@@ -46,6 +46,11 @@ class FactsBook:
             ((key, m) for m in self.majors for key in m.keys), key=lambda km: -len(km[0])
         )
 
+    @property
+    def newest_year(self) -> int:
+        """The latest year any table speaks of (0 without facts)."""
+        return max((f.year for f in self.facts), default=0)
+
     def major_named(self, name: str) -> Major | None:
         folded = fold(name)
         return next((m for m in self.majors if folded in m.keys), None)
@@ -67,9 +72,9 @@ class FactsBook:
                 break
         if guard is not None:
             for value in guard.facets(question).get("major", ()):
-                major = self.major_named(value)
-                if major is not None and not any(m is major for _, m in found):
-                    found.append((len(text), major))
+                named = self.major_named(value)
+                if named is not None and not any(m is named for _, m in found):
+                    found.append((len(text), named))
         return [m for _, m in sorted(found, key=lambda pm: pm[0])]
 
 
@@ -93,8 +98,8 @@ def build_book(
     for f in facts:
         add(f.major, f.code, [])
     out = []
-    for folded, (name, codes, aliases) in majors.items():
-        keys = {folded, *(fold(a) for a in aliases), *(fold(c) for c in codes)}
+    for folded, (name, codes, other_names) in majors.items():
+        keys: set[str] = {folded, *(fold(a) for a in other_names), *(fold(c) for c in codes)}
         abbreviation = initials(name)
         if len(abbreviation) >= 3:
             keys.add(abbreviation)

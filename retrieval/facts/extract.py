@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 
 from retrieval.facts.model import (
     COMBINATION,
@@ -274,18 +275,9 @@ def _value_fact(
         return Rejected(cell, "không rõ năm", place) if cell else None
     if not cell:
         return None
-    common = {
-        "attribute": attribute,
-        "major": major,
-        "code": code,
-        "programme": programme,
-        "method": column.method,
-        "year": column.year,
-        "text": cell,
-        "place": place,
-    }
+    base = Fact(attribute, major, code, programme, column.method, column.year, cell, place=place)
     if cell in _NOT_OFFERED or fold(cell) in _NOT_OFFERED:
-        return Fact(**common, offered=False)
+        return replace(base, offered=False)
     kind = _KIND_OF[fold(attribute)]
     value = read_number(cell, kind)
     if value is None:
@@ -294,13 +286,14 @@ def _value_fact(
         scale = scales.get(column.method) or (scales.get(None) if column.method is None else None)
         if scale is not None and value > scale:
             return Rejected(cell, f"lớn hơn thang điểm {scale:g}", place)
-        return Fact(**common, value=value, scale=scale)
+        return replace(base, value=value, scale=scale)
     if kind == "amount":
-        unit = column.unit or (_UNIT.search(cell).group(0) if _UNIT.search(cell) else None)
+        in_cell = _UNIT.search(cell)
+        unit = column.unit or (in_cell.group(0) if in_cell else None)
         if unit is None:
             return Rejected(cell, "không rõ đơn vị", place)
-        return Fact(**common, value=value, unit=unit)
-    return Fact(**common, value=value)
+        return replace(base, value=value, unit=unit)
+    return replace(base, value=value)
 
 
 def value_kind(attribute: str) -> str:

@@ -105,6 +105,7 @@ async def store_facts(
             "rejected_count": len(extraction.rejected),
         },
     }
+    await session.flush()
     return len(facts)
 
 

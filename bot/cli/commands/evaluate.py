@@ -1,5 +1,5 @@
-"""``tuvan eval questions|faq|calibrate``: the commands parse and print; the work is in
-``bot.evaluation``.
+"""``tuvan eval questions|faq|calibrate|dialogues|facts``: the commands parse and print; the
+work is in ``bot.evaluation``.
 
 The evaluation package (plots, the judge's client) is imported when an ``eval`` command runs, not
 when ``tuvan`` starts: it adds about a second to every other command.
@@ -439,3 +439,44 @@ def _save(settings: Settings, chosen: dict[str, float]) -> None:
         )
 
     with_runtime(settings, body)
+
+
+@eval_group.command("facts")
+@click.argument("cases_file", type=_FILE)
+@click.option("--corpus", type=_DIR, required=True, help="The knowledge's documents.")
+@click.option("--faq", type=_FILE, help="Its FAQ (JSONL), so tier 1 takes part.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None)
+@_server_option
+@pass_settings
+def eval_facts(
+    settings: Settings,
+    cases_file: Path,
+    corpus: Path,
+    faq: Path | None,
+    out: Path | None,
+    server_url: str | None,
+) -> None:
+    """Score checks, "does the school have X" and ambiguous score checks of CASES_FILE, asked
+    as written and folded over --corpus: right and confidently wrong by kind (issue 2/4)."""
+    from bot.answer.answerer import Answerer
+    from bot.evaluation.facts import ask_facts, facts_report, read_facts_cases
+    from bot.evaluation.questions import load_knowledge
+    from bot.evaluation.workspace import throwaway_database
+
+    with user_errors():
+        cases = read_facts_cases(cases_file)
+        knowledge = _knowledge(corpus, None, faq)
+        parts = build_parts(settings)
+
+    async def main() -> Any:
+        async with throwaway_database(server_url) as workspace:
+            with progress_bars() as bars:
+                await load_knowledge(workspace, parts, knowledge, None)
+                answerer = Answerer(parts, workspace.sessionmaker)
+                return await ask_facts(
+                    cases, answerer.answer, on_case=bars("questions", 2 * len(cases))
+                )
+
+    outcomes = run(main())
+    data, markdown = facts_report(outcomes, cases_file.name)
+    _write(out, data, markdown, lambda d: [])

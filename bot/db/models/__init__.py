@@ -39,8 +39,6 @@ from bot.db.models.quarantine import QuarantinedEvent
 from bot.db.models.staff import AuditEntry, LoginAttempt, StaffRole, StaffSession, StaffUser
 
 __all__ = [
-    "CatalogueRow",
-    "FactRow",
     "EMBEDDING_DIM",
     "NAMING",
     "TSV_EXPR",
@@ -48,6 +46,7 @@ __all__ = [
     "AuditEntry",
     "Author",
     "Base",
+    "CatalogueRow",
     "ChannelToken",
     "Chunk",
     "Contact",
@@ -56,6 +55,7 @@ __all__ = [
     "Direction",
     "Document",
     "DocumentSummary",
+    "FactRow",
     "FaqEntry",
     "FaqOrigin",
     "FaqStatus",

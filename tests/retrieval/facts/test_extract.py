@@ -74,7 +74,8 @@ def test_a_markdown_cutoff_table_gives_each_cell_its_major_method_year_and_scale
     thpt = _fact(ex, code="7480101", method="thi tốt nghiệp THPT")
     assert (thpt.major, thpt.programme) == ("Khoa học Máy tính", None)
     assert (thpt.year, thpt.value, thpt.text, thpt.scale) == (2025, 26.85, "26,85", 30.0)
-    assert thpt.place.row == 1 and thpt.place.column == "THPT"
+    assert thpt.place.row == 1
+    assert thpt.place.column == "THPT"
     assert thpt.place.headings == ("Điểm chuẩn 2025 – chương trình chuẩn",)
     assert thpt.place.title == "Điểm chuẩn năm 2025"
     dgnl = _fact(ex, code="7480101", method="đánh giá năng lực")
@@ -86,7 +87,8 @@ def test_a_markdown_cutoff_table_gives_each_cell_its_major_method_year_and_scale
 def test_a_dash_cell_says_the_major_is_not_admitted_that_way(tmp_path: Path) -> None:
     ex = _read(tmp_path, "diem-chuan-2025.md", CUTOFFS_MD)
     fact = _fact(ex, major="Trí tuệ Nhân tạo", method="học bạ")
-    assert fact.offered is False and fact.value is None
+    assert fact.offered is False
+    assert fact.value is None
 
 
 def test_a_value_above_its_method_s_stated_scale_is_left_out_for_staff(tmp_path: Path) -> None:
@@ -148,7 +150,10 @@ def test_a_csv_with_year_captions_gives_every_year_and_combination(tmp_path: Pat
 
 
 def test_a_table_with_no_year_anywhere_lists_its_cells_for_staff(tmp_path: Path) -> None:
-    text = "# Chỉ tiêu\n\n| Ngành | Mã ngành | Chỉ tiêu |\n|---|---|---|\n| Khoa học Máy tính | 7480101 | 240 |\n"
+    text = (
+        "# Chỉ tiêu\n\n| Ngành | Mã ngành | Chỉ tiêu |\n|---|---|---|\n"
+        "| Khoa học Máy tính | 7480101 | 240 |\n"
+    )
     ex = _read(tmp_path, "chi-tieu.md", text)
     assert ex.facts == []
     assert [(r.text, r.reason) for r in ex.rejected] == [("240", "không rõ năm")]

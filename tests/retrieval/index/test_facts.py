@@ -48,7 +48,8 @@ async def test_ingest_stores_the_facts_and_lists_what_it_left_out(
         21.5,
         "21,50",
     )
-    assert fact.place["row"] == 1 and fact.place["column"] == "THPT"
+    assert fact.place["row"] == 1
+    assert fact.place["column"] == "THPT"
     document = await session.scalar(select(Document).where(Document.source == doc.source))
     assert document is not None
     rejected = document.meta["facts"]["rejected"]
