@@ -10,8 +10,8 @@ value.
 **Questions**, generated from the same reference tables (the latest year of each): for every
 standard-programme major, score checks half a point above and below its cut-off in three
 phrasings ("em được 27,8 điểm thi THPT có đỗ ngành Khoa học máy tính không ạ", "27,8 diem thpt
-co dau khmt k ad", "thi THPT được 27,8đ thì vào được ngành … không"); "trường có ngành X không" for each major it
-has and for ten majors neither school has; and score checks naming no major (ambiguous: no
+co dau khmt k ad", "thi THPT được 27,8đ thì vào được ngành … không"); "trường có ngành X
+không" for each major it has and for ten majors neither school has; and score checks naming no major (ambiguous: no
 verdict may be given). Each is answered by ``Answerer.answer`` over the whole corpus in a
 throwaway database, as written and folded. A score check is right when the line quoting the
 major's standard cut-off states that value and the right comparison, and the answer names the
