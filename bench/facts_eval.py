@@ -9,14 +9,13 @@ value.
 
 **Questions**, generated from the same reference tables (the latest year of each): for every
 standard-programme major, score checks half a point above and below its cut-off in three
-phrasings ("em được 27,8 điểm thi THPT có đỗ ngành Khoa học máy tính không ạ", "27,8 diem thpt
-co dau khmt k ad", "thi THPT được 27,8đ thì vào được ngành … không"); "trường có ngành X
-không" for each major it has and for ten majors neither school has; and score checks naming no major (ambiguous: no
-verdict may be given). Each is answered by ``Answerer.answer`` over the whole corpus in a
-throwaway database, as written and folded. A score check is right when the line quoting the
-major's standard cut-off states that value and the right comparison, and the answer names the
-year; a negative is right when it says the school does not offer the major; a "yes-like" answer
-to a negative is any answer from the documents that does not.
+phrasings ("em được 27,8 điểm thi THPT có đỗ ngành Khoa học máy tính không ạ", "27,8 diem
+thpt co dau khmt k ad", "thi THPT được 27,8đ thì vào được ngành … không"); "trường có ngành X
+không" for each major it has and for ten majors neither school has; and score checks naming no
+major (ambiguous: no verdict may be given). Each is answered by ``Answerer.answer`` over the
+whole corpus in a throwaway database, as written and folded, and scored by
+bot.evaluation.facts (the same as `tuvan eval facts bench/facts-SET.jsonl --corpus DIR`;
+`--write-cases` writes those files).
 
     .venv/bin/python bench/facts_eval.py [--quick] [--sets uit,demo]
 """
