@@ -29,6 +29,7 @@ PAGE_MODULES = (
     "admin.conversations",
     "admin.documents",
     "admin.catalogue",
+    "admin.stale",
 )
 
 

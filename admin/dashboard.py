@@ -35,6 +35,7 @@ from admin.recheck import faq_link, recheck_report
 from admin.web import render, runtime, translator
 from bot.conversations.quarantine import count_quarantined
 from bot.core.types import CHANNELS
+from bot.knowledge.staleness import stale_items
 
 TOP_GROUPS = 5
 TIERS = (
@@ -57,6 +58,10 @@ TIER_COLORS = {
 add_strings(
     {
         "dash.title": ("Tổng quan", "Dashboard"),
+        "dash.stale": (
+            "{n} mục FAQ và tài liệu cần cập nhật",
+            "{n} FAQ entries and documents to update",
+        ),
         "dash.messages": ("Tin nhắn mỗi ngày theo kênh", "Messages per day by channel"),
         "dash.tiers": ("Tầng trả lời mỗi ngày", "Answers per day by tier"),
         "dash.latency": ("Thời gian phản hồi (giây)", "Response time (seconds)"),
@@ -248,6 +253,7 @@ async def dashboard_page(request: web.Request) -> web.Response:
         tiers = await tier_counts(session, period, review_below)
         per_day, overall = await reply_latency(session, period)
         quarantined = await count_quarantined(session)
+        stale = len(await stale_items(session, rt.settings.answer.admission_year, date.today()))
         before = previous_period(period)
         figures = await period_figures(session, period, review_below)
         figures_before = await period_figures(session, before, review_below)
@@ -260,6 +266,7 @@ async def dashboard_page(request: web.Request) -> web.Response:
             "period": period,
             "periods": PERIODS,
             "quarantined": quarantined,
+            "stale": stale,
             "headlines": headlines(t, figures, figures_before, review_below),
             "before": before,
             "messages": messages,

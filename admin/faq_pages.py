@@ -152,6 +152,19 @@ add_strings(
             "A link starts with http:// or https://.",
         ),
         "faq.error.choice": ("Giá trị không hợp lệ.", "Not a valid choice."),
+        "faq.error.year": ("Năm từ 2000 đến 2100.", "A year from 2000 to 2100."),
+        "faq.error.date": ("Ngày không hợp lệ.", "Not a valid date."),
+        "faq.year": ("Năm áp dụng", "Year it speaks of"),
+        "faq.valid_until": ("Hiệu lực đến", "Valid until"),
+        "faq.validity_help": (
+            "Sau ngày này, trợ lý không trả lời nguyên văn mục này nữa và mục hiện trong “Cần "
+            "cập nhật”. Để trống, trợ lý tự đọc từ câu trả lời khi bạn sửa nội dung.",
+            "After this day the assistant no longer answers this entry word for word, and it "
+            "shows in “To update”. Left empty, it is read from the answer when you change the "
+            "text.",
+        ),
+        "faq.field.year": ("Năm áp dụng", "Year"),
+        "faq.field.valid_until": ("Hiệu lực đến", "Valid until"),
         "faq.import_export": ("Nhập / xuất tệp", "Import / export"),
     }
 )

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -28,6 +29,7 @@ from retrieval.index.faq_entries import (
     drop_folded_variants,
     embed_faq_entry,
     flag_generated_variants,
+    read_validity,
 )
 from retrieval.index.indexer import Indexer
 from retrieval.text.folding import fold
@@ -185,6 +187,8 @@ class EntryForm:
     language: str = "vi"
     status: str = FaqStatus.draft.value
     needs_review: bool = False
+    year: str = ""  # the year it speaks of ("" none)
+    valid_until: str = ""  # YYYY-MM-DD, as a date field sends it ("" none)
     errors: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -197,6 +201,8 @@ class EntryForm:
             language=entry.language,
             status=entry.status.value,
             needs_review=entry.needs_review,
+            year=str(entry.year or ""),
+            valid_until=entry.valid_until.isoformat() if entry.valid_until else "",
         )
 
     @classmethod
@@ -215,6 +221,8 @@ class EntryForm:
             language=text("language", 8),
             status=text("status", 16),
             needs_review=data.get("needs_review") == "1",
+            year=text("year", 4),
+            valid_until=text("valid_until", 10),
         )
         form.check()
         return form
@@ -238,6 +246,17 @@ class EntryForm:
             self.errors["language"] = "faq.error.choice"
         if self.status not in FaqStatus.__members__:
             self.errors["status"] = "faq.error.choice"
+        if self.year and not (self.year.isdigit() and 2000 <= int(self.year) <= 2100):
+            self.errors["year"] = "faq.error.year"
+        if self.valid_until and self.until is None:
+            self.errors["valid_until"] = "faq.error.date"
+
+    @property
+    def until(self) -> date | None:
+        try:
+            return date.fromisoformat(self.valid_until) if self.valid_until else None
+        except ValueError:
+            return None
 
 
 def snapshot(entry: FaqEntry) -> dict[str, Any]:
@@ -250,6 +269,8 @@ def snapshot(entry: FaqEntry) -> dict[str, Any]:
         "language": entry.language,
         "status": entry.status.value,
         "needs_review": entry.needs_review,
+        "year": entry.year,
+        "valid_until": entry.valid_until.isoformat() if entry.valid_until else None,
     }
 
 
@@ -262,13 +283,25 @@ async def save_entry(
 ) -> FaqEntry:
     """Create (``entry`` None) or update an entry from a checked form, re-embedded at once."""
     before = snapshot(entry) if entry is not None else None
+    # The year and valid-until date are read again from a changed text unless staff changed
+    # them in the same save; a new entry with neither given gets them from its text.
+    validity_set = entry is not None and (
+        form.year != str(entry.year or "") or form.until != entry.valid_until
+    )
+    text_changed = entry is None or (entry.question, entry.answer) != (form.question, form.answer)
     if entry is None:
         entry = FaqEntry(origin=FaqOrigin.staff)
         session.add(entry)
+        validity_set = bool(form.year or form.valid_until)
     elif entry.question != form.question:
         await flag_generated_variants(session, entry.id)
     entry.question = form.question
     entry.answer = form.answer
+    if text_changed and not validity_set:
+        read_validity(entry)
+    else:
+        entry.year = int(form.year) if form.year else None
+        entry.valid_until = form.until
     entry.source = form.source or None
     entry.source_url = form.source_url or None
     entry.language = form.language

@@ -32,6 +32,7 @@ STRINGS: dict[str, tuple[str, str]] = {
     "nav.conversations": ("Hội thoại", "Conversations"),
     "nav.documents": ("Tài liệu", "Documents"),
     "nav.catalogue": ("Danh mục", "Catalogue"),
+    "nav.stale": ("Cần cập nhật", "To update"),
     "nav.users": ("Tài khoản", "Users"),
     "role.viewer": ("xem", "viewer"),
     "role.editor": ("biên tập", "editor"),

@@ -167,6 +167,7 @@ NAV: tuple[NavItem, ...] = (
     NavItem("conversations", "/conversations"),
     NavItem("documents", "/documents"),
     NavItem("catalogue", "/catalogue"),
+    NavItem("stale", "/stale"),
     NavItem("users", "/users", StaffRole.admin),
 )
 

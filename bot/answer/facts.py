@@ -22,7 +22,8 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import date
 
 from bot.answer import replies
 from bot.answer.found import Found, Timer
@@ -40,14 +41,15 @@ _WORDS = load_pack().facts
 _SCORE_CHECK = re.compile(alternatives(_WORDS.score_check))
 _OFFER = [re.compile(p) for p in _WORDS.offer]
 _WHETHER = re.compile(alternatives(_WORDS.asks_whether))
+_THIS_YEAR = re.compile(rf"\b{alternatives(_WORDS.this_year)}\b")
 _WHICH = re.compile(r"\b(?:nganh nao|nhung nganh|cac nganh|nganh gi|which)\b")
 _HIGHEST, _LOWEST, _MORE, _LESS = (
     re.compile(rf"\b{alternatives(tuple(re.escape(w) for w in words))}\b")
     for words in (_WORDS.highest, _WORDS.lowest, _WORDS.more, _WORDS.less)
 )
-_NUMBER = re.compile(r"(?<![\w.,])(\d{1,4}(?:[.,]\d{1,3})?)(?![\w]|[.,]\d)")
 MAJOR_CODE = "mã ngành"  # the guard's attribute for a major's code
 _MIN_MAJORS = 3  # a catalogue naming fewer majors is not the school's list: no "no" from it
+today = date.today  # the day "năm nay" is read on (a test may hold it still)
 _CLOSEST = 3
 _MAX_NAME_WORDS = 10  # "Mạng máy tính và truyền thông dữ liệu" has 8
 _TOP_SCORE = 40.0  # a score above this is on a thousands scale (ĐGNL)
@@ -70,6 +72,7 @@ class FactsQuestion:
     beyond: bool = False  # asks something no table holds (a fee, a condition, a date...)
     extreme: str | None = None  # "highest" or "lowest"
     compare: str | None = None  # "more" or "less"
+    this_year: bool = False  # "năm nay": the admission year
 
 
 class FactsTier:
@@ -99,6 +102,10 @@ class FactsTier:
         guard = self.parts.guard
         asked = read_facts_question(question, book, guard)
         language = found.language
+        year = book.admission_year(self.settings.answer.admission_year, today())
+        now = _Now(year, book.publications.get(year))
+        if asked.this_year and asked.year is None:
+            asked = replace(asked, year=year)
         if not asked.majors and asked.score is None:
             if asked.which and asked.combination and asked.attribute in (None, COMBINATIONS):
                 return self._taking(asked.combination, book, language)
@@ -115,13 +122,13 @@ class FactsTier:
                 return None  # the documents name it: not ours to deny
             return self._no_such_major(missing, book, language)
         if asked.score is not None and _SCORE_CHECK.search(fold(question)):
-            return self._score_check(asked, book, language)
+            return self._score_check(asked, book, language, now)
         if asked.whether and (asked.combination or asked.method) and asked.score is None:
             return self._whether(asked, book, language)
         if asked.beyond:
             return None  # part of it is for the documents: tier 2 answers the whole
         if asked.attribute in (CUTOFF, QUOTA, COMBINATIONS) and asked.score is None:
-            if _faq_quoted(found, asked.majors):
+            if _faq_quoted(found, asked):
                 return None  # an FAQ entry staff wrote about it is quoted by tier 2 first
             return self._values(asked, book, language)
         if offered_name(question) is not None and asked.attribute is None:
@@ -131,10 +138,11 @@ class FactsTier:
     # -- the kinds of answer ------------------------------------------------------------------
 
     def _score_check(
-        self, asked: FactsQuestion, book: FactsBook, language: Language
+        self, asked: FactsQuestion, book: FactsBook, language: Language, now: _Now
     ) -> Answer | None:
         score = asked.score
         assert score is not None  # checked by the caller
+        asked, missing = _year_held(asked, book, CUTOFF)
         lines: list[str] = []
         places: list[Place] = []
         for major in asked.majors:
@@ -145,18 +153,12 @@ class FactsTier:
                 places.append(fact.place)
                 lines.append(self._compared(fact, score, len(places), language))
         year = max(f.year for f in _rows_all(book, asked.majors, CUTOFF, asked, score))
-        caveat = (
-            f"Điểm chuẩn các năm sau chưa có trong dữ liệu của mình và có thể khác năm {year}: "
-            "bạn chỉ nên xem đây là tham khảo."
-            if language == "vi"
-            else f"Later years' cut-offs are not in my data yet and may differ from {year}'s: "
-            "take this as a guide only."
-        )
         lead = (
             f"So với điểm chuẩn năm {year} (mới nhất mình có), {_num(score)} điểm của bạn:"
             if language == "vi"
             else f"Against the {year} cut-off (the latest I have), your {_num(score)} points:"
         )
+        caveat = _caveat(year, missing, places, language, now)
         body = "\n".join([lead, *lines, "", caveat])
         return self._cited(body, places, language, "score check")
 
@@ -191,6 +193,7 @@ class FactsTier:
     def _values(self, asked: FactsQuestion, book: FactsBook, language: Language) -> Answer | None:
         attribute = asked.attribute
         assert attribute is not None
+        asked, missing = _year_held(asked, book, attribute)
         lines: list[str] = []
         places: list[Place] = []
         for major in asked.majors:
@@ -210,6 +213,12 @@ class FactsTier:
                 lines.append(f"- {label}, {fact.year}: {value} [{len(places)}]")
         name = _ATTRIBUTE_NAMES[attribute][0 if language == "vi" else 1]
         lead = f"{name.capitalize()}:"
+        if missing is not None:
+            lead = (
+                f"Mình chưa có {name} năm {missing}; {name} mới nhất mình có:"
+                if language == "vi"
+                else f"I do not have the {missing} {name} yet; the latest I have:"
+            )
         return self._cited("\n".join([lead, *lines]), places, language, attribute)
 
     def _whether(self, asked: FactsQuestion, book: FactsBook, language: Language) -> Answer | None:
@@ -471,6 +480,7 @@ def read_facts_question(
         attribute=attributes[0] if len(attributes) == 1 else None,
         whether=bool(_WHETHER.search(folded)),
         which=bool(_WHICH.search(folded)),
+        this_year=bool(_THIS_YEAR.search(folded)),
         code=MAJOR_CODE in named,
         beyond=bool(named - {CUTOFF, QUOTA, COMBINATIONS, MAJOR_CODE}),
         extreme="highest"
@@ -513,14 +523,63 @@ def _as_written(question: str, folded_name: str) -> str:
     return folded_name
 
 
-def _faq_quoted(found: Found, majors: Sequence[Major]) -> bool:
+def _caveat(
+    year: int, missing: int | None, places: list[Place], language: Language, now: _Now
+) -> str:
+    """That this is an earlier year's cut-off, this year's not being known yet (with the
+    documents' word on when it is published), or that later ones may differ."""
+    current = missing or (now.admission_year if year < now.admission_year else None)
+    if current is None:
+        return (
+            f"Điểm chuẩn các năm sau có thể khác năm {year}: bạn chỉ nên xem đây là tham khảo."
+            if language == "vi"
+            else f"Later cut-offs may differ from {year}'s: take this as a guide only."
+        )
+    said = (
+        f"Điểm chuẩn năm {current} chưa có trong dữ liệu của mình (có thể chưa được công "
+        f"bố); điểm chuẩn năm {year} chỉ để bạn tham khảo."
+        if language == "vi"
+        else f"The {current} cut-off is not in my data (it may not be published yet); "
+        f"the {year} one is a guide only."
+    )
+    if now.publication is not None and current == now.admission_year:
+        sentence, place = now.publication
+        places.append(place)
+        said += f" {sentence} [{len(places)}]"
+    return said
+
+
+@dataclass(frozen=True)
+class _Now:
+    """What "now" is for one question: the admission year, and the documents' sentence on when
+    its cut-offs are published (if the search found one)."""
+
+    admission_year: int
+    publication: tuple[str, Place] | None
+
+
+def _year_held(
+    asked: FactsQuestion, book: FactsBook, attribute: str
+) -> tuple[FactsQuestion, int | None]:
+    """The question as the tables can answer it: a year asked that no fact of ``attribute``
+    has is dropped (the latest year answers) and returned, to be said."""
+    if asked.year is None or any(
+        f.attribute == attribute and f.year == asked.year for f in book.facts
+    ):
+        return asked, None
+    return replace(asked, year=None), asked.year
+
+
+def _faq_quoted(found: Found, asked: FactsQuestion) -> bool:
     """Tier 1 weighed an entry nothing ruled out, tier 2 quotes it first (bot.answer.lookup
-    ``faq_passage``) and it names the majors asked about: a value staff wrote an answer for is
-    theirs to give, not the table's."""
+    ``faq_passage``) and it names the majors asked about (and the year, when one is asked: "năm
+    nay" is not last year's entry): a value staff wrote an answer for is theirs to give."""
     if not found.passing or found.passing[0].faq_id is None:
         return False
     entry = fold(f"{found.passing[0].title} {found.passing[0].text}")
-    return all(any(key in entry for key in m.keys) for m in majors)
+    if asked.year is not None and str(asked.year) not in entry:
+        return False
+    return all(any(key in entry for key in m.keys) for m in asked.majors)
 
 
 def _named_in(name: str, found: Found) -> bool:

@@ -107,6 +107,9 @@ class AnswerSettings(BaseModel):
     # A message that lacks a subject or an attribute takes it from the conversation's last
     # question, unless that question came longer ago than this (bot.answer.followup).
     context_pause_minutes: float = Field(default=30.0, gt=0)
+    # The admission year "năm nay" means, and the year whose figures are current (2/4). 0: the
+    # latest year the documents' titles name, up to next calendar year.
+    admission_year: int = Field(default=0, ge=0, le=2100)
     near_miss_guard: bool = True
     # Guard categories a question may name only if the passages answering it do too ("2025",
     # another school); the rest fall back. Empty: no check. Needs near_miss_guard.

@@ -6,19 +6,21 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass, field
+from datetime import date
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.db.models import CatalogueRow, FactRow
+from bot.db.models import CatalogueRow, Document, FactRow
 from retrieval.changes import tables_signature
 from retrieval.facts.extract import initials
-from retrieval.facts.model import MAJOR, PROGRAMME, Fact
+from retrieval.facts.model import MAJOR, PROGRAMME, Fact, Place
+from retrieval.facts.years import admission_year
 from retrieval.guard.checks import NearMissGuard
 from retrieval.index.facts import place_of
 from retrieval.text.folding import fold
 
-_TABLES = ("facts", "catalogue_items")
+_TABLES = ("facts", "catalogue_items", "documents")
 # A major's name right after these is a school's ("Trường Đại học Công nghệ Thông tin").
 _SCHOOL_BEFORE = re.compile(r"(?:\bdai hoc|\bdh|\btruong|\bhoc vien|\bcao dang|\bvien) $")
 
@@ -40,11 +42,18 @@ class FactsBook:
     majors: list[Major] = field(default_factory=list)
     programmes: list[str] = field(default_factory=list)
     signature: str = ""
+    titles: list[str] = field(default_factory=list)  # the documents', for the admission year
+    # When a year's cut-offs are published, as a document says it, and where.
+    publications: dict[int, tuple[str, Place]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._by_key = sorted(
             ((key, m) for m in self.majors for key in m.keys), key=lambda km: -len(km[0])
         )
+
+    def admission_year(self, setting: int, today: date) -> int:
+        """The year "năm nay" means (retrieval.facts.years)."""
+        return admission_year(setting, self.titles, today)
 
     @property
     def newest_year(self) -> int:
@@ -79,7 +88,10 @@ class FactsBook:
 
 
 def build_book(
-    facts: list[Fact], items: list[tuple[str, str, str | None, list[str]]], signature: str = ""
+    facts: list[Fact],
+    items: list[tuple[str, str, str | None, list[str]]],
+    signature: str = "",
+    titles: list[str] | None = None,
 ) -> FactsBook:
     """The book of ``facts`` and catalogue ``items`` (kind, name, code, aliases)."""
     majors: dict[str, tuple[str, set[str], set[str]]] = {}  # folded name -> name, codes, aliases
@@ -106,7 +118,7 @@ def build_book(
         plain = sorted(c for c in codes if c.isalnum())
         out.append(Major(name, plain[0] if plain else None, tuple(sorted(k for k in keys if k))))
     programmes = sorted({name for kind, name, _, _ in items if kind == PROGRAMME})
-    return FactsBook(facts, out, programmes, signature)
+    return FactsBook(facts, out, programmes, signature, titles or [])
 
 
 _books: dict[str, FactsBook] = {}
@@ -146,6 +158,18 @@ async def current_book(session: AsyncSession) -> FactsBook:
                 await session.scalars(select(CatalogueRow).where(CatalogueRow.hidden.is_(False)))
             ).all()
         ]
-        book = build_book(facts, items, signature)
+        documents = (
+            await session.execute(
+                select(Document.source, Document.title, Document.url, Document.meta).order_by(
+                    Document.id
+                )
+            )
+        ).all()
+        book = build_book(facts, items, signature, [d.title for d in documents])
+        for d in documents:
+            said = ((d.meta or {}).get("facts") or {}).get("publications") or {}
+            for year, sentence in said.items():
+                # the first document that says it (its prose before a schedule's row)
+                book.publications.setdefault(int(year), (sentence, Place(d.source, d.title, d.url)))
         _books[key] = book
         return book

@@ -37,7 +37,7 @@ from retrieval.facts.model import (
     Place,
     Rejected,
 )
-from retrieval.facts.tables import Table, document_tables
+from retrieval.facts.tables import Table, document_tables, split_row
 from retrieval.guard.checks import NearMissGuard
 from retrieval.loading.document import LoadedDocument
 from retrieval.text.folding import fold
@@ -45,13 +45,15 @@ from retrieval.text.pack import load_pack
 
 # Stored with a document's facts: a document read by another version is read again at the next
 # ingest even when its text has not changed.
-EXTRACTOR_VERSION = 1
+EXTRACTOR_VERSION = 2
 _WORDS = load_pack().facts
 _KIND_OF = dict(_WORDS.attributes)  # folded attribute -> score | count | amount
 _NOT_OFFERED = frozenset(fold(c) for c in _WORDS.not_offered) | frozenset(_WORDS.not_offered)
 _NUMBER = re.compile(r"^\d{1,3}(?:[.,]\d{3})+$|^\d+(?:[.,]\d+)?$")
 _THOUSANDS = re.compile(r"^\d{1,3}(?:\.\d{3})+$")
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+_CUTOFF_WORDS = re.compile(r"\b(?:diem chuan|diem trung tuyen)\b")
+_PUBLISHED = re.compile(r"\b(?:cong bo|thong bao)\b")
 _CODE = re.compile(r"^\d{5}[0-9A-Za-z]{1,3}(?:[_-][0-9A-Za-z]+)*$")
 _COMBO = re.compile(r"\b[A-DHKMNRSTVX]\d\d\b")
 # "thang 30", "thang điểm 30", "thang 1.200": the scale a method's scores are given on.
@@ -73,7 +75,25 @@ def extract_facts(doc: LoadedDocument, guard: NearMissGuard) -> Extraction:
     for table in document_tables(doc):
         _read_table(table, doc, guard, scales, out)
     out.items = _catalogue(out.facts, out.items)
+    out.publications = _publications(doc)
     return out
+
+
+def _publications(doc: LoadedDocument) -> dict[int, str]:
+    """The document's sentences saying when a year's cut-offs are published."""
+    found: dict[int, str] = {}
+    for section in doc.sections:
+        for piece in re.split(r"(?<=[.!?])\s+|\n", section.text):
+            # a schedule's row reads "what: when"
+            sentence = (
+                ": ".join(c for c in split_row(piece) if c) if piece.startswith("|") else piece
+            )
+            folded = fold(sentence)
+            if _CUTOFF_WORDS.search(folded) and _PUBLISHED.search(folded):
+                for year in sorted({int(y) for y in _YEAR.findall(sentence)}, reverse=True):
+                    found.setdefault(year, " ".join(sentence.split()).strip("*_ "))
+                    break
+    return found
 
 
 def _read_table(

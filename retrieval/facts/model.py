@@ -95,3 +95,6 @@ class Extraction:
     facts: list[Fact] = field(default_factory=list)
     rejected: list[Rejected] = field(default_factory=list)
     items: list[CatalogueItem] = field(default_factory=list)
+    # Sentences on when a year's cut-offs are published ("Điểm chuẩn năm 2026 sẽ được công bố
+    # trước 17h00 ngày 13/8/2026 …"), by that year.
+    publications: dict[int, str] = field(default_factory=dict)

@@ -11,7 +11,7 @@ import numpy as np
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from retrieval.faq.lexicon import Covering, FaqLexicon, current_lexicon, verbatim_key
+from retrieval.faq.lexicon import IN_FORCE, Covering, FaqLexicon, current_lexicon, verbatim_key
 from retrieval.guard.checks import NearMissGuard
 from retrieval.search.dense import vector_literal
 from retrieval.search.fusion import score_fusion
@@ -50,12 +50,12 @@ FAQ_DENSE_SQL = text(
     WITH q AS (
         SELECT e.id AS faq_id, e.question AS matched, e.embedding <=> :q AS dist
         FROM faq_entries e
-        WHERE e.status = 'published' AND e.embedding IS NOT NULL
+        WHERE e.status = 'published' AND e.embedding IS NOT NULL AND {IN_FORCE}
         ORDER BY e.embedding <=> :q LIMIT :n
     ), v AS (
         SELECT v.faq_id, v.text AS matched, v.embedding <=> :q AS dist
         FROM faq_variants v JOIN faq_entries e ON e.id = v.faq_id
-        WHERE e.status = 'published' AND v.embedding IS NOT NULL
+        WHERE e.status = 'published' AND v.embedding IS NOT NULL AND {IN_FORCE}
         ORDER BY v.embedding <=> :q LIMIT :n
     ), best AS (
         SELECT DISTINCT ON (faq_id) faq_id, matched, dist
@@ -67,12 +67,12 @@ FAQ_DENSE_SQL = text(
     FROM best b JOIN faq_entries e ON e.id = b.faq_id
     ORDER BY b.dist, e.id
     LIMIT :n
-    """
+    """.replace("{IN_FORCE}", IN_FORCE)
 )
 
 _CURRENT_SQL = text(
     "SELECT id, external_id, question, answer, source, source_url, language "
-    "FROM faq_entries WHERE id = ANY(:ids) AND status = 'published'"
+    "FROM faq_entries e WHERE id = ANY(:ids) AND status = 'published' AND " + IN_FORCE
 )
 
 

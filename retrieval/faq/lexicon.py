@@ -13,7 +13,7 @@ import numpy as np
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from retrieval.changes import signature_expression, tables_signature
+from retrieval.changes import signature_expression
 from retrieval.faq.contrasts import learn_contrasts
 from retrieval.search.keyword import Bm25Index
 from retrieval.text.terms import TextProcessor, tokens
@@ -33,14 +33,21 @@ class Covering:
     read: frozenset[str] = frozenset()
 
 
+# An entry past its valid-until date is never answered verbatim (2/4): as if unpublished.
+IN_FORCE = "(e.valid_until IS NULL OR e.valid_until >= current_date)"
+
 _ENTRIES_SQL = text(
     "SELECT id, external_id, question, answer, source, source_url, language, embedding "
-    "FROM faq_entries WHERE status = 'published' ORDER BY id"
+    "FROM faq_entries e WHERE status = 'published' AND {IN_FORCE} ORDER BY id".replace(
+        "{IN_FORCE}", IN_FORCE
+    )
 )
 _VARIANTS_SQL = text(
     "SELECT v.faq_id, v.text, v.embedding FROM faq_variants v "
     "JOIN faq_entries e ON e.id = v.faq_id "
-    "WHERE e.status = 'published' ORDER BY v.faq_id, v.id"
+    "WHERE e.status = 'published' AND {IN_FORCE} ORDER BY v.faq_id, v.id".replace(
+        "{IN_FORCE}", IN_FORCE
+    )
 )
 # What the documents are about, in their own words: titles and section headings, where a school
 # sets its campuses, programmes and rounds apart (retrieval.faq.contrasts).
@@ -56,7 +63,8 @@ _FAQ_TABLES = ("faq_entries", "faq_variants", "documents")
 _SETTINGS_SQL = text(
     "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
     "set_config('hnsw.ef_search', '64', true), "
-    f"{signature_expression(_FAQ_TABLES)} AS signature"
+    # the date too: an entry's valid-until day passing changes what tier 1 may answer
+    f"{signature_expression(_FAQ_TABLES)} || '@' || current_date::text AS signature"
 )
 
 
@@ -217,7 +225,7 @@ async def faq_lexicon(
     """The lexicon of the FAQ this session sees, rebuilt only when the FAQ changed
     (``signature``: the FAQ tables' signature, when the caller read it already)."""
     if signature is None:
-        signature = await tables_signature(session, _FAQ_TABLES)
+        signature = str((await session.execute(_SETTINGS_SQL)).one().signature)
     key = _lexicon_key(session, processor)
     async with _lock:
         cached = _lexicons.get(key)

@@ -103,6 +103,7 @@ async def store_facts(
                 for r in extraction.rejected[:MAX_REJECTED]
             ],
             "rejected_count": len(extraction.rejected),
+            "publications": {str(y): t for y, t in extraction.publications.items()},
         },
     }
     await session.flush()

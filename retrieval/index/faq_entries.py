@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import date
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.db.models import FaqEntry, FaqStatus, FaqVariant, VariantOrigin
+from retrieval.facts.years import valid_until, year_of
 from retrieval.index.indexer import Indexer
 from retrieval.text.language import detect_language
 
@@ -57,10 +59,18 @@ async def upsert_faq(session: AsyncSession, indexer: Indexer, draft: FaqDraft) -
     entry.language = draft.language or detect_language(draft.question)
     entry.status = draft.status
     entry.updated_by = draft.updated_by
+    read_validity(entry)
     await embed_faq_entry(session, indexer, entry)
     await set_variants(session, indexer, entry, draft.variants)
     await drop_folded_variants(session, entry)
     return entry
+
+
+def read_validity(entry: FaqEntry, *, today: date | None = None) -> None:
+    """The year the entry speaks of and until when it holds, as its text says
+    (retrieval.facts.years)."""
+    entry.year = year_of(entry.question, entry.answer)
+    entry.valid_until = valid_until(entry.answer, today or date.today())
 
 
 async def drop_folded_variants(session: AsyncSession, entry: FaqEntry) -> None:

@@ -94,6 +94,7 @@ class FactsWords:
     lowest: tuple[str, ...]
     more: tuple[str, ...]
     less: tuple[str, ...]
+    this_year: tuple[str, ...]
 
 
 _VALUE_KINDS = frozenset({"score", "count", "amount"})
@@ -208,6 +209,7 @@ def _facts_words(section: _Section, guard: Mapping[str, Any]) -> FactsWords:
         lowest=section.words("lowest"),
         more=section.words("more"),
         less=section.words("less"),
+        this_year=section.words("this_year"),
     )
 
 

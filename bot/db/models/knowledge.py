@@ -4,13 +4,14 @@ the index state and the text models (the diacritic restorer) built from them."""
 from __future__ import annotations
 
 import enum
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
     Boolean,
     Computed,
+    Date,
     DateTime,
     Enum,
     ForeignKey,
@@ -86,6 +87,10 @@ class FaqEntry(Base):
     # Set when the source changed after generation: staff should look at it again.
     needs_review: Mapped[bool] = mapped_column(Boolean, default=False, server_default="false")
     review_note: Mapped[str | None] = mapped_column(Text)
+    # The year it speaks of, and the day after which it is about something past: tier 1 never
+    # answers it verbatim then (retrieval.facts.years; read from its text, or set by staff).
+    year: Mapped[int | None] = mapped_column(Integer)
+    valid_until: Mapped[date | None] = mapped_column(Date)
 
     variants: Mapped[list[FaqVariant]] = relationship(
         back_populates="entry", cascade="all, delete-orphan", passive_deletes=True

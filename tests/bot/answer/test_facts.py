@@ -34,7 +34,7 @@ async def test_a_score_check_states_the_cutoff_its_year_and_the_comparison(
     assert "thấp hơn 0,45 điểm" in line
     assert "năm 2025" in result.answer
     assert result.citations[0].title == "Điểm chuẩn năm 2025"
-    assert "có thể khác" in result.answer  # later years are not known yet
+    assert "Điểm chuẩn năm 2026 chưa có trong dữ liệu của mình" in result.answer
 
 
 async def test_a_score_check_lists_every_programme_the_question_leaves_open(
@@ -164,3 +164,16 @@ async def test_a_code_asked_beside_a_quota_is_given_and_a_fee_is_left_to_the_doc
     assert "Ngành Kỹ thuật Phần mềm (mã 7480103), 2026: 200 [1]" in result.answer
     result = await answerer.answer("hoc phi va chi tieu nganh ktpm")
     assert "facts" not in result.why  # the fee is no table's: tier 2 answers the whole
+
+
+async def test_this_year_s_cutoff_not_yet_published_is_said_so_with_its_date(
+    answerer: Answerer,
+) -> None:
+    # The demo's admission year is 2026 (its handbook's titles); its cut-offs are 2025's.
+    result = await answerer.answer("điểm chuẩn năm nay ngành Khoa học Máy tính là bao nhiêu")
+    assert _facts(result) == "điểm chuẩn"
+    assert result.answer.startswith("Mình chưa có điểm chuẩn năm 2026; điểm chuẩn mới nhất")
+    assert "2025: 26,85 [1]" in result.answer
+    result = await answerer.answer("25 diem thpt co do khmt k")
+    assert "Điểm chuẩn năm 2026 chưa có trong dữ liệu của mình" in result.answer
+    assert "Điểm chuẩn năm 2026 sẽ được công bố trước 17h00 ngày 13/8/2026" in result.answer
