@@ -189,6 +189,7 @@ class EntryForm:
     needs_review: bool = False
     year: str = ""  # the year it speaks of ("" none)
     valid_until: str = ""  # YYYY-MM-DD, as a date field sends it ("" none)
+    validity_given: bool = False  # the form had the fields (an API client may leave them out)
     errors: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -223,6 +224,7 @@ class EntryForm:
             needs_review=data.get("needs_review") == "1",
             year=text("year", 4),
             valid_until=text("valid_until", 10),
+            validity_given="year" in data or "valid_until" in data,
         )
         form.check()
         return form
@@ -285,8 +287,10 @@ async def save_entry(
     before = snapshot(entry) if entry is not None else None
     # The year and valid-until date are read again from a changed text unless staff changed
     # them in the same save; a new entry with neither given gets them from its text.
-    validity_set = entry is not None and (
-        form.year != str(entry.year or "") or form.until != entry.valid_until
+    validity_set = (
+        entry is not None
+        and form.validity_given
+        and (form.year != str(entry.year or "") or form.until != entry.valid_until)
     )
     text_changed = entry is None or (entry.question, entry.answer) != (form.question, form.answer)
     if entry is None:
@@ -299,7 +303,7 @@ async def save_entry(
     entry.answer = form.answer
     if text_changed and not validity_set:
         read_validity(entry)
-    else:
+    elif validity_set:
         entry.year = int(form.year) if form.year else None
         entry.valid_until = form.until
     entry.source = form.source or None
