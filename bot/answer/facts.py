@@ -32,7 +32,7 @@ from bot.answer.replies import Answer
 from bot.core.citations import Citation
 from bot.core.types import Language
 from retrieval.facts.book import FactsBook, Major
-from retrieval.facts.model import COMBINATIONS, CUTOFF, QUOTA, Fact, Place
+from retrieval.facts.model import COMBINATIONS, CUTOFF, FEE, QUOTA, Fact, Place
 from retrieval.guard.checks import NearMissGuard
 from retrieval.text.folding import fold
 from retrieval.text.pack import alternatives, load_pack
@@ -48,6 +48,7 @@ _HIGHEST, _LOWEST, _MORE, _LESS = (
     for words in (_WORDS.highest, _WORDS.lowest, _WORDS.more, _WORDS.less)
 )
 MAJOR_CODE = "mã ngành"  # the guard's attribute for a major's code
+TABLE_ATTRIBUTES = (CUTOFF, QUOTA, FEE, COMBINATIONS)  # what a question may ask of the tables
 _MIN_MAJORS = 3  # a catalogue naming fewer majors is not the school's list: no "no" from it
 today = date.today  # the day "năm nay" is read on (a test may hold it still)
 _CLOSEST = 3
@@ -73,6 +74,7 @@ class FactsQuestion:
     extreme: str | None = None  # "highest" or "lowest"
     compare: str | None = None  # "more" or "less"
     this_year: bool = False  # "năm nay": the admission year
+    per: str | None = None  # "một năm", "mỗi học kỳ", "1 tín chỉ": what a fee asked is per
 
 
 class FactsTier:
@@ -100,7 +102,7 @@ class FactsTier:
 
     def decide(self, question: str, found: Found, book: FactsBook) -> Answer | None:
         guard = self.parts.guard
-        asked = read_facts_question(question, book, guard)
+        asked = read_facts_question(question, book, guard, found.expanded)
         language = found.language
         year = book.admission_year(self.settings.answer.admission_year, today())
         now = _Now(year, book.publications.get(year))
@@ -127,7 +129,7 @@ class FactsTier:
             return self._whether(asked, book, language)
         if asked.beyond:
             return None  # part of it is for the documents: tier 2 answers the whole
-        if asked.attribute in (CUTOFF, QUOTA, COMBINATIONS) and asked.score is None:
+        if asked.attribute in TABLE_ATTRIBUTES and asked.score is None:
             if _faq_quoted(found, asked):
                 return None  # an FAQ entry staff wrote about it is quoted by tier 2 first
             return self._values(asked, book, language)
@@ -205,6 +207,8 @@ class FactsTier:
                 value = (
                     ", ".join(fact.combinations)
                     if attribute == COMBINATIONS
+                    else _amount(fact)
+                    if attribute == FEE
                     else fact.text
                     if fact.offered
                     else ("không xét" if language == "vi" else "not admitted this way")
@@ -450,16 +454,18 @@ class FactsTier:
 _ATTRIBUTE_NAMES = {
     CUTOFF: ("điểm chuẩn", "cut-off scores"),
     QUOTA: ("chỉ tiêu", "quotas"),
+    FEE: ("học phí", "tuition fees"),
     COMBINATIONS: ("tổ hợp xét tuyển", "subject combinations"),
 }
 
 
 def read_facts_question(
-    question: str, book: FactsBook, guard: NearMissGuard | None
+    question: str, book: FactsBook, guard: NearMissGuard | None, expanded: str = ""
 ) -> FactsQuestion:
     """The majors, programme, method, combination, year, score and attribute ``question``
-    names, as the guard's vocabulary and the catalogue read them."""
-    facets = guard.facets(question) if guard is not None else {}
+    names, as the guard's vocabulary and the catalogue read them (the guard reads it with its
+    shorthand written out, ``expanded``: "hp" is học phí)."""
+    facets = guard.facets(expanded or question) if guard is not None else {}
     folded = fold(question)
     methods = set(facets.get("method", ()))
     for word, method in _WORDS.column_methods.items():
@@ -468,7 +474,7 @@ def read_facts_question(
     years = facets.get("year", frozenset())
     combos = facets.get("combination", frozenset())
     named = set(facets.get("attribute", ()))
-    attributes = [a for a in named if a in (CUTOFF, QUOTA, COMBINATIONS)]
+    attributes = [a for a in named if a in TABLE_ATTRIBUTES]
     programmes = facets.get("programme", frozenset())
     return FactsQuestion(
         majors=tuple(book.majors_in(question, guard)),
@@ -476,13 +482,14 @@ def read_facts_question(
         method=next(iter(methods)) if len(methods) == 1 else None,
         combination=next(iter(combos)).upper() if len(combos) == 1 else None,
         year=int(next(iter(years))) if len(years) == 1 else None,
-        score=_score(question, facets),
+        score=_score(question, guard.facets(question) if guard is not None else {}),
+        per=_per(folded),
         attribute=attributes[0] if len(attributes) == 1 else None,
         whether=bool(_WHETHER.search(folded)),
         which=bool(_WHICH.search(folded)),
         this_year=bool(_THIS_YEAR.search(folded)),
         code=MAJOR_CODE in named,
-        beyond=bool(named - {CUTOFF, QUOTA, COMBINATIONS, MAJOR_CODE}),
+        beyond=bool(named - {*TABLE_ATTRIBUTES, MAJOR_CODE}),
         extreme="highest"
         if _HIGHEST.search(folded)
         else "lowest"
@@ -640,9 +647,12 @@ def _rows(
         return []
     year = max(f.year for f in rows)
     latest = [f for f in rows if f.year == year]
-    seen: dict[tuple[str | None, str | None], Fact] = {}
+    if attribute == FEE and asked.per is not None:
+        per = [f for f in latest if (f.unit or "").endswith(f"/{asked.per}")]
+        latest = per or latest
+    seen: dict[tuple[str | None, str | None, str | None], Fact] = {}
     for f in latest:
-        seen.setdefault((f.programme, f.method), f)
+        seen.setdefault((f.programme, f.method, f.unit), f)
     # The standard programme first, each programme's methods in the table's order.
     return sorted(seen.values(), key=lambda f: (f.programme is not None, f.programme or ""))
 
@@ -665,6 +675,20 @@ def _row_label(fact: Fact, language: Language, *, method: bool = True, code: boo
     if fact.method and method:
         parts.append(f"phương thức {fact.method}" if language == "vi" else fact.method)
     return ", ".join(parts)
+
+
+def _per(folded: str) -> str | None:
+    """What the question asks a fee per ("1 năm", "mỗi học kỳ", "một tín chỉ")."""
+    for word, per in _WORDS.periods.items():
+        if re.search(rf"\b(?:1|mot|moi|per|a|each) {re.escape(word)}\b", folded):
+            return per
+    return None
+
+
+def _amount(fact: Fact) -> str:
+    """A fee as its table writes it, with what it is per: "32.500.000 đồng/năm"."""
+    per = fact.unit.split("/", 1)[1] if fact.unit and "/" in fact.unit else ""
+    return f"{fact.text}/{per}" if per and "/" not in fact.text else fact.text
 
 
 def _verdict(yes: bool, fact: Fact, what: str, language: Language) -> str:

@@ -45,7 +45,7 @@ from retrieval.text.pack import load_pack
 
 # Stored with a document's facts: a document read by another version is read again at the next
 # ingest even when its text has not changed.
-EXTRACTOR_VERSION = 2
+EXTRACTOR_VERSION = 3
 _WORDS = load_pack().facts
 _KIND_OF = dict(_WORDS.attributes)  # folded attribute -> score | count | amount
 _NOT_OFFERED = frozenset(fold(c) for c in _WORDS.not_offered) | frozenset(_WORDS.not_offered)
@@ -63,9 +63,8 @@ _QUALIFIED = re.compile(r"^(?P<name>[^()]+?)\s*\((?P<qualifier>[^()]+)\)?\s*$")
 # Words that only say "a programme" before its name ("CT tiên tiến", "hệ chất lượng cao").
 _PROGRAMME_WORDS = re.compile(r"^(?:chuong trinh|ct|he|huong|dinh huong) ")
 _DASHED = re.compile(r"^(?P<name>.+?)\s+[–—-]\s+(?P<qualifier>.+)$")
-_UNIT = re.compile(
-    r"(triệu|nghìn|ngàn|đồng|vnđ|vnd|usd)(?:\s*/\s*(năm|học kỳ|kỳ|tín chỉ|tháng))?", re.I
-)
+# A currency as written in a header or a cell ("triệu đồng", "đồng", "VNĐ", "USD").
+_CURRENCY = re.compile(r"(?:triệu |nghìn |ngàn )?(?:đồng|vnđ|vnd|usd|aud)|triệu", re.I)
 
 
 def extract_facts(doc: LoadedDocument, guard: NearMissGuard) -> Extraction:
@@ -109,61 +108,126 @@ def _read_table(
     if name_col is None and code_col is None:
         return
     combo_col = _column(headers, _WORDS.combination_columns)
+    majors_col = _majors_column(table, headers, name_col, guard)
     context = _Context(table, guard)
-    columns = _value_columns(table, headers, {name_col, code_col, combo_col}, context, guard)
+    taken = {name_col, code_col, combo_col, majors_col}
+    columns = _value_columns(table, headers, taken, context, guard)
     for offset, row in enumerate(table.rows):
         number = table.first_row + offset
-        name_cell = row[name_col] if name_col is not None else ""
-        code = row[code_col].strip() if code_col is not None else None
-        code = code if code and _CODE.match(code) else None
-        if code is None and (
-            code_col is not None or len(guard.facets(name_cell).get("major", ())) != 1
+        for major, code, programme, alias in _subjects(
+            row, name_col, code_col, majors_col, context, guard
         ):
-            continue  # a total, a note, a group of majors: not one major's row
-        major, programme, alias = _major_and_programme(
-            name_cell or code or "", code, context, guard
-        )
-        if not major:
+            name_header = table.header[name_col if name_col is not None else 0]
+            _read_row(row, number, name_header, major, code, programme, alias, table, doc,
+                      columns, combo_col, context, scales, out)  # fmt: skip
+
+
+def _subjects(
+    row: tuple[str, ...],
+    name_col: int | None,
+    code_col: int | None,
+    majors_col: int | None,
+    context: _Context,
+    guard: NearMissGuard,
+) -> list[tuple[str, str | None, str | None, str | None]]:
+    """Whom a row is about: (major, code, programme, alias) for its one major, or for each major
+    its "Ngành áp dụng" cell lists ("KHMT, KTPM, CNTT" under "Chất lượng cao"); none for a
+    total, a note or a row naming several majors in one name."""
+    name_cell = row[name_col] if name_col is not None else ""
+    if majors_col is not None:
+        named = guard.facets(row[majors_col]).get("major", frozenset())
+        programme = _row_programme(name_cell, guard)
+        return [(m, None, programme, None) for m in sorted(named)]
+    code = row[code_col].strip() if code_col is not None else None
+    code = code if code and _CODE.match(code) else None
+    if code is None and (
+        code_col is not None or len(guard.facets(name_cell).get("major", ())) != 1
+    ):
+        return []
+    major, programme, alias = _major_and_programme(name_cell or code or "", code, context, guard)
+    return [(major, code, programme, alias)] if major else []
+
+
+def _majors_column(
+    table: Table, headers: list[str], name_col: int | None, guard: NearMissGuard
+) -> int | None:
+    """A column beside the name column listing the majors a row applies to ("Ngành áp dụng":
+    "KHMT, KTPM, HTTT"), when most of its cells name two or more majors."""
+    for index, header in enumerate(headers):
+        if index == name_col or not header.startswith("nganh"):
             continue
-        out.items.append(
-            CatalogueItem(
-                MAJOR,
-                major,
-                code,
-                (alias,) if alias else (),
-                _place(table, doc, number, table.header[name_col or 0]),
-            )
+        cells = [row[index] for row in table.rows if row[index].strip()]
+        lists = [c for c in cells if len(guard.facets(c).get("major", ())) >= 2]
+        if cells and len(lists) * 2 >= len(cells):
+            return index
+    return None
+
+
+def _row_programme(cell: str, guard: NearMissGuard) -> str | None:
+    """The programme a row's name cell names: "Chuẩn – nhóm 1" is the standard one (None),
+    "Chất lượng cao" the high-quality one, anything else as written."""
+    head = re.split(r"\s+[–—-]\s+|\s*\(", cell.strip())[0]
+    if fold(head) in _WORDS.standard_programme:
+        return None
+    return _programme(head, guard) or (_tidy(head) if head else None)
+
+
+def _read_row(
+    row: tuple[str, ...],
+    number: int,
+    name_header: str,
+    major: str,
+    code: str | None,
+    programme: str | None,
+    alias: str | None,
+    table: Table,
+    doc: LoadedDocument,
+    columns: list[_Column],
+    combo_col: int | None,
+    context: _Context,
+    scales: dict[str | None, float],
+    out: Extraction,
+) -> None:
+    """One row's catalogue item and facts, for one of the majors it is about."""
+    out.items.append(
+        CatalogueItem(
+            MAJOR,
+            major,
+            code,
+            (alias,) if alias else (),
+            _place(table, doc, number, name_header),
         )
-        if combo_col is not None and row[combo_col].strip():
-            cell = row[combo_col].strip()
-            combos = tuple(dict.fromkeys(c.upper() for c in _COMBO.findall(cell.upper())))
-            place = _place(table, doc, number, table.header[combo_col])
-            year = context.year(None)
-            if not combos or year is None:
-                reason = "không đọc được tổ hợp" if not combos else "không rõ năm"
-                out.rejected.append(Rejected(cell, reason, place))
-            else:
-                out.facts.append(
-                    Fact(
-                        COMBINATIONS,
-                        major,
-                        code,
-                        programme,
-                        None,
-                        year,
-                        cell,
-                        combinations=combos,
-                        place=place,
-                    )
+    )
+    if combo_col is not None and row[combo_col].strip():
+        cell = row[combo_col].strip()
+        combos = tuple(dict.fromkeys(c.upper() for c in _COMBO.findall(cell.upper())))
+        place = _place(table, doc, number, table.header[combo_col])
+        year = context.year(None)
+        if not combos or year is None:
+            reason = "không đọc được tổ hợp" if not combos else "không rõ năm"
+            out.rejected.append(Rejected(cell, reason, place))
+        else:
+            out.facts.append(
+                Fact(
+                    COMBINATIONS,
+                    major,
+                    code,
+                    programme,
+                    None,
+                    year,
+                    cell,
+                    combinations=combos,
+                    place=place,
                 )
-        for column in columns:
-            cell = row[column.index].strip()
-            place = _place(table, doc, number, table.header[column.index])
-            fact = _value_fact(column, cell, major, code, programme, scales, place)
-            if isinstance(fact, Rejected):
-                out.rejected.append(fact)
-            elif fact is not None:
-                out.facts.append(fact)
+            )
+    for column in columns:
+        cell = row[column.index].strip()
+        place = _place(table, doc, number, table.header[column.index])
+        fact = _value_fact(column, cell, major, code, programme, scales, place)
+        if isinstance(fact, Rejected):
+            out.rejected.append(fact)
+        elif fact is not None:
+            out.facts.append(fact)
 
 
 class _Context:
@@ -186,10 +250,11 @@ class _Context:
         return None
 
     def year(self, named: frozenset[str] | None) -> int | None:
-        years = named or self.first("year")
-        if not years or len(years) != 1:
-            return None
-        return int(next(iter(years)))
+        """The one year named (a school year "2026–2027" is 2026), else None."""
+        years = sorted(int(y) for y in named or self.first("year") or ())
+        if len(years) == 2 and years[1] - years[0] == 1:
+            return years[0]
+        return years[0] if len(years) == 1 else None
 
     def standard(self) -> bool:
         return any(
@@ -229,14 +294,14 @@ def _value_columns(
         facets = guard.facets(header)
         attribute = _attribute(facets.get("attribute"))
         method = _method(facets.get("method"), headers[index])
-        unit_match = _UNIT.search(header)
+        currency = _CURRENCY.search(header)
         read.append(
             (
                 index,
                 attribute,
                 method,
                 facets.get("year"),
-                unit_match.group(0) if unit_match else None,
+                currency.group(0).lower() if currency else None,
             )
         )
     named = {a for _, a, _, _, _ in read if a is not None}
@@ -308,12 +373,26 @@ def _value_fact(
             return Rejected(cell, f"lớn hơn thang điểm {scale:g}", place)
         return replace(base, value=value, scale=scale)
     if kind == "amount":
-        in_cell = _UNIT.search(cell)
-        unit = column.unit or (in_cell.group(0) if in_cell else None)
-        if unit is None:
+        # The currency from the header or the cell; what it is per from the header ("Học
+        # phí/năm"): "đồng/năm". An amount without a currency is not read.
+        in_cell = _CURRENCY.search(cell)
+        currency = column.unit or (in_cell.group(0).lower() if in_cell else None)
+        if currency is None:
             return Rejected(cell, "không rõ đơn vị", place)
-        return replace(base, value=value, unit=unit)
+        if currency == "triệu" or (column.unit or "").startswith("triệu"):
+            value = value * 1_000_000 if value < 100_000 else value
+        per = _period(place.column)
+        return replace(base, value=value, unit=f"{currency}/{per}" if per else currency)
     return replace(base, value=value)
+
+
+def _period(header: str) -> str | None:
+    """What an amount's column is per ("Học phí/năm": năm), from the language pack."""
+    folded = fold(header)
+    for word, per in _WORDS.periods.items():
+        if re.search(rf"(?:/\s*|\bmoi |\bper |\bmot ){re.escape(word)}\b", folded):
+            return per
+    return None
 
 
 def value_kind(attribute: str) -> str:

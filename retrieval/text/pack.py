@@ -85,6 +85,7 @@ class FactsWords:
     combination_columns: tuple[str, ...]
     column_methods: Mapping[str, str]  # folded header word -> the guard's method value
     attributes: Mapping[str, str]  # folded attribute -> its kind of value
+    periods: Mapping[str, str]  # folded word of an amount's column -> what it is per
     not_offered: tuple[str, ...]  # cells as written
     standard_programme: tuple[str, ...]
     score_check: tuple[str, ...]  # patterns
@@ -200,6 +201,7 @@ def _facts_words(section: _Section, guard: Mapping[str, Any]) -> FactsWords:
         combination_columns=section.words("combination_columns"),
         column_methods=methods,
         attributes=attributes,
+        periods=section.folded_map("periods"),
         not_offered=section.strings("not_offered"),
         standard_programme=section.words("standard_programme"),
         score_check=section.patterns("score_check"),

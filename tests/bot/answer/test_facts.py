@@ -177,3 +177,31 @@ async def test_this_year_s_cutoff_not_yet_published_is_said_so_with_its_date(
     result = await answerer.answer("25 diem thpt co do khmt k")
     assert "Điểm chuẩn năm 2026 chưa có trong dữ liệu của mình" in result.answer
     assert "Điểm chuẩn năm 2026 sẽ được công bố trước 17h00 ngày 13/8/2026" in result.answer
+
+
+async def test_a_fee_is_quoted_per_what_the_question_asks(
+    answerer: Answerer, session: AsyncSession, indexer: Indexer, tmp_path: Path
+) -> None:
+    # The demo's FAQ answers its majors' fees (its entry is quoted first); a new table's major
+    # has none.
+    result = await answerer.answer("hp clc ktpm 1 nam bn")
+    assert "facts" not in result.why
+    assert "58.000.000 đồng/năm" in result.answer
+    path = tmp_path / "hoc-phi-sinh-hoc.md"
+    path.write_text(
+        "# Học phí năm học 2026–2027 khối Sinh học\n\n"
+        "| Chương trình | Ngành áp dụng | Học phí/năm | Học phí/tín chỉ |\n|---|---|---|---|\n"
+        "| Chuẩn | Công nghệ sinh học, Kỹ thuật y sinh | 30.000.000 đồng | 850.000 đồng |\n",
+        encoding="utf-8",
+    )
+    await index_document(session, indexer, load_file(path))
+    result = await answerer.answer("hoc phi nganh cong nghe sinh hoc 1 nam bn")
+    assert _facts(result) == "học phí"
+    lines = [x for x in result.answer.splitlines() if x.startswith("- ")]
+    assert lines == ["- Ngành Công nghệ sinh học, 2026: 30.000.000 đồng/năm [1]"]
+    result = await answerer.answer("học phí ngành Công nghệ sinh học là bao nhiêu")
+    lines = [x for x in result.answer.splitlines() if x.startswith("- ")]
+    assert [x.split(": ")[1] for x in lines] == [
+        "30.000.000 đồng/năm [1]",
+        "850.000 đồng/tín chỉ [1]",
+    ]

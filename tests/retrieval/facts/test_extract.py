@@ -210,3 +210,28 @@ def test_initials_skip_the_little_words() -> None:
     assert initials("Khoa học Máy tính") == "khmt"
     assert initials("Mạng máy tính và truyền thông") == "mmttt"
     assert initials("Marketing") == ""
+
+
+FEES_MD = """# Học phí năm học 2026–2027
+
+## Bảng học phí năm học 2026–2027
+
+| Chương trình | Ngành áp dụng | Học phí/năm | Học phí/tín chỉ |
+|---|---|---|---|
+| Chuẩn – nhóm 1 | KHMT, KTPM, HTTT | 32.500.000 đồng | 930.000 đồng |
+| Chất lượng cao | KHMT, KTPM (mã _CLC) | 58.000.000 đồng | thu trọn gói |
+| Liên kết quốc tế | Cử nhân CNTT liên kết Kestrel Bay | 95 triệu | 2.000.000 |
+"""
+
+
+def test_a_fee_row_applies_to_every_major_it_lists_with_its_unit(tmp_path: Path) -> None:
+    ex = _read(tmp_path, "hoc-phi.md", FEES_MD)
+    standard = _fact(ex, major="Khoa học máy tính", programme=None, unit="đồng/năm")
+    assert (standard.year, standard.value, standard.text) == (2026, 32_500_000.0, "32.500.000 đồng")
+    assert _fact(ex, major="Hệ thống thông tin", unit="đồng/tín chỉ").value == 930_000.0
+    clc = _fact(ex, major="Kỹ thuật phần mềm", programme="chất lượng cao", unit="đồng/năm")
+    assert clc.value == 58_000_000.0
+    joint = _fact(ex, major="Công nghệ thông tin", programme="liên kết quốc tế")
+    assert (joint.value, joint.unit) == (95_000_000.0, "triệu/năm")  # "95 triệu" read out
+    reasons = {r.text: r.reason for r in ex.rejected}
+    assert reasons == {"thu trọn gói": "không phải một số", "2.000.000": "không rõ đơn vị"}
