@@ -77,10 +77,10 @@ add_strings(
         "docs.upload": ("Tải lên tài liệu", "Upload a document"),
         "docs.file": ("Tệp", "File"),
         "docs.upload_help": (
-            "PDF, Markdown, HTML, DOCX, TXT hoặc CSV, tối đa {mb} MB. Tải lên tệp trùng tên sẽ "
-            "thay thế tài liệu cũ.",
-            "PDF, Markdown, HTML, DOCX, TXT or CSV, up to {mb} MB. A file with the name of one "
-            "already uploaded replaces it.",
+            "PDF, Markdown, HTML, DOCX, TXT, CSV hoặc XLSX, tối đa {mb} MB. Tải lên tệp trùng tên "
+            "sẽ thay thế tài liệu cũ.",
+            "PDF, Markdown, HTML, DOCX, TXT, CSV or XLSX, up to {mb} MB. A file with the name of "
+            "one already uploaded replaces it.",
         ),
         "docs.upload_submit": ("Tải lên và lập chỉ mục", "Upload and index"),
         "docs.recent": ("Hoạt động gần đây", "Recent activity"),
@@ -93,8 +93,8 @@ add_strings(
         "docs.action.delete": ("xoá", "deleted"),
         "docs.error.no_file": ("Chưa chọn tệp.", "No file was chosen."),
         "docs.error.type": (
-            "Loại tệp này không được hỗ trợ (PDF, Markdown, HTML, DOCX, TXT, CSV).",
-            "This type of file is not supported (PDF, Markdown, HTML, DOCX, TXT, CSV).",
+            "Loại tệp này không được hỗ trợ (PDF, Markdown, HTML, DOCX, TXT, CSV, XLSX).",
+            "This type of file is not supported (PDF, Markdown, HTML, DOCX, TXT, CSV, XLSX).",
         ),
         "docs.error.failed": (
             "Không đọc được tệp, không có gì bị thay đổi: {reason}",

@@ -24,6 +24,7 @@ from retrieval.loading.docx import read_docx
 from retrieval.loading.html import read_html
 from retrieval.loading.markdown import read_markdown, read_text
 from retrieval.loading.pdf import PdfOptions, read_pdf
+from retrieval.loading.xlsx import read_xlsx
 
 LOADERS: dict[str, Callable[[Path, bytes], ParsedDocument]] = {
     ".md": read_markdown,
@@ -34,6 +35,7 @@ LOADERS: dict[str, Callable[[Path, bytes], ParsedDocument]] = {
     ".pdf": read_pdf,
     ".csv": read_csv,
     ".docx": read_docx,
+    ".xlsx": read_xlsx,
 }
 
 SUPPORTED_SUFFIXES: frozenset[str] = frozenset(LOADERS)

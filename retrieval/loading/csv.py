@@ -28,17 +28,24 @@ def read_csv(path: Path, raw: bytes) -> ParsedDocument:
         ]
     except csv.Error as exc:
         raise IngestError(f"{path.name}: malformed CSV ({exc})") from exc
-    sections = [
-        Section((caption,) if caption else (), _markdown_table(header, piece))
-        for caption, header, body in _csv_tables([row for row in rows if any(row)])
-        for piece in _even_pieces(body, CSV_ROWS_PER_SECTION)
-    ]
+    sections = table_sections(rows)
     return ParsedDocument(
         title=prettify_stem(path.stem),
         url=None,
         sections=sections,
         meta={"format": "csv", "delimiter": delimiter, "rows": len(rows)},
     )
+
+
+def table_sections(rows: list[list[str]], sheet: str = "") -> list[Section]:
+    """A grid of cells as sections of Markdown tables: each table (a caption row starts a new
+    one) cut into pieces of at most ``CSV_ROWS_PER_SECTION`` rows that repeat its header, under
+    the sheet's name and the caption (also for spreadsheets, retrieval.loading.xlsx)."""
+    return [
+        Section(tuple(h for h in (sheet, caption) if h), _markdown_table(header, piece))
+        for caption, header, body in _csv_tables([row for row in rows if any(row)])
+        for piece in _even_pieces(body, CSV_ROWS_PER_SECTION)
+    ]
 
 
 def _csv_tables(rows: list[list[str]]) -> Iterator[tuple[str, list[str], list[list[str]]]]:
