@@ -568,10 +568,13 @@ class _Now:
 def _year_held(
     asked: FactsQuestion, book: FactsBook, attribute: str
 ) -> tuple[FactsQuestion, int | None]:
-    """The question as the tables can answer it: a year asked that no fact of ``attribute``
-    has is dropped (the latest year answers) and returned, to be said."""
-    if asked.year is None or any(
-        f.attribute == attribute and f.year == asked.year for f in book.facts
+    """The question as the tables can answer it: "năm nay" that no fact of ``attribute`` has
+    yet is dropped (the latest year answers, and it is said that this year's is not there); a
+    year named in so many words that the tables lack stays, and nothing is answered."""
+    if (
+        asked.year is None
+        or not asked.this_year
+        or any(f.attribute == attribute and f.year == asked.year for f in book.facts)
     ):
         return asked, None
     return replace(asked, year=None), asked.year

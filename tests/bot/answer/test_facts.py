@@ -205,3 +205,11 @@ async def test_a_fee_is_quoted_per_what_the_question_asks(
         "30.000.000 đồng/năm [1]",
         "850.000 đồng/tín chỉ [1]",
     ]
+
+
+async def test_a_year_named_that_the_tables_lack_is_not_answered_with_another(
+    answerer: Answerer,
+) -> None:
+    result = await answerer.answer("điểm chuẩn 2026 ngành khmt dự kiến bn ạ")
+    assert "facts" not in result.why
+    assert "26,85" not in result.answer
