@@ -116,6 +116,14 @@ class FactsTier:
         comparing = (asked.compare is not None or asked.which) and asked.score is None
         if len(asked.majors) >= 2 and asked.attribute in (CUTOFF, QUOTA) and comparing:
             return self._comparison(asked, book, language)
+        if (
+            asked.programme is not None
+            and asked.whether
+            and len(book.majors) >= _MIN_MAJORS
+            and fold(asked.programme) not in map(fold, book.programmes)
+            and not _programme_named(asked.programme, found)
+        ):
+            return self._no_such_programme(asked.programme, book, language)
         if not asked.majors:
             missing = offered_name(question)
             if missing is None or len(book.majors) < _MIN_MAJORS:
@@ -433,6 +441,19 @@ class FactsTier:
         places = list(dict.fromkeys(f.place for f in book.facts))[:1]
         return self._cited(body, places, language, "no such major")
 
+    def _no_such_programme(self, name: str, book: FactsBook, language: Language) -> Answer:
+        offered = ", ".join(book.programmes)
+        if language == "vi":
+            body = f"Theo thông tin tuyển sinh mình có, trường chưa đào tạo hệ {name}." + (
+                f" Ngoài chương trình chuẩn, trường có: {offered}." if offered else ""
+            )
+        else:
+            body = f"In the admission information I have, the school has no {name} programme." + (
+                f" Besides the standard programme it offers: {offered}." if offered else ""
+            )
+        places = list(dict.fromkeys(f.place for f in book.facts))[:1]
+        return self._cited(body, places, language, "no such programme")
+
     def _cited(self, body: str, places: list[Place], language: Language, how: str) -> Answer:
         citations = _citations(places)
         numbers = {k: n for n, k in enumerate(dict.fromkeys(map(_source, places)), start=1)}
@@ -590,6 +611,17 @@ def _faq_quoted(found: Found, asked: FactsQuestion) -> bool:
     if asked.year is not None and str(asked.year) not in entry:
         return False
     return all(any(key in entry for key in m.keys) for m in asked.majors)
+
+
+def _programme_named(name: str, found: Found) -> bool:
+    """Whether a passage the search found speaks of the programme ("hệ từ xa", "chương trình
+    liên thông", "đào tạo từ xa"): then the catalogue may just be missing it."""
+    pattern = re.compile(
+        rf"\b(?:he|chuong trinh|dao tao|hinh thuc|hoc|ct) {re.escape(fold(name))}\b"
+    )
+    return any(
+        pattern.search(fold(f"{hit.title} {hit.heading_path} {hit.text}")) for hit in found.hits
+    )
 
 
 def _named_in(name: str, found: Found) -> bool:

@@ -213,3 +213,15 @@ async def test_a_year_named_that_the_tables_lack_is_not_answered_with_another(
     result = await answerer.answer("điểm chuẩn 2026 ngành khmt dự kiến bn ạ")
     assert "facts" not in result.why
     assert "26,85" not in result.answer
+
+
+async def test_a_programme_the_school_does_not_run_is_a_plain_no(answerer: Answerer) -> None:
+    result = await answerer.answer("hệ từ xa có ngành Kế toán không ạ")
+    assert _facts(result) == "no such programme"
+    assert result.answer.startswith(
+        "Theo thông tin tuyển sinh mình có, trường chưa đào tạo hệ từ xa."
+    )
+    assert "chất lượng cao" in result.answer
+    # The documents speak of liên thông: not denied, whatever the tables say.
+    result = await answerer.answer("trường có hệ liên thông không ạ")
+    assert result.why.get("facts") != "no such programme"
