@@ -18,7 +18,21 @@ EXTRACTED = "extracted"
 STAFF = "staff"
 
 
-class CatalogueRow(Base):
+class _FromDocuments:
+    """What catalogue items and facts share: read from a document (which takes them along when
+    it goes) or set by staff, where in it, and who changed them when."""
+
+    origin: Mapped[str] = mapped_column(String(16), default=EXTRACTED, server_default=EXTRACTED)
+    document_id: Mapped[int | None] = mapped_column(ForeignKey("documents.id", ondelete="CASCADE"))
+    place: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict, server_default="{}")
+    created_at: Mapped[datetime] = now_column()
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
+    )
+    updated_by: Mapped[str | None] = mapped_column(String(320))
+
+
+class CatalogueRow(_FromDocuments, Base):
     """A major, programme, admission method or subject combination of the school."""
 
     __tablename__ = "catalogue_items"
@@ -29,14 +43,6 @@ class CatalogueRow(Base):
     code: Mapped[str | None] = mapped_column(String(64))
     aliases: Mapped[list[str]] = mapped_column(JSONB, default=list, server_default="[]")
     hidden: Mapped[bool] = mapped_column(Boolean, default=False, server_default="false")
-    origin: Mapped[str] = mapped_column(String(16), default=EXTRACTED, server_default=EXTRACTED)
-    document_id: Mapped[int | None] = mapped_column(ForeignKey("documents.id", ondelete="CASCADE"))
-    place: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict, server_default="{}")
-    created_at: Mapped[datetime] = now_column()
-    updated_at: Mapped[datetime] = mapped_column(
-        DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
-    )
-    updated_by: Mapped[str | None] = mapped_column(String(320))
 
     __table_args__ = (
         Index("ix_catalogue_items_kind", "kind"),
@@ -44,7 +50,7 @@ class CatalogueRow(Base):
     )
 
 
-class FactRow(Base):
+class FactRow(_FromDocuments, Base):
     """One value of a facts table with where it was found (retrieval.facts.model.Fact)."""
 
     __tablename__ = "facts"
@@ -63,14 +69,6 @@ class FactRow(Base):
     unit: Mapped[str | None] = mapped_column(Text)
     combinations: Mapped[list[str]] = mapped_column(JSONB, default=list, server_default="[]")
     published: Mapped[bool] = mapped_column(Boolean, default=True, server_default="true")
-    origin: Mapped[str] = mapped_column(String(16), default=EXTRACTED, server_default=EXTRACTED)
-    document_id: Mapped[int | None] = mapped_column(ForeignKey("documents.id", ondelete="CASCADE"))
-    place: Mapped[dict[str, Any]] = mapped_column(JSONB, default=dict, server_default="{}")
-    created_at: Mapped[datetime] = now_column()
-    updated_at: Mapped[datetime] = mapped_column(
-        DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
-    )
-    updated_by: Mapped[str | None] = mapped_column(String(320))
 
     __table_args__ = (
         Index("ix_facts_attribute_year", "attribute", "year"),
