@@ -430,13 +430,13 @@ class FactsTier:
             body = (
                 f"Theo danh mục ngành tuyển sinh mình có, trường chưa đào tạo ngành {name}. "
                 + (f"Các ngành gần nhất: {shown}." if closest else "")
-                + f"\nCác ngành trường đang tuyển: {', '.join(m.name for m in book.majors)}."
+                + f"\nCác ngành trường đang tuyển: {', '.join(_named(book.majors))}."
             )
         else:
             body = (
                 f"In the school's list of majors I have, there is no {name}. "
                 + (f"The closest: {shown}." if closest else "")
-                + f"\nMajors the school admits to: {', '.join(m.name for m in book.majors)}."
+                + f"\nMajors the school admits to: {', '.join(_named(book.majors))}."
             )
         places = list(dict.fromkeys(f.place for f in book.facts))[:1]
         return self._cited(body, places, language, "no such major")
@@ -667,12 +667,7 @@ def _rows(
         and (asked.year is None or f.year == asked.year)
     ]
     if on_scale_of is not None:
-        thousands = on_scale_of > _TOP_SCORE
-        rows = [
-            f
-            for f in rows
-            if not f.offered or f.value is None or (f.value > _TOP_SCORE) == thousands
-        ]
+        rows = [f for f in rows if not f.offered or f.value is None or _same_scale(on_scale_of, f)]
         if asked.method is None:
             rows = [f for f in rows if f.offered]
     if asked.method is not None and attribute != COMBINATIONS:
@@ -690,6 +685,25 @@ def _rows(
         seen.setdefault((f.programme, f.method, f.unit), f)
     # The standard programme first, each programme's methods in the table's order.
     return sorted(seen.values(), key=lambda f: (f.programme is not None, f.programme or ""))
+
+
+def _named(majors: Sequence[Major]) -> list[str]:
+    """The majors' names, leaving out those known only by a code (a row that gave no name)."""
+    return [
+        m.name
+        for m in majors
+        if not m.name.replace("_", "").isalnum() or not any(c.isdigit() for c in m.name)
+    ]
+
+
+def _same_scale(score: float, fact: Fact) -> bool:
+    """Whether a student's score can be set against a cut-off: within the scale the document
+    states, else within half to twice the cut-off (an HSA 100 is no ĐGNL 900, a THPT 25 no
+    SAT 1341)."""
+    assert fact.value is not None
+    if fact.scale is not None:
+        return score <= fact.scale and (score > _TOP_SCORE) == (fact.value > _TOP_SCORE)
+    return fact.value / 2 <= score <= fact.value * 2
 
 
 def _rows_all(

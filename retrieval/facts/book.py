@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -118,7 +120,26 @@ def build_book(
         plain = sorted(c for c in codes if c.isalnum())
         out.append(Major(name, plain[0] if plain else None, tuple(sorted(k for k in keys if k))))
     programmes = sorted({name for kind, name, _, _ in items if kind == PROGRAMME})
-    return FactsBook(facts, out, programmes, signature, titles or [])
+    clashing = conflicts(facts)
+    agreed = [f for f in facts if _slot(f) not in clashing]
+    return FactsBook(agreed, out, programmes, signature, titles or [])
+
+
+def _slot(fact: Fact) -> tuple[str, str, str | None, str | None, int, str | None]:
+    return fact.attribute, fold(fact.major), fact.programme, fact.method, fact.year, fact.unit
+
+
+def conflicts(facts: Iterable[Fact]) -> dict[tuple[Any, ...], list[Fact]]:
+    """The facts that say different things of one major, programme, method and year (two
+    tables, or two rounds in one): none of them is used to answer; staff see them."""
+    by_slot: dict[tuple[Any, ...], list[Fact]] = {}
+    for fact in facts:
+        by_slot.setdefault(_slot(fact), []).append(fact)
+    return {
+        slot: found
+        for slot, found in by_slot.items()
+        if len({(f.value, f.offered, f.combinations) for f in found}) > 1
+    }
 
 
 _books: dict[str, FactsBook] = {}

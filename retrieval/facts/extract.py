@@ -21,6 +21,7 @@ listed, not filled in.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import replace
 
@@ -45,7 +46,7 @@ from retrieval.text.pack import load_pack
 
 # Stored with a document's facts: a document read by another version is read again at the next
 # ingest even when its text has not changed.
-EXTRACTOR_VERSION = 3
+EXTRACTOR_VERSION = 4
 _WORDS = load_pack().facts
 _KIND_OF = dict(_WORDS.attributes)  # folded attribute -> score | count | amount
 _NOT_OFFERED = frozenset(fold(c) for c in _WORDS.not_offered) | frozenset(_WORDS.not_offered)
@@ -111,9 +112,27 @@ def _read_table(
     majors_col = _majors_column(table, headers, name_col, guard)
     context = _Context(table, guard)
     taken = {name_col, code_col, combo_col, majors_col}
-    columns = _value_columns(table, headers, taken, context, guard)
+    columns, alike = _one_each(_value_columns(table, headers, taken, context, guard), table.header)
+    for index in alike:
+        place = _place(table, doc, None, table.header[index])
+        out.rejected.append(
+            Rejected(table.header[index], "cột trùng phương thức với cột khác", place)
+        )
+    # Rows that name no major and share a code: their values cannot be told apart.
+    unnamed = Counter(
+        row[code_col].strip()
+        for row in table.rows
+        if code_col is not None and not (row[name_col].strip() if name_col is not None else "")
+    )
     for offset, row in enumerate(table.rows):
         number = table.first_row + offset
+        code_cell = row[code_col].strip() if code_col is not None else ""
+        if unnamed[code_cell] > 1 and not (row[name_col].strip() if name_col is not None else ""):
+            place = _place(table, doc, number, table.header[code_col or 0])
+            out.rejected.append(
+                Rejected(code_cell, "hàng không tên, trùng mã với hàng khác", place)
+            )
+            continue
         for major, code, programme, alias in _subjects(
             row, name_col, code_col, majors_col, context, guard
         ):
@@ -144,6 +163,10 @@ def _subjects(
         code_col is not None or len(guard.facets(name_cell).get("major", ())) != 1
     ):
         return []
+    if not name_cell and code is not None:
+        # A row that gives only the code: the major the vocabulary knows by it, else the code.
+        known = guard.facets(code).get("major", frozenset())
+        name_cell = next(iter(known)) if len(known) == 1 else code
     major, programme, alias = _major_and_programme(name_cell or code or "", code, context, guard)
     return [(major, code, programme, alias)] if major else []
 
@@ -322,6 +345,19 @@ def _value_columns(
             continue
         columns.append(_Column(index, attribute, method or table_method, context.year(years), unit))
     return columns
+
+
+def _one_each(columns: list[_Column], header: tuple[str, ...]) -> tuple[list[_Column], list[int]]:
+    """The columns that alone hold their attribute for their method and year (and, for an
+    amount, what it is per), and the others: "SAT" and "ACT" both read as an international
+    certificate cannot be told apart by a question, so neither is used."""
+
+    def key(c: _Column) -> tuple[str | None, str | None, int | None, str | None]:
+        return c.attribute, c.method, c.year, _period(header[c.index])
+
+    counts = Counter(key(c) for c in columns)
+    kept = [c for c in columns if counts[key(c)] == 1]
+    return kept, [c.index for c in columns if counts[key(c)] > 1]
 
 
 def _column(headers: list[str], names: tuple[str, ...]) -> int | None:
@@ -503,7 +539,7 @@ def _tidy(text: str) -> str:
     return text
 
 
-def _place(table: Table, doc: LoadedDocument, row: int, column: str) -> Place:
+def _place(table: Table, doc: LoadedDocument, row: int | None, column: str) -> Place:
     return Place(doc.source, doc.title, doc.url, table.page, table.headings, row, column)
 
 

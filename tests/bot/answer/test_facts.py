@@ -225,3 +225,21 @@ async def test_a_programme_the_school_does_not_run_is_a_plain_no(answerer: Answe
     # The documents speak of liên thông: not denied, whatever the tables say.
     result = await answerer.answer("trường có hệ liên thông không ạ")
     assert result.why.get("facts") != "no such programme"
+
+
+async def test_a_score_on_another_scale_than_the_cutoff_is_not_compared(
+    answerer: Answerer, session: AsyncSession, indexer: Indexer, tmp_path: Path
+) -> None:
+    path = tmp_path / "diem-chuan-sinh-hoc.md"
+    path.write_text(
+        "# Điểm chuẩn năm 2025 khối Sinh học\n\n"
+        "| Ngành | Mã ngành | THPT | HSA |\n|---|---|---|---|\n"
+        "| Công nghệ sinh học | 7420201 | 22,50 | 95,40 |\n",
+        encoding="utf-8",
+    )
+    await index_document(session, indexer, load_file(path))
+    result = await answerer.answer("dgnl 900 co do nganh cong nghe sinh hoc khong")
+    assert "facts" not in result.why  # an HSA cut-off of 95,40 says nothing of 900 points
+    result = await answerer.answer("hsa 100 co do nganh cong nghe sinh hoc khong")
+    assert _facts(result) == "score check"
+    assert "95,40 [1], 100 cao hơn 4,6 điểm" in result.answer
