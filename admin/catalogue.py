@@ -25,8 +25,9 @@ from admin.i18n import add_strings
 from admin.web import field, form, me, redirect, render, requires, runtime
 from bot.db.models import CatalogueRow, Document, FactRow, StaffRole
 from bot.db.models.facts import STAFF
+from retrieval.facts.book import conflicts
 from retrieval.facts.extract import read_number, value_kind
-from retrieval.facts.model import CATALOGUE_KINDS
+from retrieval.facts.model import CATALOGUE_KINDS, Fact
 from retrieval.index.facts import place_of
 from retrieval.text.folding import fold
 
@@ -77,6 +78,13 @@ add_strings(
             "These cells are not used in answers; fix the table in the document and re-ingest.",
         ),
         "cat.reason": ("Lý do", "Why"),
+        "cat.clashes": ("Số liệu mâu thuẫn", "Values that disagree"),
+        "cat.clashes_help": (
+            "Các bảng ghi khác nhau cho cùng ngành, chương trình, phương thức và năm: trợ lý không "
+            "dùng những giá trị này. Hãy sửa hoặc bỏ dùng giá trị sai.",
+            "The tables give different values for one major, programme, method and year: the "
+            "assistant uses none of them. Correct the wrong one or stop using it.",
+        ),
         "cat.export": ("Tải danh mục (JSONL)", "Download the catalogue (JSONL)"),
         "cat.import": ("Nhập danh mục từ tệp JSONL", "Import a catalogue file (JSONL)"),
         "cat.empty": (
@@ -115,9 +123,24 @@ async def _page(
         documents = (
             await session.execute(select(Document.title, Document.source, Document.meta))
         ).all()
+        all_published = (await session.scalars(select(FactRow).where(FactRow.published))).all()
     by_kind: dict[str, list[CatalogueRow]] = defaultdict(list)
     for item in one_each(items):
         by_kind[item.kind].append(item)
+    published = list(all_published)
+    as_facts = {
+        id(row): Fact(
+            row.attribute, row.major, row.code, row.programme, row.method, row.year, row.text,
+            row.value, row.offered, row.scale, row.unit, tuple(row.combinations or ()),
+            place_of(row.place),
+        )
+        for row in published
+    }  # fmt: skip
+    clashes = [
+        [f"{f.text} ({f.place.describe()})" for f in found]
+        + [f"{found[0].attribute}, {found[0].major}, {found[0].method or ''} {found[0].year}"]
+        for found in conflicts(as_facts.values()).values()
+    ]
     rejected = [
         (title or source, cell)
         for title, source, meta in documents
@@ -131,6 +154,7 @@ async def _page(
             "by_kind": by_kind,
             "facts": facts,
             "rejected": rejected,
+            "clashes": clashes,
             "error": error,
             "reason": reason,
             "can_edit": me(request).may(StaffRole.editor),

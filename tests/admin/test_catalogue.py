@@ -130,3 +130,20 @@ async def test_export_then_import_round_trips_and_a_bad_file_changes_nothing(
     assert "line 1: no kind or name" in await response.text()
     response = await viewer.post("/admin/catalogue/import", _file(added, viewer.csrf), csrf="")
     assert response.status == 403
+
+
+async def test_values_that_disagree_are_shown_to_staff(
+    viewer: AdminBrowser, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    async with sessionmaker.begin() as session:
+        session.add(
+            FactRow(
+                attribute="điểm chuẩn", major="Khoa học Máy tính", programme=None,
+                method="thi tốt nghiệp THPT", year=2025, text="27,00", value=27.0, origin="staff",
+            )
+        )  # fmt: skip
+    page = await viewer.page("/admin/catalogue")
+    clashes = page.split('data-testid="cat-clashes"')[1].split("</ul>")[0]
+    assert "điểm chuẩn, Khoa học Máy tính, thi tốt nghiệp THPT 2025" in clashes
+    assert "26,85" in clashes
+    assert "27,00" in clashes
