@@ -195,15 +195,20 @@ def test_db_upgrade_then_ingest_indexes_good_files_and_skips_broken_ones(tmp_pat
         encoding="utf-8",
     )
     (docs / "broken.pdf").write_bytes(b"%PDF-1.7\n\x00\xff garbage, not a PDF \xfe\x01" * 20)
-    for name in ("diem-chuan-2024.xlsx", "diem-chuan-2025.xlsx", "gioi-thieu.pptx", "README"):
+    (docs / "diem-chuan-2025.xlsx").write_bytes(b"not a workbook")
+    for name in ("dang-ky.odt", "thong-ke.ods", "gioi-thieu.pptx", "README"):
         (docs / name).write_bytes(b"not read")
     result = ok(tuvan("ingest", str(docs), data_dir=data_dir, cwd=tmp_path))
     assert "indexed 1 documents" in result.stdout
-    assert "1 skipped" in result.stdout
+    assert "2 skipped" in result.stdout
     # Files tuvan cannot read are not silently passed over: counted by type.
-    assert "not indexed, a type tuvan does not read: 2 .xlsx, 1 (none), 1 .pptx" in result.stdout
+    assert (
+        "not indexed, a type tuvan does not read: 1 (none), 1 .ods, 1 .odt, 1 .pptx"
+        in result.stdout
+    ), result.stdout
     skipped = [line for line in result.stderr.splitlines() if "skipped" in line]
     assert any("broken.pdf" in line for line in skipped), result.stderr
+    assert any("diem-chuan-2025.xlsx: not a readable .xlsx file" in x for x in skipped)
 
     # Unchanged files cost nothing the second time; sources lists and removes what was indexed.
     again = ok(tuvan("ingest", str(docs / "ky-tuc-xa.md"), data_dir=data_dir, cwd=tmp_path))

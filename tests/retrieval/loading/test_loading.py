@@ -111,7 +111,7 @@ def test_load_directory_of_a_missing_folder_is_an_ingest_error(tmp_path: Path) -
 
 
 def test_supported_suffixes() -> None:
-    expected = {".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".csv", ".docx"}
+    expected = {".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".csv", ".docx", ".xlsx"}
     assert expected == SUPPORTED_SUFFIXES
 
 
