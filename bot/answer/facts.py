@@ -41,6 +41,7 @@ _WORDS = load_pack().facts
 _SCORE_CHECK = re.compile(alternatives(_WORDS.score_check))
 _OFFER = [re.compile(p) for p in _WORDS.offer]
 _WHETHER = re.compile(alternatives(_WORDS.asks_whether))
+_OFFER_PROGRAMME = re.compile(alternatives(_WORDS.offer_programme))
 _THIS_YEAR = re.compile(rf"\b{alternatives(_WORDS.this_year)}\b")
 _WHICH = re.compile(r"\b(?:nganh nao|nhung nganh|cac nganh|nganh gi|which)\b")
 _HIGHEST, _LOWEST, _MORE, _LESS = (
@@ -119,9 +120,10 @@ class FactsTier:
         if (
             asked.programme is not None
             and asked.whether
+            and _OFFER_PROGRAMME.search(fold(question))
             and len(book.majors) >= _MIN_MAJORS
             and fold(asked.programme) not in map(fold, book.programmes)
-            and not _programme_named(asked.programme, found)
+            and not _programme_named(asked.programme, found, guard)
         ):
             return self._no_such_programme(asked.programme, book, language)
         if not asked.majors:
@@ -613,14 +615,13 @@ def _faq_quoted(found: Found, asked: FactsQuestion) -> bool:
     return all(any(key in entry for key in m.keys) for m in asked.majors)
 
 
-def _programme_named(name: str, found: Found) -> bool:
-    """Whether a passage the search found speaks of the programme ("hệ từ xa", "chương trình
-    liên thông", "đào tạo từ xa"): then the catalogue may just be missing it."""
-    pattern = re.compile(
-        rf"\b(?:he|chuong trinh|dao tao|hinh thuc|hoc|ct) {re.escape(fold(name))}\b"
-    )
+def _programme_named(name: str, found: Found, guard: NearMissGuard) -> bool:
+    """Whether a passage the search found speaks of the programme, in any of the words the
+    vocabulary knows it by ("văn bằng thứ hai" is văn bằng 2): then the catalogue may just be
+    missing it."""
     return any(
-        pattern.search(fold(f"{hit.title} {hit.heading_path} {hit.text}")) for hit in found.hits
+        name in guard.facets(f"{hit.title}\n{hit.heading_path}\n{hit.text}").get("programme", ())
+        for hit in found.hits
     )
 
 

@@ -90,6 +90,7 @@ class FactsWords:
     standard_programme: tuple[str, ...]
     score_check: tuple[str, ...]  # patterns
     offer: tuple[str, ...]  # patterns with a group `name`
+    offer_programme: tuple[str, ...]  # patterns
     asks_whether: tuple[str, ...]  # patterns
     highest: tuple[str, ...]
     lowest: tuple[str, ...]
@@ -206,6 +207,7 @@ def _facts_words(section: _Section, guard: Mapping[str, Any]) -> FactsWords:
         standard_programme=section.words("standard_programme"),
         score_check=section.patterns("score_check"),
         offer=section.patterns("offer"),
+        offer_programme=section.patterns("offer_programme"),
         asks_whether=section.patterns("asks_whether"),
         highest=section.words("highest"),
         lowest=section.words("lowest"),

@@ -216,15 +216,21 @@ async def test_a_year_named_that_the_tables_lack_is_not_answered_with_another(
 
 
 async def test_a_programme_the_school_does_not_run_is_a_plain_no(answerer: Answerer) -> None:
-    result = await answerer.answer("hệ từ xa có ngành Kế toán không ạ")
+    result = await answerer.answer("trường mình có hệ vừa làm vừa học không ạ")
     assert _facts(result) == "no such programme"
     assert result.answer.startswith(
-        "Theo thông tin tuyển sinh mình có, trường chưa đào tạo hệ từ xa."
+        "Theo thông tin tuyển sinh mình có, trường chưa đào tạo hệ vừa làm vừa học."
     )
     assert "chất lượng cao" in result.answer
-    # The documents speak of liên thông: not denied, whatever the tables say.
-    result = await answerer.answer("trường có hệ liên thông không ạ")
-    assert result.why.get("facts") != "no such programme"
+    # The documents speak of liên thông and văn bằng 2 ("văn bằng thứ hai"): not denied,
+    # whatever the tables say; nor is a question that only names a programme.
+    for question in (
+        "trường có hệ liên thông không ạ",
+        "trường có chương trình văn bằng thứ hai không",
+        "vb2 nộp hồ sơ ở đâu v ạ, gửi bưu điện đc k",
+    ):
+        result = await answerer.answer(question)
+        assert result.why.get("facts") != "no such programme", question
 
 
 async def test_a_score_on_another_scale_than_the_cutoff_is_not_compared(
