@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any
 
@@ -121,7 +121,14 @@ def build_book(
         out.append(Major(name, plain[0] if plain else None, tuple(sorted(k for k in keys if k))))
     programmes = sorted({name for kind, name, _, _ in items if kind == PROGRAMME})
     clashing = conflicts(facts)
-    agreed = [f for f in facts if _slot(f) not in clashing]
+    # Each fact names its major as the catalogue does ("Trí tuệ Nhân tạo", not a fee table's
+    # "Trí tuệ nhân tạo" read through the vocabulary).
+    named = {fold(m.name): m.name for m in out}
+    agreed = [
+        replace(f, major=named.get(fold(f.major), f.major))
+        for f in facts
+        if _slot(f) not in clashing
+    ]
     return FactsBook(agreed, out, programmes, signature, titles or [])
 
 
