@@ -91,16 +91,14 @@ class Answerer(Lookup):
             return
         found = await self.find(question, language, timer)
         llm = self.parts.llm
-        exact = await self.facts.answer(found, timer)  # the tables' values are never streamed
-        if (
-            found.decision.accepted is not None
-            or exact is not None
-            or not found.passing
-            or llm is None
-        ):
+        if found.decision.accepted is not None or not found.passing or llm is None:
             yield StreamDone(
                 self._finish(await self.answer_found(found, timer), found, timer, started)
             )
+            return
+        exact = await self.facts.answer(found, timer)  # the tables' values are never streamed
+        if exact is not None:
+            yield StreamDone(self._finish(exact, found, timer, started))
             return
 
         yield StreamMeta("documents")

@@ -32,6 +32,7 @@ from bot.answer.replies import Answer
 from bot.core.citations import Citation
 from bot.core.types import Language
 from retrieval.facts.book import FactsBook, Major
+from retrieval.facts.extract import is_code
 from retrieval.facts.model import COMBINATIONS, CUTOFF, FEE, QUOTA, Fact, Place
 from retrieval.guard.checks import NearMissGuard
 from retrieval.text.folding import fold
@@ -690,11 +691,7 @@ def _rows(
 
 def _named(majors: Sequence[Major]) -> list[str]:
     """The majors' names, leaving out those known only by a code (a row that gave no name)."""
-    return [
-        m.name
-        for m in majors
-        if not m.name.replace("_", "").isalnum() or not any(c.isdigit() for c in m.name)
-    ]
+    return [m.name for m in majors if not is_code(m.name)]
 
 
 def _same_scale(score: float, fact: Fact) -> bool:

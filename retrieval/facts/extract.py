@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from retrieval.facts.model import (
     COMBINATION,
@@ -287,20 +287,16 @@ class _Context:
         )
 
 
+@dataclass(frozen=True)
 class _Column:
-    def __init__(
-        self,
-        index: int,
-        attribute: str | None,
-        method: str | None,
-        year: int | None,
-        unit: str | None,
-    ) -> None:
-        self.index = index
-        self.attribute = attribute
-        self.method = method
-        self.year = year
-        self.unit = unit
+    """A value column of a table, as read: what its values are, for which method and year,
+    and the currency its header names."""
+
+    index: int
+    attribute: str | None
+    method: str | None
+    year: int | None
+    unit: str | None
 
 
 def _value_columns(
@@ -429,6 +425,11 @@ def _period(header: str) -> str | None:
         if re.search(rf"(?:/\s*|\bmoi |\bper |\bmot ){re.escape(word)}\b", folded):
             return per
     return None
+
+
+def is_code(text: str) -> bool:
+    """Whether ``text`` is a major's code ("7480101", "7480201_CLC"), not a name."""
+    return bool(_CODE.match(text.strip()))
 
 
 def value_kind(attribute: str) -> str:

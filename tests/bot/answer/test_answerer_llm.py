@@ -109,6 +109,15 @@ async def test_faq_answers_never_go_through_the_llm(
     assert stub.requests_to("/v1/chat/completions") == []
 
 
+async def test_a_score_check_is_answered_from_the_tables_not_the_llm(
+    llm_answerer: Answerer, stub: OpenAIStub
+) -> None:
+    result = await llm_answerer.answer("25 diem thpt co do khmt k")
+    assert result.why.get("facts") == "score check"
+    assert "26,85" in result.answer
+    assert stub.requests_to("/v1/chat/completions") == []
+
+
 async def test_failing_llm_degrades_to_extractive_answer(
     llm_answerer: Answerer, stub: OpenAIStub
 ) -> None:
