@@ -188,15 +188,18 @@ async def current_book(session: AsyncSession) -> FactsBook:
         ]
         documents = (
             await session.execute(
-                select(Document.source, Document.title, Document.url, Document.meta).order_by(
-                    Document.id
-                )
+                select(
+                    Document.source,
+                    Document.title,
+                    Document.url,
+                    # only what is read here, not the cells listed for staff
+                    Document.meta["facts"]["publications"].label("said"),
+                ).order_by(Document.id)
             )
         ).all()
         book = build_book(facts, items, signature, [d.title for d in documents])
         for d in documents:
-            said = ((d.meta or {}).get("facts") or {}).get("publications") or {}
-            for year, sentence in said.items():
+            for year, sentence in (d.said or {}).items():
                 # the first document that says it (its prose before a schedule's row)
                 book.publications.setdefault(int(year), (sentence, Place(d.source, d.title, d.url)))
         _books[key] = book
