@@ -224,7 +224,7 @@ class FactsTier:
                     if fact.offered
                     else ("không xét" if language == "vi" else "not admitted this way")
                 )
-                label = _row_label(fact, language, code=asked.code)
+                label = _row_label(fact, language, code=True)  # the table gives the code
                 lines.append(f"- {label}, {fact.year}: {value} [{len(places)}]")
         name = _ATTRIBUTE_NAMES[attribute][0 if language == "vi" else 1]
         lead = f"{name.capitalize()}:"
