@@ -111,6 +111,7 @@ def build_book(
             add(name, code, aliases)
     for f in facts:
         add(f.major, f.code, [])
+    renamed = _join_by_code(majors)
     out = []
     for folded, (name, codes, other_names) in majors.items():
         keys: set[str] = {folded, *(fold(a) for a in other_names), *(fold(c) for c in codes)}
@@ -120,16 +121,34 @@ def build_book(
         plain = sorted(c for c in codes if c.isalnum())
         out.append(Major(name, plain[0] if plain else None, tuple(sorted(k for k in keys if k))))
     programmes = sorted({name for kind, name, _, _ in items if kind == PROGRAMME})
-    clashing = conflicts(facts)
     # Each fact names its major as the catalogue does ("Trí tuệ Nhân tạo", not a fee table's
-    # "Trí tuệ nhân tạo" read through the vocabulary).
+    # "Trí tuệ nhân tạo" read through the vocabulary; "Công nghệ thông tin", not another
+    # table's "Công nghệ thông Tin học" under the same code), before values are compared.
     named = {fold(m.name): m.name for m in out}
-    agreed = [
-        replace(f, major=named.get(fold(f.major), f.major))
-        for f in facts
-        if _slot(f) not in clashing
-    ]
+    named.update(renamed)
+    facts = [replace(f, major=named.get(fold(f.major), f.major)) for f in facts]
+    clashing = conflicts(facts)
+    agreed = [f for f in facts if _slot(f) not in clashing]
     return FactsBook(agreed, out, programmes, signature, titles or [])
+
+
+def _join_by_code(majors: dict[str, tuple[str, set[str], set[str]]]) -> dict[str, str]:
+    """One major per code: a name met later under a code already named (another table's
+    spelling) becomes an alias of the first. Returns the folded later names -> the first's."""
+    first_of: dict[str, str] = {}
+    renamed: dict[str, str] = {}
+    for folded in list(majors):
+        name, codes, _ = majors[folded]
+        owner = next((first_of[c] for c in sorted(codes) if c in first_of), None)
+        if owner is None:
+            first_of.update((c, folded) for c in codes)
+            continue
+        kept = majors[owner]
+        kept[1].update(codes)
+        kept[2].update({name, *majors[folded][2]})
+        renamed[folded] = kept[0]
+        del majors[folded]
+    return renamed
 
 
 def _slot(fact: Fact) -> tuple[str, str, str | None, str | None, int, str | None]:

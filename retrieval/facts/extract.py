@@ -46,7 +46,7 @@ from retrieval.text.pack import load_pack
 
 # Stored with a document's facts: a document read by another version is read again at the next
 # ingest even when its text has not changed.
-EXTRACTOR_VERSION = 4
+EXTRACTOR_VERSION = 5
 _WORDS = load_pack().facts
 _KIND_OF = dict(_WORDS.attributes)  # folded attribute -> score | count | amount
 _NOT_OFFERED = frozenset(fold(c) for c in _WORDS.not_offered) | frozenset(_WORDS.not_offered)

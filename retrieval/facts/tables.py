@@ -1,7 +1,9 @@
 """Tables in a loaded document's sections. Every loader writes a table as Markdown rows (CSV,
-HTML, DOCX and Markdown itself), so one reader serves them all; each table keeps what stands
-around it (the headings, the text just before it, the document's title and page), which says
-what its values are and for which year."""
+HTML, DOCX, XLSX and Markdown itself), so one reader serves them all; a PDF's tables, which its
+text layer only lays out, come from the loader's `meta["tables"]`
+(`retrieval.loading.pdf_tables`). Each table keeps what stands around it (the headings, the text
+just before it, the document's title and page), which says what its values are and for which
+year."""
 
 from __future__ import annotations
 
@@ -67,6 +69,14 @@ def document_tables(doc: LoadedDocument) -> Iterator[Table]:
             if line:
                 lead.append(line)
             index += 1
+    yield from _pdf_tables(doc)
+
+
+def _pdf_tables(doc: LoadedDocument) -> Iterator[Table]:
+    for table in doc.meta.get("tables") or ():
+        header = tuple(str(cell) for cell in table["header"])
+        rows = tuple(_padded(tuple(str(c) for c in row), len(header)) for row in table["rows"])
+        yield Table(header, rows, (), str(table.get("lead", "")), doc.title, table.get("page"), 1)
 
 
 def split_row(line: str) -> tuple[str, ...]:

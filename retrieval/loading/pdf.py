@@ -4,7 +4,9 @@ Vietnamese regulations often arrive as scans with no text layer, or with a layer
 read (`retrieval.loading.quality`). Each page's layer is scored with `text_quality`; a short (< 50
 characters) or low-scoring layer is OCR'd (`retrieval.loading.ocr`) and the better-scoring text
 kept. `meta["pages"]` records, per page, which text was used, both scores and why a page is
-empty. Without Tesseract the layer is kept and a warning logged once; nothing crashes.
+empty. Without Tesseract the layer is kept and a warning logged once; nothing crashes. The
+tables of pages read from their text layer are kept in `meta["tables"]`
+(`retrieval.loading.pdf_tables`) for the facts reader.
 
 Hostile files are read as far as they are good (`PdfOptions`): pages past `max_pages` are not
 read; a page MuPDF cannot load or read is skipped; once the file's OCR budget is spent, the
@@ -48,6 +50,7 @@ from retrieval.loading.document import (
 from retrieval.loading.html import looks_like_html, read_html
 from retrieval.loading.ocr import OcrOptions, ocr_page
 from retrieval.loading.page_furniture import drop_running_lines, strip_page_numbers
+from retrieval.loading.pdf_tables import page_tables
 from retrieval.loading.quality import text_quality
 from retrieval.text.wrapping import close_thousands, join_wrapped
 
@@ -125,6 +128,9 @@ def parse_pdf(
         raise IngestError(f"{path.name}: PDF has no pages")
     if all(str(r.get("reason", "")).startswith(_UNREADABLE) for r in records):
         raise IngestError(f"{path.name}: corrupt PDF (no page can be read: {records[0]['reason']})")
+    tables = [
+        {"page": r["page"], **table} for r in records for table in r.pop("tables", None) or ()
+    ]
     texts, running = drop_running_lines([record.pop("text") for record in records])
     texts = [_paragraphs(text) for text in texts]
     sections = [Section((), t, page=r["page"]) for r, t in zip(records, texts, strict=True) if t]
@@ -146,6 +152,8 @@ def parse_pdf(
         meta["pages_over_limit"] = page_count - options.max_pages
     if running:
         meta["running_lines"] = running
+    if tables:
+        meta["tables"] = tables
     if repaired:
         meta["repaired"] = True
     return title or prettify_stem(path.stem), sections, meta
@@ -161,6 +169,8 @@ def _read_pages(path: Path, pdf: pymupdf.Document, options: PdfOptions) -> list[
         try:
             page = pdf.load_page(index)  # type: ignore[no-untyped-call]
             text, record = _page_text(page, number, options.ocr, budget)
+            if record["source"] == "layer":
+                record["tables"] = _tables(path, page, number)
         except _MUPDF_ERRORS as exc:
             log.warning("%s: page %d skipped, MuPDF cannot read it: %s", path.name, number, exc)
             reason = f"{_UNREADABLE} ({exc})"
@@ -184,6 +194,16 @@ def _read_pages(path: Path, pdf: pymupdf.Document, options: PdfOptions) -> list[
             ", ".join(map(str, budget.spent_on)),
         )
     return records
+
+
+def _tables(path: Path, page: pymupdf.Page, number: int) -> list[dict[str, Any]]:
+    """The tables of a page read from its text layer (an OCR'd page's words have no ruling to
+    follow); none when MuPDF cannot find them."""
+    try:
+        return page_tables(page)
+    except _MUPDF_ERRORS as exc:
+        log.warning("%s: tables of page %d not read: %s", path.name, number, exc)
+        return []
 
 
 class _OcrBudget:
