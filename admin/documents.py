@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import AsyncIterator
+from datetime import date
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -31,10 +32,11 @@ from admin.document_files import (
 from admin.i18n import add_strings
 from admin.keys import INGESTS
 from admin.source_names import without_paths
-from admin.web import Handler, form, int_param, me, redirect, render, requires, runtime
+from admin.web import Handler, field, form, int_param, me, redirect, render, requires, runtime
 from bot.core.citations import citation_label, public_url
-from bot.db.models import AuditEntry, Document, StaffRole
+from bot.db.models import AuditEntry, Chunk, Document, StaffRole
 from bot.knowledge.sources import SourceRow, list_sources
+from retrieval.facts.years import document_validity
 from retrieval.index.documents import delete_document
 from retrieval.loading import SUPPORTED_SUFFIXES
 
@@ -107,6 +109,19 @@ add_strings(
         "docs.error.url": (
             "Trang web được tải lại bằng lệnh `tuvan ingest URL` hoặc `tuvan crawl`.",
             "Web pages are fetched again with `tuvan ingest URL` or `tuvan crawl`.",
+        ),
+        "docs.validity": ("Năm · hiệu lực đến", "Year · valid until"),
+        "docs.validity_by_staff": ("do cán bộ đặt", "set by staff"),
+        "docs.validity_save": ("Lưu", "Save"),
+        "docs.validity_reread": ("Đọc lại từ văn bản", "Read from the text again"),
+        "docs.action.validity": ("đặt năm / hiệu lực", "set year / validity"),
+        "docs.error.validity": (
+            "Năm phải là một năm từ 2000 đến 2100, ngày hiệu lực theo dạng năm-tháng-ngày.",
+            "The year must be a year from 2000 to 2100, the date written year-month-day.",
+        ),
+        "msg.doc_validity": (
+            "Đã lưu năm và hiệu lực của tài liệu.",
+            "The document's year and validity are saved.",
         ),
         "msg.doc_indexed": ("Đã lập chỉ mục tài liệu.", "The document is indexed."),
         "msg.doc_unchanged": (
@@ -264,6 +279,53 @@ async def delete(request: web.Request) -> web.Response:
     redirect(request, "admin.documents", {"msg": "doc_deleted"})
 
 
+@requires(StaffRole.editor)
+async def validity(request: web.Request) -> web.Response:
+    """Staff set the year a document speaks of and until when it holds (kept over re-ingests),
+    or hand them back to what its text says (``reread``)."""
+    data = await form(request)
+    document = await _document(request)
+    reread = field(data, "reread") == "1"
+    year_text, until_text = field(data, "year", 10), field(data, "valid_until", 10)
+    try:
+        year = int(year_text) if year_text else None
+        until = date.fromisoformat(until_text) if until_text else None
+    except ValueError:
+        year, until = 0, None
+    if year is not None and not 2000 <= year <= 2100 and not reread:
+        return await _page(request, error="docs.error.validity", status=400)
+    rt = runtime(request)
+    async with rt.sessionmaker.begin() as session:
+        stored = await session.get(Document, document.id, with_for_update=True)
+        if stored is None:
+            raise web.HTTPNotFound()
+        before = _validity(stored)
+        if reread:
+            stored.validity_by_staff = False
+            text = "\n".join(
+                (
+                    await session.scalars(
+                        select(Chunk.text)
+                        .where(Chunk.document_id == stored.id)
+                        .order_by(Chunk.ordinal)
+                    )
+                ).all()
+            )
+            stored.year, stored.valid_until = document_validity(stored.title, text, date.today())
+        else:
+            stored.year, stored.valid_until, stored.validity_by_staff = year, until, True
+        after = {**_validity(stored), "source": stored.source, "title": stored.title}
+        await audit.record(
+            session, me(request).email, "validity", "document", stored.id, before, after
+        )
+    redirect(request, "admin.documents", {"msg": "doc_validity"})
+
+
+def _validity(document: Document) -> dict[str, Any]:
+    until = document.valid_until.isoformat() if document.valid_until else None
+    return {"year": document.year, "valid_until": until, "by_staff": document.validity_by_staff}
+
+
 async def _ingests(app: web.Application) -> AsyncIterator[None]:
     """The uploads' ingestions run in tasks of their own (``INGESTS``); when the server stops,
     those under way get a moment and the rest stop (nothing half-stored: each stores in one
@@ -285,3 +347,4 @@ def setup(app: web.Application) -> None:
     r.add_post("/documents/upload", upload, name="admin.documents_upload")
     r.add_post(r"/documents/{document_id:\d+}/reingest", reingest, name="admin.documents_reingest")
     r.add_post(r"/documents/{document_id:\d+}/delete", delete, name="admin.documents_delete")
+    r.add_post(r"/documents/{document_id:\d+}/validity", validity, name="admin.documents_validity")

@@ -4,7 +4,7 @@ admin's Documents page, so both show the same states and counts; and a source re
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import text
@@ -33,6 +33,7 @@ _LIST = text(
         GROUP BY e.source_document_id
     )
     SELECT d.id, d.source, d.title, d.url, d.language, d.content_hash, d.updated_at, d.community,
+           d.year, d.valid_until, d.validity_by_staff,
            coalesce(c.chunks, 0) AS chunks, coalesce(c.unembedded, 0) AS unembedded,
            coalesce(c.pages, 0) AS pages,
            coalesce(f.drafts, 0) AS drafts, coalesce(f.published, 0) AS published,
@@ -59,6 +60,9 @@ class SourceRow:
     content_hash: str
     updated_at: datetime
     community: int | None
+    year: int | None  # the year it speaks of, and until when it holds (read, or set by staff)
+    valid_until: date | None
+    validity_by_staff: bool
     chunks: int
     unembedded: int
     pages: int
@@ -87,6 +91,8 @@ class SourceRow:
             "pages": self.pages or None,
             "state": self.state,
             "community": self.community,
+            "year": self.year,
+            "valid_until": self.valid_until.isoformat() if self.valid_until else None,
             "faq": {
                 "drafts": self.drafts,
                 "published": self.published,

@@ -1,6 +1,7 @@
-"""What in the knowledge is going stale (2/4): FAQ entries past or near their valid-until date,
-entries whose dates have all passed, entries about an earlier year than the admission year, and
-documents whose tables hold last year's figures where another document has this year's."""
+"""What in the knowledge is going stale (2/4): FAQ entries and documents past or near their
+valid-until date, entries whose dates have all passed, entries and documents about an earlier
+year than the admission year, and documents whose tables hold last year's figures where another
+document has this year's. Each item is listed once, for the first of those reasons."""
 
 from __future__ import annotations
 
@@ -50,17 +51,44 @@ async def stale_items(session: AsyncSession, setting: int, today: date) -> list[
         reason, detail = _entry_staleness(entry, today, year)
         if reason:
             items.append(StaleItem("faq", entry.id, entry.question, reason, detail))
-    items += await _older_figures(session)
-    return items
+    return items + await _documents(session, today, year)
+
+
+async def _documents(session: AsyncSession, today: date, year: int) -> list[StaleItem]:
+    """Each document once: past or near its date, else older tables, else an earlier year."""
+    documents = (
+        await session.execute(
+            select(Document.id, Document.title, Document.valid_until, Document.year).order_by(
+                Document.id
+            )
+        )
+    ).all()
+    found: dict[int, StaleItem] = {}
+    for d in documents:
+        reason, detail = _until(d.valid_until, today)
+        if reason:
+            found[d.id] = StaleItem("document", d.id, d.title, reason, detail)
+    for item in await _older_figures(session):
+        found.setdefault(item.id, item)
+    for d in documents:
+        if d.id not in found and d.year is not None and d.year < year:
+            found[d.id] = StaleItem("document", d.id, d.title, OLDER_YEAR, f"{d.year} < {year}")
+    return list(found.values())
+
+
+def _until(until: date | None, today: date) -> tuple[str, str]:
+    if until is None:
+        return "", ""
+    if until < today:
+        return EXPIRED, _day(until)
+    if until <= today + timedelta(days=SOON_DAYS):
+        return EXPIRING, _day(until)
+    return "", ""
 
 
 def _entry_staleness(entry: FaqEntry, today: date, year: int) -> tuple[str, str]:
     if entry.valid_until is not None:
-        if entry.valid_until < today:
-            return EXPIRED, _day(entry.valid_until)
-        if entry.valid_until <= today + timedelta(days=SOON_DAYS):
-            return EXPIRING, _day(entry.valid_until)
-        return "", ""
+        return _until(entry.valid_until, today)
     dates = dates_in(entry.answer)
     if dates and max(dates) < today:
         return DATES_PAST, _day(max(dates))
@@ -86,12 +114,12 @@ async def _older_figures(session: AsyncSession) -> list[StaleItem]:
             .order_by(Document.id)
         )
     ).all()
-    items = []
+    items: dict[int, StaleItem] = {}  # one per document, its first attribute's
     for document_id, title, attribute, year in rows:
-        if year < newest[attribute]:
+        if year < newest[attribute] and document_id not in items:
             detail = f"{attribute} {year} < {newest[attribute]}"
-            items.append(StaleItem("document", document_id, title, OLDER_FIGURES, detail))
-    return items
+            items[document_id] = StaleItem("document", document_id, title, OLDER_FIGURES, detail)
+    return list(items.values())
 
 
 def _day(value: date) -> str:

@@ -7,6 +7,9 @@ the admission year "năm nay" means.
   entry was written ("hạn nộp hồ sơ đến 20/7/2026" written in June 2026): after it the answer is
   about something past. Dates already past when it was written are history ("thành lập ngày
   1/1/2010"), not an end. Staff may set or clear it.
+- A document's **year** is the one its title names, else the one its text names; its
+  **valid-until** date is read like an entry's, over its whole text (the last deadline of a
+  notice), so a notice whose dates have all passed is listed for staff.
 - The **admission year** is the setting, else the latest year the documents' titles name (a
   title's school year "2026–2027" is 2026), up to next calendar year: a page of last year's
   cut-offs beside this year's handbook is last year's.
@@ -62,3 +65,11 @@ def admission_year(setting: int, titles: Iterable[str], today: date) -> int:
         return setting
     named = [y for y in map(year_of, titles) if y is not None and y <= today.year + 1]
     return max(named, default=today.year)
+
+
+def document_validity(title: str, text: str, written: date) -> tuple[int | None, date | None]:
+    """The year a document speaks of and the day it holds until, as ``title`` and ``text`` say."""
+    year = year_of(title)
+    if year is None and not years_in(title):
+        year = year_of(text)
+    return year, valid_until(text, written)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -12,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.db.models import Chunk, Document, FaqEntry, FaqVariant, VariantOrigin
 from retrieval.chunking import draft_chunks
 from retrieval.chunking.base import ChunkDraft, contextual_header
+from retrieval.facts.years import document_validity
 from retrieval.guard.vocabulary import load_guard
 from retrieval.index.facts import facts_current, store_facts
 from retrieval.index.indexer import Indexer, Progress
@@ -88,6 +90,8 @@ async def index_document(
         )
         if not facts_current(existing.meta):  # read by an older extractor, or none
             await store_facts(session, existing, doc, indexer.guard or load_guard())
+        if existing.year is None and existing.valid_until is None:  # stored before 0016
+            read_document_validity(existing, doc)
         return IndexResult(existing.id, int(count or 0), unchanged=True)
     chunked_here = drafts is None
     if drafts is None:
@@ -115,6 +119,7 @@ async def index_document(
     existing.language = doc.language
     existing.content_hash = doc.content_hash
     existing.meta = dict(doc.meta)
+    read_document_validity(existing, doc)
     if chunked_here:
         existing.meta["chunker"] = indexer.chunker
     await session.flush()
@@ -135,6 +140,19 @@ async def index_document(
     await session.flush()
     await store_facts(session, existing, doc, indexer.guard or load_guard())
     return IndexResult(existing.id, len(drafts))
+
+
+def read_document_validity(
+    document: Document, doc: LoadedDocument, *, today: date | None = None
+) -> None:
+    """The year ``doc`` speaks of and until when it holds, as its text says; what staff set
+    is kept."""
+    if document.validity_by_staff:
+        return
+    text = "\n".join(section.text for section in doc.sections)
+    document.year, document.valid_until = document_validity(
+        doc.title, text, today or date.today()
+    )
 
 
 async def delete_document(session: AsyncSession, source: str) -> bool:

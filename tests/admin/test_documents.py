@@ -268,3 +268,55 @@ async def test_the_list_searches_and_links_only_web_addresses(
     # a file without a web address: its title and its file's name, never the server path
     assert re.search(r">Lạ<br><small>b.md</small></td>", page)
     assert "/kb/" not in page.split('data-testid="doc-table"')[1]
+
+
+async def test_staff_set_a_document_s_year_and_validity_which_a_reingest_keeps(
+    editor: AdminBrowser,
+    viewer: AdminBrowser,
+    admin_settings: Settings,
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    lines = ["Rules for the 2026 intake.", *RULES]
+    assert (await upload(editor, "rules.pdf", make_pdf("Rules 2026", lines))).status == 303
+    stored = uploads(admin_settings) / "rules.pdf"
+    found = await document(sessionmaker, str(stored))
+    assert found is not None
+    assert (found.year, found.validity_by_staff) == (2026, False)  # read from its title
+
+    for bad in ({"year": "20x6"}, {"year": "1850"}, {"valid_until": "31/12/2026"}):
+        response = await editor.post(f"/admin/documents/{found.id}/validity", bad)
+        assert response.status == 400
+        assert "Năm phải là một năm" in await response.text()
+    assert (
+        await viewer.post(f"/admin/documents/{found.id}/validity", {"year": "2027"})
+    ).status == 403
+    saved = await editor.post(
+        f"/admin/documents/{found.id}/validity", {"year": "2025", "valid_until": "2026-08-31"}
+    )
+    assert saved.headers["Location"] == "/admin/documents?msg=doc_validity"
+    stored.write_bytes(make_pdf("Rules 2026", [*lines, *NEW_RULES]))
+    assert (await editor.post(f"/admin/documents/{found.id}/reingest")).status == 303
+    kept = await document(sessionmaker, str(stored))
+    assert kept is not None
+    assert (kept.year, str(kept.valid_until), kept.validity_by_staff) == (2025, "2026-08-31", True)
+    page = await editor.page("/admin/documents")
+    assert 'value="2026-08-31"' in page
+    assert "do cán bộ đặt" in page
+
+    back = await editor.post(f"/admin/documents/{found.id}/validity", {"reread": "1"})
+    assert back.status == 303
+    reread = await document(sessionmaker, str(stored))
+    assert reread is not None
+    assert (reread.year, reread.valid_until, reread.validity_by_staff) == (2026, None, False)
+    async with sessionmaker() as session:
+        changes = (
+            await session.scalars(
+                select(AuditEntry)
+                .where(AuditEntry.entity_id == found.id, AuditEntry.action == "validity")
+                .order_by(AuditEntry.id)
+            )
+        ).all()
+    assert [(c.before["year"], c.after["year"]) for c in changes] == [(2026, 2025), (2025, 2026)]
+    assert (
+        await editor.post("/admin/documents/999999999/validity", {"year": "2026"})
+    ).status == 404

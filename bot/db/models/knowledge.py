@@ -147,6 +147,11 @@ class Document(Base):
     context: Mapped[str | None] = mapped_column(Text)
     # The link-graph community of a crawled page (`tuvan graph`), None for files.
     community: Mapped[int | None] = mapped_column(Integer)
+    # The year it speaks of and the day after which it is about something past
+    # (retrieval.facts.years.document_validity), read at ingest unless staff set them.
+    year: Mapped[int | None] = mapped_column(Integer)
+    valid_until: Mapped[date | None] = mapped_column(Date)
+    validity_by_staff: Mapped[bool] = mapped_column(Boolean, default=False, server_default="false")
     created_at: Mapped[datetime] = now_column()
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now(), onupdate=func.now()

@@ -10,7 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.answer.answerer import Answerer
-from bot.db.models import FaqEntry
+from bot.db.models import Document, FaqEntry
 from bot.knowledge.staleness import (
     DATES_PAST,
     EXPIRED,
@@ -20,7 +20,7 @@ from bot.knowledge.staleness import (
     current_admission_year,
     stale_items,
 )
-from retrieval.index.documents import index_document
+from retrieval.index.documents import index_document, read_document_validity
 from retrieval.index.faq_entries import FaqDraft, upsert_faq
 from retrieval.index.indexer import Indexer
 from retrieval.loading import load_file
@@ -50,10 +50,24 @@ async def test_entries_and_documents_going_stale_are_listed_with_why(
     later = await entry("Hạn nộp hồ sơ đợt 3?", "Đến 20/9/2026.", TODAY + timedelta(days=111))
     past = await entry("Lịch thi năm ngoái?", "Thi ngày 3/3/2025.")
     older = await entry("Chỉ tiêu năm 2025 ngành KHMT?", "240 sinh viên (năm 2025).")
+    ids = []
     for year, value in ((2024, "27,30"), (2025, "27,50")):
         path = tmp_path / f"diem-chuan-{year}.md"
         path.write_text(_table(year, value), encoding="utf-8")
-        await index_document(session, indexer, load_file(path))
+        ids.append((await index_document(session, indexer, load_file(path))).document_id)
+    notice = tmp_path / "thong-bao.md"
+    notice.write_text(
+        "# Thông báo tuyển sinh\n\nNhận hồ sơ từ 1/3/2026 đến hết ngày 20/5/2026.\n",
+        encoding="utf-8",
+    )
+    # read as the day it was published: its last date was still ahead then
+    doc = load_file(notice)
+    ids.append((await index_document(session, indexer, doc)).document_id)
+    stored = await session.get(Document, ids[-1])
+    assert stored is not None
+    read_document_validity(stored, doc, today=date(2026, 3, 1))
+    assert (stored.year, stored.valid_until) == (2026, date(2026, 5, 20))
+    await session.flush()
     assert await current_admission_year(session, 2026, TODAY) == 2026  # the setting wins
 
     found = {(i.kind, i.id): i for i in await stale_items(session, 2026, TODAY)}
@@ -71,9 +85,15 @@ async def test_entries_and_documents_going_stale_are_listed_with_why(
         OLDER_YEAR,
         "2025 < 2026",
     )
-    documents = [i for i in found.values() if i.kind == "document"]
-    assert [(i.title, i.reason, i.detail) for i in documents if "2024" in i.title] == [
-        ("Điểm chuẩn năm 2024", OLDER_FIGURES, "điểm chuẩn 2024 < 2025")
+    # each of this test's documents once, for the first reason that holds
+    assert [
+        (i.title, i.reason, i.detail)
+        for i in await stale_items(session, 2026, TODAY)
+        if i.kind == "document" and i.id in ids
+    ] == [
+        ("Thông báo tuyển sinh", EXPIRED, "20/05/2026"),
+        ("Điểm chuẩn năm 2024", OLDER_FIGURES, "điểm chuẩn 2024 < 2025"),
+        ("Điểm chuẩn năm 2025", OLDER_YEAR, "2025 < 2026"),
     ]
 
 
