@@ -58,10 +58,12 @@ class Lookup:
                 vectors = await embed_off_loop(parts.embedder.embed_queries, prepared.dense_texts)
             vector = question_vector(prepared, vectors)
             terms = list(prepared.terms)
+            # the school's majors read by every tier's guard (retrieval.guard.catalogue)
+            book = await current_book(session)
+            parts.read_catalogue(book)
             with timer.stage("faq"):
                 decision = await self.match_faq(session, prepared, vector)
             hits: list[Hit] = []
-            book = await current_book(session) if decision.accepted is None else None
             planned = decision.accepted is None and self._plans_queries
             if decision.accepted is None and not planned:
                 with timer.stage("search"):

@@ -8,6 +8,8 @@ from bot.core.settings import Settings
 from bot.llm.client import LlmClient, load_prompt
 from retrieval.decisions import Decisions, load_decisions
 from retrieval.embedders.base import Embedder
+from retrieval.facts.book import FactsBook
+from retrieval.guard.catalogue import guard_with_majors
 from retrieval.guard.checks import NearMissGuard
 from retrieval.search.rerank import Reranker
 from retrieval.text.terms import TextProcessor
@@ -27,6 +29,24 @@ class AnswererParts:
     # fitted, tier 2's and the conversation step's.
     decisions: Decisions = field(default_factory=load_decisions)
     _prompts: dict[str, str] = field(default_factory=dict, init=False, repr=False)
+    # The guard before the catalogue's majors were added, the one made with them, and the
+    # catalogue it was made for (its facts book's signature).
+    _base_guard: NearMissGuard | None = field(default=None, init=False, repr=False)
+    _made_guard: NearMissGuard | None = field(default=None, init=False, repr=False)
+    _catalogue: str | None = field(default=None, init=False, repr=False)
+
+    def read_catalogue(self, book: FactsBook) -> None:
+        """Put the school's majors from ``book`` into the guard every tier reads
+        (retrieval.guard.catalogue); made again only when the catalogue changed. A guard set
+        from outside (an operator's vocabulary reloaded) is the new base."""
+        if self.guard is not self._made_guard:
+            self._base_guard, self._catalogue = self.guard, None
+        if book.signature == self._catalogue and self._catalogue is not None:
+            return
+        base = self._base_guard or self.guard
+        majors = [(m.name, m.code, m.aliases) for m in book.majors]
+        self.guard = self._made_guard = guard_with_majors(base, majors)
+        self._catalogue = book.signature
 
     @property
     def guard_in_use(self) -> NearMissGuard | None:

@@ -34,6 +34,7 @@ class Major:
     name: str
     code: str | None
     keys: tuple[str, ...]  # folded names, aliases, codes, initials ("khmt")
+    aliases: tuple[str, ...] = ()  # as staff or another table wrote them (no initials)
 
 
 @dataclass
@@ -63,7 +64,9 @@ class FactsBook:
         return max((f.year for f in self.facts), default=0)
 
     def major_named(self, name: str) -> Major | None:
-        folded = fold(name)
+        """The major ``name`` names; the guard reads a short name only after "ngành" and calls
+        it so (retrieval.guard.catalogue)."""
+        folded = fold(name).removeprefix("nganh ")
         return next((m for m in self.majors if folded in m.keys), None)
 
     def majors_in(self, question: str, guard: NearMissGuard | None = None) -> list[Major]:
@@ -119,7 +122,8 @@ def build_book(
         if len(abbreviation) >= 3:
             keys.add(abbreviation)
         plain = sorted(c for c in codes if c.isalnum())
-        out.append(Major(name, plain[0] if plain else None, tuple(sorted(k for k in keys if k))))
+        keyed = tuple(sorted(k for k in keys if k))
+        out.append(Major(name, plain[0] if plain else None, keyed, tuple(sorted(other_names))))
     programmes = sorted({name for kind, name, _, _ in items if kind == PROGRAMME})
     # Each fact names its major as the catalogue does ("Trí tuệ Nhân tạo", not a fee table's
     # "Trí tuệ nhân tạo" read through the vocabulary; "Công nghệ thông tin", not another

@@ -21,6 +21,7 @@ class NearMissGuard:
     """Compares the facets of a question with those of the FAQ question it matched."""
 
     def __init__(self, vocabulary: Mapping[str, Any]) -> None:
+        self.vocabulary = vocabulary  # as given: a school's catalogue extends it (guard.catalogue)
         self._categories: list[Category] = []
         # Word sequence -> the (category, value) pairs it names; () for an ignored phrase.
         self._aliases: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {}

@@ -150,9 +150,7 @@ def read_document_validity(
     if document.validity_by_staff:
         return
     text = "\n".join(section.text for section in doc.sections)
-    document.year, document.valid_until = document_validity(
-        doc.title, text, today or date.today()
-    )
+    document.year, document.valid_until = document_validity(doc.title, text, today or date.today())
 
 
 async def delete_document(session: AsyncSession, source: str) -> bool:

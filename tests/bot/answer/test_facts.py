@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.answer.answerer import Answerer
 from bot.answer.replies import Answer
 from retrieval.index.documents import index_document
+from retrieval.index.faq_entries import FaqDraft, upsert_faq
 from retrieval.index.indexer import Indexer
 from retrieval.loading import load_file
 from retrieval.text.folding import fold
@@ -249,3 +250,39 @@ async def test_a_score_on_another_scale_than_the_cutoff_is_not_compared(
     result = await answerer.answer("hsa 100 co do nganh cong nghe sinh hoc khong")
     assert _facts(result) == "score check"
     assert "95,40 [1], 100 cao hơn 4,6 điểm" in result.answer
+
+
+async def test_the_catalogue_s_majors_keep_tier_1_from_quoting_another_major_s_entry(
+    answerer: Answerer, session: AsyncSession, indexer: Indexer, tmp_path: Path
+) -> None:
+    # Two majors the bundled vocabulary does not know, named by this school's table.
+    path = tmp_path / "chi-tieu-nong-lam.md"
+    path.write_text(
+        "# Chỉ tiêu tuyển sinh năm 2026 khối Nông lâm\n\n"
+        "| Ngành | Mã ngành | Chỉ tiêu |\n|---|---|---|\n"
+        "| Công nghệ thực phẩm | 7540101 | 120 |\n"
+        "| Công nghệ chế biến lâm sản | 7549001 | 60 |\n",
+        encoding="utf-8",
+    )
+    await index_document(session, indexer, load_file(path))
+    await upsert_faq(
+        session,
+        indexer,
+        FaqDraft(
+            "Học phí ngành Công nghệ thực phẩm một năm là bao nhiêu?",
+            "Học phí ngành Công nghệ thực phẩm năm học 2026–2027 là 24.500.000 đồng/năm.",
+        ),
+    )
+    await session.commit()
+    asked = await answerer.answer("Học phí ngành Công nghệ thực phẩm một năm là bao nhiêu?")
+    assert asked.tier == "faq"
+    for question in (
+        "Học phí ngành Công nghệ chế biến lâm sản một năm là bao nhiêu?",
+        "hoc phi nganh cong nghe che bien lam san 1 nam bao nhieu",
+    ):
+        result = await answerer.answer(question)
+        assert "24.500.000" not in result.answer, question
+    guard = answerer.parts.guard
+    assert guard.facets("hp nganh cong nghe che bien lam san")["major"] == {
+        "Công nghệ chế biến lâm sản"
+    }

@@ -40,3 +40,10 @@ def test_majors_are_found_by_name_initials_code_or_the_vocabulary_not_in_a_schoo
     assert names("mã 7480101 lấy bao nhiêu điểm") == ["Khoa học máy tính"]
     assert names("ngành cs có khó không") == ["Khoa học máy tính"]
     assert names("Trường Đại học Công nghệ Thông tin ở đâu") == []
+
+
+def test_a_short_name_read_after_nganh_by_the_guard_names_its_major() -> None:
+    book = build_book([], [("major", "Thú y", "7640101", [])])
+    found = book.major_named("ngành Thú y")
+    assert found is not None
+    assert found.name == "Thú y"

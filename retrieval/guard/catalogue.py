@@ -1,0 +1,67 @@
+"""The school's own majors, from its catalogue, added to the guard's vocabulary (2/4).
+
+The bundled vocabulary names the majors common to Vietnamese schools; a school's catalogue
+(retrieval.facts) names its own, with their codes and the aliases staff give them. Both tier 1
+and tier 2 read a question's major through the guard, so a major only the catalogue knows
+("Truyền thông đa phương tiện" at a school whose FAQ names it, "Kế toán" beside "Kiểm toán")
+must be in it, or a question about one is matched to an entry about another.
+
+- A catalogue major that is a bundled value (by name, alias or code) only adds its name, code
+  and aliases to that value; one that is not becomes a value of its own.
+- A name of one or two words ("Thú y", "Dược học") is read only after "ngành": alone it is too
+  often an ordinary word of a sentence. Aliases staff give are read as given.
+- Initials are not added: "kt" or "qtkd" read from a name may name something else; staff add
+  the ones students use as aliases.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from retrieval.guard.categories import value_spec
+from retrieval.guard.checks import NearMissGuard
+from retrieval.guard.vocabulary import merge_vocabulary
+from retrieval.text.folding import fold
+
+MAJOR = "major"
+_SHORT = 3  # words: a shorter name is read only after "ngành"
+
+
+def school_majors(
+    majors: Iterable[tuple[str, str | None, Iterable[str]]],
+    vocabulary: Mapping[str, Any],
+) -> dict[str, list[str]]:
+    """The guard values to add for ``majors`` (name, code, aliases): canonical -> aliases."""
+    bundled = ((vocabulary.get("categories") or {}).get(MAJOR) or {}).get("values") or {}
+    owner: dict[str, str] = {}
+    for canonical, spec in bundled.items():
+        spelled, _ = value_spec(spec)
+        for name in (canonical, *spelled):
+            owner.setdefault(fold(str(name)), str(canonical))
+    added: dict[str, list[str]] = {}
+    for name, code, aliases in majors:
+        names = [name, *aliases]
+        ways = [*names, *([code] if code and code.isalnum() else [])]
+        canonical = next((owner[fold(n)] for n in ways if fold(n) in owner), _said(name))
+        said = added.setdefault(canonical, [])
+        for way in ways:
+            way = _said(way) if way == name and fold(way) not in owner else way
+            if fold(way) not in owner and fold(way) != fold(canonical) and way not in said:
+                said.append(way)
+    return {value: said for value, said in added.items() if said or value not in bundled}
+
+
+def _said(name: str) -> str:
+    return name if len(name.split()) >= _SHORT else f"ngành {name}"
+
+
+def guard_with_majors(
+    base: NearMissGuard, majors: Iterable[tuple[str, str | None, Iterable[str]]]
+) -> NearMissGuard:
+    """``base`` with the school's ``majors`` in its vocabulary (``base`` itself when none add)."""
+    values = school_majors(majors, base.vocabulary)
+    if not values:
+        return base
+    override = {"categories": {MAJOR: {"values": values}}}
+    return NearMissGuard(merge_vocabulary(base.vocabulary, override))
