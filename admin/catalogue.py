@@ -27,8 +27,8 @@ from bot.db.models import CatalogueRow, Document, FactRow, StaffRole
 from bot.db.models.facts import STAFF
 from retrieval.facts.book import conflicts
 from retrieval.facts.extract import read_number, value_kind
-from retrieval.facts.model import CATALOGUE_KINDS, Fact
-from retrieval.index.facts import place_of
+from retrieval.facts.model import CATALOGUE_KINDS
+from retrieval.index.facts import fact_of, place_of
 from retrieval.text.folding import fold
 
 MAX_IMPORT_BYTES = 1024 * 1024
@@ -52,6 +52,7 @@ add_strings(
         "cat.kind.programme": ("Chương trình", "Programmes"),
         "cat.kind.method": ("Phương thức xét tuyển", "Admission methods"),
         "cat.kind.combination": ("Tổ hợp", "Subject combinations"),
+        "cat.kind.campus": ("Cơ sở", "Campuses"),
         "cat.name": ("Tên", "Name"),
         "cat.code": ("Mã", "Code"),
         "cat.aliases": ("Cách gọi khác (cách nhau bởi dấu phẩy)", "Other names (comma-separated)"),
@@ -128,14 +129,7 @@ async def _page(
     for item in one_each(items):
         by_kind[item.kind].append(item)
     published = list(all_published)
-    as_facts = {
-        id(row): Fact(
-            row.attribute, row.major, row.code, row.programme, row.method, row.year, row.text,
-            row.value, row.offered, row.scale, row.unit, tuple(row.combinations or ()),
-            place_of(row.place),
-        )
-        for row in published
-    }  # fmt: skip
+    as_facts = {id(row): fact_of(row) for row in published}
     clashes = [
         [f"{f.text} ({f.place.describe()})" for f in found]
         + [f"{found[0].attribute}, {found[0].major}, {found[0].method or ''} {found[0].year}"]

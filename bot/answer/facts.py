@@ -43,6 +43,8 @@ _SCORE_CHECK = re.compile(alternatives(_WORDS.score_check))
 _OFFER = [re.compile(p) for p in _WORDS.offer]
 _WHETHER = re.compile(alternatives(_WORDS.asks_whether))
 _OFFER_PROGRAMME = re.compile(alternatives(_WORDS.offer_programme))
+# The question asks for the standard programme by name ("hệ chính quy", "đại trà").
+_STANDARD_ASKED = re.compile(r"\b(?:chinh quy|dai tra|chuong trinh chuan|he chuan)\b")
 _THIS_YEAR = re.compile(rf"\b{alternatives(_WORDS.this_year)}\b")
 _WHICH = re.compile(r"\b(?:nganh nao|nhung nganh|cac nganh|nganh gi|which)\b")
 _HIGHEST, _LOWEST, _MORE, _LESS = (
@@ -76,6 +78,7 @@ class FactsQuestion:
     extreme: str | None = None  # "highest" or "lowest"
     compare: str | None = None  # "more" or "less"
     this_year: bool = False  # "năm nay": the admission year
+    campus: str | None = None  # the one campus it names ("cơ sở phía Nam")
     per: str | None = None  # "một năm", "mỗi học kỳ", "1 tín chỉ": what a fee asked is per
 
 
@@ -145,7 +148,8 @@ class FactsTier:
                 return None  # an FAQ entry staff wrote about it is quoted by tier 2 first
             return self._values(asked, book, language)
         if offered_name(question) is not None and asked.attribute is None:
-            return self._has_major(asked.majors, book, language)
+            standard = bool(_STANDARD_ASKED.search(fold(question)))
+            return self._has_major(asked, standard, book, language)
         return None
 
     # -- the kinds of answer ------------------------------------------------------------------
@@ -319,14 +323,15 @@ class FactsTier:
             and (asked.method is None or f.method == asked.method)
             and (asked.programme is None or f.programme == asked.programme)
             and (asked.year is None or f.year == asked.year)
+            and (asked.campus is None or f.campus in (asked.campus, None))
         ]  # fmt: skip
         if not rows:
             return None
         year = max(f.year for f in rows)
-        by_method: dict[str | None, list[Fact]] = {}
+        by_method: dict[tuple[str | None, str | None], list[Fact]] = {}
         for f in rows:
             if f.year == year:
-                by_method.setdefault(f.method, []).append(f)
+                by_method.setdefault((f.method, f.campus), []).append(f)
         pick = max if asked.extreme == "highest" else min
         lines: list[str] = []
         places: list[Place] = []
@@ -355,13 +360,12 @@ class FactsTier:
         attribute = str(asked.attribute)
         first, second = asked.majors[:2]
         a_rows = _rows(book, first, attribute, asked)
-        b_rows = {(f.programme, f.method, f.year): f for f in _rows(book, second, attribute, asked)}
+        b_rows = {_cell(f): f for f in _rows(book, second, attribute, asked)}
         pairs = [
-            (a, b_rows[(a.programme, a.method, a.year)])
+            (a, b_rows[_cell(a)])
             for a in a_rows
-            if (a.programme, a.method, a.year) in b_rows and a.value is not None
-            and b_rows[(a.programme, a.method, a.year)].value is not None
-        ]  # fmt: skip
+            if _cell(a) in b_rows and a.value is not None and b_rows[_cell(a)].value is not None
+        ]
         if not pairs:
             return None
         lines: list[str] = []
@@ -382,6 +386,7 @@ class FactsTier:
                     for x in (
                         a.programme and f"chương trình {a.programme}",
                         a.method and f"phương thức {a.method}",
+                        a.campus and f"cơ sở {a.campus}",
                     )
                     if x
                 )
@@ -395,7 +400,9 @@ class FactsTier:
                     f"{a.major} has {more}" if a.value > b.value
                     else f"{b.major} has {more}" if b.value > a.value else "equal"
                 )  # fmt: skip
-                label = ", ".join(x for x in (a.programme, a.method) if x)
+                label = ", ".join(
+                    x for x in (a.programme, a.method, a.campus and f"{a.campus} campus") if x
+                )
                 lines.append(
                     f"- {a.year}{', ' + label if label else ''}: {a.major} {a.text} [{n - 1}], "
                     f"{b.major} {b.text} [{n}]: {verdict}."
@@ -405,24 +412,42 @@ class FactsTier:
             "\n".join([f"{name.capitalize()}:", *lines]), places, language, "comparison"
         )
 
-    def _has_major(self, majors: Sequence[Major], book: FactsBook, language: Language) -> Answer:
+    def _has_major(
+        self, asked: FactsQuestion, standard: bool, book: FactsBook, language: Language
+    ) -> Answer | None:
+        """Yes, with the major's code, in the programmes its tables list it under when that is
+        not the standard one; None when the question names a programme (or the standard one)
+        the tables do not list it in: what the documents say answers that."""
         places = []
         lines = []
-        for major in majors:
-            fact = next((f for f in book.facts if fold(f.major) == fold(major.name)), None)
+        for major in asked.majors:
+            facts = [f for f in book.facts if fold(f.major) == fold(major.name)]
+            programmes = {f.programme for f in facts}
+            if asked.programme is not None:
+                facts = [f for f in facts if f.programme == asked.programme]
+            elif standard and facts:
+                facts = [f for f in facts if f.programme is None]
+            if (asked.programme is not None or standard) and not facts:
+                return None
+            only = sorted(p for p in programmes if p) if None not in programmes else []
             code = (
                 f" (mã {major.code})"
                 if major.code and language == "vi"
                 else (f" (code {major.code})" if major.code else "")
             )
             cite = ""
-            if fact is not None:
-                places.append(fact.place)
+            if facts:
+                places.append(facts[0].place)
                 cite = f" [{len(places)}]"
+            within = ""
+            if only and asked.programme is None:
+                within = (
+                    f", hệ {', '.join(only)}" if language == "vi" else f", {', '.join(only)} only"
+                )
             lines.append(
-                f"Có, trường đào tạo ngành {major.name}{code}{cite}."
+                f"Có, trường đào tạo ngành {major.name}{code}{within}{cite}."
                 if language == "vi"
-                else f"Yes, the school offers {major.name}{code}{cite}."
+                else f"Yes, the school offers {major.name}{code}{within}{cite}."
             )
         return self._cited("\n".join(lines), places, language, "has major")
 
@@ -500,6 +525,7 @@ def read_facts_question(
     named = set(facets.get("attribute", ()))
     attributes = [a for a in named if a in TABLE_ATTRIBUTES]
     programmes = facets.get("programme", frozenset())
+    campuses = facets.get("campus", frozenset())
     return FactsQuestion(
         majors=tuple(book.majors_in(question, guard)),
         programme=next(iter(programmes)) if len(programmes) == 1 else None,
@@ -520,6 +546,7 @@ def read_facts_question(
         if _LOWEST.search(folded)
         else None,
         compare="more" if _MORE.search(folded) else "less" if _LESS.search(folded) else None,
+        campus=next(iter(campuses)) if len(campuses) == 1 else None,
     )
 
 
@@ -667,6 +694,7 @@ def _rows(
         and (asked.programme is None or f.programme == asked.programme)
         and (asked.method is None or f.method in (asked.method, None) or attribute == COMBINATIONS)
         and (asked.year is None or f.year == asked.year)
+        and (asked.campus is None or f.campus in (asked.campus, None))
     ]
     if on_scale_of is not None:
         rows = [f for f in rows if not f.offered or f.value is None or _same_scale(on_scale_of, f)]
@@ -675,6 +703,8 @@ def _rows(
     if asked.method is not None and attribute != COMBINATIONS:
         exact = [f for f in rows if f.method == asked.method]
         rows = exact or rows
+    if asked.campus is not None:
+        rows = [f for f in rows if f.campus == asked.campus] or rows
     if not rows:
         return []
     year = max(f.year for f in rows)
@@ -682,9 +712,9 @@ def _rows(
     if attribute == FEE and asked.per is not None:
         per = [f for f in latest if (f.unit or "").endswith(f"/{asked.per}")]
         latest = per or latest
-    seen: dict[tuple[str | None, str | None, str | None], Fact] = {}
+    seen: dict[tuple[str | None, ...], Fact] = {}
     for f in latest:
-        seen.setdefault((f.programme, f.method, f.unit), f)
+        seen.setdefault((f.programme, f.method, f.unit, f.campus), f)
     # The standard programme first, each programme's methods in the table's order.
     return sorted(seen.values(), key=lambda f: (f.programme is not None, f.programme or ""))
 
@@ -721,7 +751,14 @@ def _row_label(fact: Fact, language: Language, *, method: bool = True, code: boo
         parts.append(f"chương trình {fact.programme}" if language == "vi" else fact.programme)
     if fact.method and method:
         parts.append(f"phương thức {fact.method}" if language == "vi" else fact.method)
+    if fact.campus:
+        parts.append(f"cơ sở {fact.campus}" if language == "vi" else f"{fact.campus} campus")
     return ", ".join(parts)
+
+
+def _cell(fact: Fact) -> tuple[str | None, str | None, int, str | None]:
+    """Where a major's value sits in its table: another major's in the same place compares."""
+    return fact.programme, fact.method, fact.year, fact.campus
 
 
 def _per(folded: str) -> str | None:

@@ -1,5 +1,6 @@
 """The year a document speaks of and the day after which it is about something past (2/4),
-read from its text at ingest or set by staff, who then keep it over re-ingests.
+read from its text at ingest or set by staff, who then keep it over re-ingests; and the campus
+a facts table's column names.
 
 Revision ID: 0016
 Revises: 0015
@@ -24,9 +25,11 @@ def upgrade() -> None:
         "documents",
         sa.Column("validity_by_staff", sa.Boolean(), nullable=False, server_default="false"),
     )
+    op.add_column("facts", sa.Column("campus", sa.Text(), nullable=True))
 
 
 def downgrade() -> None:
+    op.drop_column("facts", "campus")
     op.drop_column("documents", "validity_by_staff")
     op.drop_column("documents", "valid_until")
     op.drop_column("documents", "year")

@@ -19,7 +19,7 @@ from retrieval.facts.extract import initials
 from retrieval.facts.model import MAJOR, PROGRAMME, Fact, Place
 from retrieval.facts.years import admission_year
 from retrieval.guard.checks import NearMissGuard
-from retrieval.index.facts import place_of
+from retrieval.index.facts import fact_of
 from retrieval.text.folding import fold
 
 _TABLES = ("facts", "catalogue_items", "documents")
@@ -155,8 +155,16 @@ def _join_by_code(majors: dict[str, tuple[str, set[str], set[str]]]) -> dict[str
     return renamed
 
 
-def _slot(fact: Fact) -> tuple[str, str, str | None, str | None, int, str | None]:
-    return fact.attribute, fold(fact.major), fact.programme, fact.method, fact.year, fact.unit
+def _slot(fact: Fact) -> tuple[Any, ...]:
+    return (
+        fact.attribute,
+        fold(fact.major),
+        fact.programme,
+        fact.method,
+        fact.year,
+        fact.unit,
+        fact.campus,
+    )
 
 
 def conflicts(facts: Iterable[Fact]) -> dict[tuple[Any, ...], list[Fact]]:
@@ -185,24 +193,7 @@ async def current_book(session: AsyncSession) -> FactsBook:
         if cached is not None and cached.signature == signature:
             return cached
         rows = (await session.scalars(select(FactRow).where(FactRow.published))).all()
-        facts = [
-            Fact(
-                r.attribute,
-                r.major,
-                r.code,
-                r.programme,
-                r.method,
-                r.year,
-                r.text,
-                r.value,
-                r.offered,
-                r.scale,
-                r.unit,
-                tuple(r.combinations or ()),
-                place_of(r.place),
-            )
-            for r in rows
-        ]
+        facts = [fact_of(r) for r in rows]
         items = [
             (r.kind, r.name, r.code, list(r.aliases or ()))
             for r in (

@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from retrieval.facts.model import (
+    CAMPUS,
     COMBINATION,
     COMBINATIONS,
     CUTOFF,
@@ -46,7 +47,7 @@ from retrieval.text.pack import load_pack
 
 # Stored with a document's facts: a document read by another version is read again at the next
 # ingest even when its text has not changed.
-EXTRACTOR_VERSION = 5
+EXTRACTOR_VERSION = 6
 _WORDS = load_pack().facts
 _KIND_OF = dict(_WORDS.attributes)  # folded attribute -> score | count | amount
 _NOT_OFFERED = frozenset(fold(c) for c in _WORDS.not_offered) | frozenset(_WORDS.not_offered)
@@ -297,6 +298,7 @@ class _Column:
     method: str | None
     year: int | None
     unit: str | None
+    campus: str | None = None  # the one campus its header names ("Chỉ tiêu Hà Nội")
 
 
 def _value_columns(
@@ -307,6 +309,7 @@ def _value_columns(
     guard: NearMissGuard,
 ) -> list[_Column]:
     read: list[tuple[int, str | None, str | None, frozenset[str] | None, str | None]] = []
+    campuses: dict[int, str | None] = {}
     for index, header in enumerate(table.header):
         if index in taken or not headers[index] or headers[index] in {"stt", "tt", "#", "so tt"}:
             continue
@@ -314,6 +317,8 @@ def _value_columns(
         attribute = _attribute(facets.get("attribute"))
         method = _method(facets.get("method"), headers[index])
         currency = _CURRENCY.search(header)
+        named_campus = facets.get("campus", frozenset())
+        campuses[index] = next(iter(named_campus)) if len(named_campus) == 1 else None
         read.append(
             (
                 index,
@@ -339,17 +344,22 @@ def _value_columns(
                 attribute = next(iter(named))
         if attribute is None:
             continue
-        columns.append(_Column(index, attribute, method or table_method, context.year(years), unit))
+        columns.append(
+            _Column(
+                index, attribute, method or table_method, context.year(years), unit, campuses[index]
+            )
+        )
     return columns
 
 
 def _one_each(columns: list[_Column], header: tuple[str, ...]) -> tuple[list[_Column], list[int]]:
-    """The columns that alone hold their attribute for their method and year (and, for an
-    amount, what it is per), and the others: "SAT" and "ACT" both read as an international
-    certificate cannot be told apart by a question, so neither is used."""
+    """The columns that alone hold their attribute for their method, year and campus (and, for
+    an amount, what it is per), and the others: "SAT" and "ACT" both read as an international
+    certificate cannot be told apart by a question, so neither is used; nor are two campus
+    columns whose campus the vocabulary does not know ("BVH", "BVS")."""
 
-    def key(c: _Column) -> tuple[str | None, str | None, int | None, str | None]:
-        return c.attribute, c.method, c.year, _period(header[c.index])
+    def key(c: _Column) -> tuple[str | None, str | None, int | None, str | None, str | None]:
+        return c.attribute, c.method, c.year, _period(header[c.index]), c.campus
 
     counts = Counter(key(c) for c in columns)
     kept = [c for c in columns if counts[key(c)] == 1]
@@ -392,7 +402,17 @@ def _value_fact(
         return Rejected(cell, "không rõ năm", place) if cell else None
     if not cell:
         return None
-    base = Fact(attribute, major, code, programme, column.method, column.year, cell, place=place)
+    base = Fact(
+        attribute,
+        major,
+        code,
+        programme,
+        column.method,
+        column.year,
+        cell,
+        place=place,
+        campus=column.campus,
+    )
     if cell in _NOT_OFFERED or fold(cell) in _NOT_OFFERED:
         return replace(base, offered=False)
     kind = _KIND_OF[fold(attribute)]
@@ -574,6 +594,10 @@ def _catalogue(facts: Iterable[Fact], majors: Iterable[CatalogueItem]) -> list[C
         for combo in fact.combinations:
             items.setdefault(
                 (COMBINATION, combo.lower()), CatalogueItem(COMBINATION, combo, place=fact.place)
+            )
+        if fact.campus:
+            items.setdefault(
+                (CAMPUS, fold(fact.campus)), CatalogueItem(CAMPUS, fact.campus, place=fact.place)
             )
     return list(items.values())
 

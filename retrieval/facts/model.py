@@ -16,7 +16,8 @@ MAJOR = "major"
 PROGRAMME = "programme"
 METHOD = "method"
 COMBINATION = "combination"
-CATALOGUE_KINDS = (MAJOR, PROGRAMME, METHOD, COMBINATION)
+CAMPUS = "campus"
+CATALOGUE_KINDS = (MAJOR, PROGRAMME, METHOD, COMBINATION, CAMPUS)
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,8 @@ class Fact:
     """One value of a facts table, read cleanly.
 
     ``programme`` None is the standard programme; ``method`` None is a column that names no
-    admission method ("Điểm chuẩn" beside "Điểm ĐGNL"). ``value`` is None for a text attribute
+    admission method ("Điểm chuẩn" beside "Điểm ĐGNL"); ``campus`` None is a column that names
+    no campus (the school's one, or all of them). ``value`` is None for a text attribute
     (the combinations) and for a cell saying the major is not admitted that way
     (``offered`` False).
     """
@@ -66,6 +68,7 @@ class Fact:
     unit: str | None = None  # an amount's unit as written ("triệu đồng/năm")
     combinations: tuple[str, ...] = ()
     place: Place = field(default_factory=lambda: Place("", ""))
+    campus: str | None = None
 
 
 @dataclass(frozen=True)
@@ -79,7 +82,8 @@ class Rejected:
 
 @dataclass(frozen=True)
 class CatalogueItem:
-    """A major, programme, admission method or subject combination the school's tables name."""
+    """A major, programme, admission method, subject combination or campus the school's tables
+    name."""
 
     kind: str
     name: str

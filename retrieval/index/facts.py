@@ -88,6 +88,7 @@ async def store_facts(
             scale=f.scale,
             unit=f.unit,
             combinations=list(f.combinations),
+            campus=f.campus,
             document_id=document.id,
             place=place_json(f.place),
         )
@@ -147,6 +148,26 @@ def place_json(place: Place) -> dict[str, Any]:
     return {
         k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(place).items()
     }
+
+
+def fact_of(row: FactRow) -> Fact:
+    """The fact a stored row holds."""
+    return Fact(
+        row.attribute,
+        row.major,
+        row.code,
+        row.programme,
+        row.method,
+        row.year,
+        row.text,
+        row.value,
+        row.offered,
+        row.scale,
+        row.unit,
+        tuple(row.combinations or ()),
+        place_of(row.place),
+        row.campus,
+    )
 
 
 def place_of(raw: dict[str, Any]) -> Place:

@@ -68,6 +68,7 @@ class FactRow(_FromDocuments, Base):
     scale: Mapped[float | None] = mapped_column(Float)
     unit: Mapped[str | None] = mapped_column(Text)
     combinations: Mapped[list[str]] = mapped_column(JSONB, default=list, server_default="[]")
+    campus: Mapped[str | None] = mapped_column(Text)  # None: its column names no campus
     published: Mapped[bool] = mapped_column(Boolean, default=True, server_default="true")
 
     __table_args__ = (

@@ -286,3 +286,51 @@ async def test_the_catalogue_s_majors_keep_tier_1_from_quoting_another_major_s_e
     assert guard.facets("hp nganh cong nghe che bien lam san")["major"] == {
         "Công nghệ chế biến lâm sản"
     }
+
+
+async def test_a_major_offered_only_outside_the_standard_programme_is_a_yes_that_says_so(
+    answerer: Answerer, session: AsyncSession, indexer: Indexer, tmp_path: Path
+) -> None:
+    path = tmp_path / "vlvh.md"
+    path.write_text(
+        "# Thông báo tuyển sinh hệ vừa làm vừa học năm 2026\n\n"
+        "| Ngành | Mã ngành | Chỉ tiêu |\n|---|---|---|\n| Kế toán | 7340301 | 80 |\n",
+        encoding="utf-8",
+    )
+    await index_document(session, indexer, load_file(path))
+    result = await answerer.answer("trường có ngành kế toán không ạ")
+    assert _facts(result) == "has major"
+    assert result.answer.startswith(
+        "Có, trường đào tạo ngành Kế toán (mã 7340301), hệ vừa làm vừa học [1]."
+    )
+    result = await answerer.answer("hệ vừa làm vừa học có ngành kế toán không")
+    assert result.answer.startswith("Có, trường đào tạo ngành Kế toán (mã 7340301) [1].")
+    # the standard programme asked for: the tables do not list it there, so no yes from them
+    result = await answerer.answer("trường có ngành kế toán hệ chính quy không")
+    assert result.why.get("facts") != "has major"
+    assert not result.answer.startswith("Có,")
+
+
+async def test_a_cutoff_by_campus_is_given_for_the_campus_asked_or_for_each(
+    answerer: Answerer, session: AsyncSession, indexer: Indexer, tmp_path: Path
+) -> None:
+    path = tmp_path / "diem-chuan-co-so.md"
+    path.write_text(
+        "# Điểm chuẩn năm 2025 theo cơ sở\n\n"
+        "| Ngành | Mã ngành | Điểm chuẩn Hà Nội | Điểm chuẩn TP. HCM |\n|---|---|---|---|\n"
+        "| Công nghệ sinh học | 7420201 | 24,10 | 22,60 |\n",
+        encoding="utf-8",
+    )
+    await index_document(session, indexer, load_file(path))
+    result = await answerer.answer("điểm chuẩn ngành công nghệ sinh học cơ sở tp hcm bao nhiêu")
+    lines = [x for x in result.answer.splitlines() if x.startswith("- ")]
+    assert lines == [
+        "- Ngành Công nghệ sinh học (mã 7420201), cơ sở TP. Hồ Chí Minh, 2025: 22,60 [1]"
+    ]
+    # no campus named: each campus's, never one picked
+    result = await answerer.answer("em được 23 điểm có đỗ ngành công nghệ sinh học không")
+    assert _facts(result) == "score check"
+    lines = [x for x in result.answer.splitlines() if x.startswith("- ")]
+    assert len(lines) == 2
+    assert "cơ sở Hà Nội: điểm chuẩn 24,10 [1], 23 thấp hơn 1,1 điểm" in lines[0]
+    assert "cơ sở TP. Hồ Chí Minh: điểm chuẩn 22,60 [1], 23 cao hơn 0,4 điểm" in lines[1]

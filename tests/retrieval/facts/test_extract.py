@@ -235,3 +235,20 @@ def test_a_fee_row_applies_to_every_major_it_lists_with_its_unit(tmp_path: Path)
     assert (joint.value, joint.unit) == (95_000_000.0, "triệu/năm")  # "95 triệu" read out
     reasons = {r.text: r.reason for r in ex.rejected}
     assert reasons == {"thu trọn gói": "không phải một số", "2.000.000": "không rõ đơn vị"}
+
+
+def test_columns_by_campus_give_each_campus_its_value_and_unknown_ones_are_left_out(
+    tmp_path: Path,
+) -> None:
+    ex = _read(
+        tmp_path,
+        "campus.md",
+        "# Điểm chuẩn năm 2025\n\n"
+        "| Ngành | Mã ngành | Điểm chuẩn Hà Nội | Điểm chuẩn TP. HCM | Chỉ tiêu BVH | Chỉ tiêu BVS |\n"
+        "|---|---|---|---|---|---|\n"
+        "| Khoa học máy tính | 7480101 | 26,50 | 25,10 | 120 | 80 |\n",
+    )
+    assert _fact(ex, campus="Hà Nội").value == 26.5
+    assert _fact(ex, campus="TP. Hồ Chí Minh").value == 25.1
+    assert not [f for f in ex.facts if f.attribute == QUOTA]  # "BVH", "BVS": campuses unknown
+    assert {r.place.column for r in ex.rejected} == {"Chỉ tiêu BVH", "Chỉ tiêu BVS"}

@@ -9,7 +9,7 @@ import pymupdf
 
 from retrieval.facts.book import build_book
 from retrieval.facts.extract import extract_facts
-from retrieval.facts.model import COMBINATIONS, MAJOR, QUOTA
+from retrieval.facts.model import CAMPUS, COMBINATIONS, MAJOR, QUOTA
 from retrieval.guard.vocabulary import load_guard
 from retrieval.loading.ocr import OcrOptions
 from retrieval.loading.pdf import load_pdf
@@ -101,9 +101,15 @@ def test_a_pdf_s_tables_give_facts_and_one_major_per_code(tmp_path: Path) -> Non
         ("Kế toán", ("A00", "A01", "X06")),
     }
     assert all(f.year == 2025 and f.place.page == 1 for f in extraction.facts)
-    # a quota by campus is not a dimension the facts hold: listed for staff, never merged
-    assert not [f for f in extraction.facts if f.attribute == QUOTA]
-    assert {r.place.column for r in extraction.rejected} >= {"Chỉ tiêu Hà Nội", "Chỉ tiêu TP HCM"}
+    # a quota by campus: each column holds its campus's
+    quotas = {(f.major, f.campus, f.value) for f in extraction.facts if f.attribute == QUOTA}
+    assert quotas == {
+        ("Công nghệ thông tin", "Hà Nội", 200),
+        ("Công nghệ thông tin", "TP. Hồ Chí Minh", 100),
+        ("Kế toán", "Hà Nội", 80),
+        ("Kế toán", "TP. Hồ Chí Minh", 50),
+    }
+    assert {i.name for i in extraction.items if i.kind == CAMPUS} == {"Hà Nội", "TP. Hồ Chí Minh"}
     items = [(i.kind, i.name, i.code, list(i.aliases)) for i in extraction.items if i.kind == MAJOR]
     book = build_book(extraction.facts, items)
     it = book.major_named("Công nghệ thông tin")
@@ -111,6 +117,7 @@ def test_a_pdf_s_tables_give_facts_and_one_major_per_code(tmp_path: Path) -> Non
     assert it.code == "7480201"
     assert book.major_named("công nghệ thông tin học") is it
     assert {f.major for f in book.facts} == {"Công nghệ thông tin", "Kế toán"}
+    assert len(book.facts) == len(extraction.facts)  # no campus's quota clashes with another's
 
 
 def test_a_page_without_a_ruled_table_adds_no_tables(tmp_path: Path) -> None:
