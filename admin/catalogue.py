@@ -17,14 +17,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from aiohttp import web
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admin import audit
 from admin.i18n import add_strings
 from admin.web import field, form, me, redirect, render, requires, runtime
 from bot.db.models import CatalogueRow, Document, FactRow, StaffRole
-from bot.db.models.facts import STAFF
+from bot.db.models.facts import EXTRACTED, STAFF
 from retrieval.facts.book import conflicts
 from retrieval.facts.extract import read_number, value_kind
 from retrieval.facts.model import CATALOGUE_KINDS
@@ -34,6 +34,8 @@ from retrieval.text.folding import fold
 MAX_IMPORT_BYTES = 1024 * 1024
 MAX_ALIASES = 20
 FACTS_SHOWN = 500
+# Read from a table and waiting for staff: a value staff took out is theirs (origin "staff").
+_WAITING = FactRow.published.is_(False) & (FactRow.origin == EXTRACTED)
 
 add_strings(
     {
@@ -73,6 +75,13 @@ add_strings(
         "cat.in_answers": ("Dùng khi trả lời", "Used in answers"),
         "cat.unpublish": ("Không dùng", "Stop using"),
         "cat.publish": ("Dùng lại", "Use again"),
+        "cat.approve": ("Duyệt", "Approve"),
+        "cat.waiting": (
+            "{n} giá trị đọc từ bảng đang chờ duyệt: trợ lý chưa dùng chúng khi trả lời.",
+            "{n} values read from the tables wait for review: the assistant does not answer "
+            "with them yet.",
+        ),
+        "cat.approve_all": ("Duyệt tất cả", "Approve all"),
         "cat.rejected": ("Ô chưa đọc được", "Cells not read"),
         "cat.rejected_help": (
             "Những ô này không được dùng để trả lời; sửa bảng trong tài liệu rồi nạp lại.",
@@ -125,6 +134,7 @@ async def _page(
             await session.execute(select(Document.title, Document.source, Document.meta))
         ).all()
         all_published = (await session.scalars(select(FactRow).where(FactRow.published))).all()
+        waiting = await session.scalar(select(func.count()).select_from(FactRow).where(_WAITING))
     by_kind: dict[str, list[CatalogueRow]] = defaultdict(list)
     for item in one_each(items):
         by_kind[item.kind].append(item)
@@ -149,6 +159,7 @@ async def _page(
             "facts": facts,
             "rejected": rejected,
             "clashes": clashes,
+            "waiting": waiting or 0,
             "error": error,
             "reason": reason,
             "can_edit": me(request).may(StaffRole.editor),
@@ -285,6 +296,24 @@ async def save_fact(request: web.Request) -> web.Response:
     redirect(request, "admin.catalogue", {"msg": "cat_saved"})
 
 
+@requires(StaffRole.editor)
+async def approve_all(request: web.Request) -> web.Response:
+    """Publish every value waiting for review (TUVAN_INGEST__FACTS_REVIEW)."""
+    await form(request)  # the CSRF token was in it; nothing else is
+    async with runtime(request).sessionmaker.begin() as session:
+        approved = (
+            await session.execute(
+                update(FactRow)
+                .where(_WAITING)
+                .values(published=True, updated_by=me(request).email)
+                .returning(FactRow.id)
+            )
+        ).all()
+        after = {"approved": len(approved)}
+        await audit.record(session, me(request).email, "approve", "fact", None, None, after)
+    redirect(request, "admin.catalogue", {"msg": "cat_saved"})
+
+
 async def export(request: web.Request) -> web.Response:
     async with runtime(request).sessionmaker() as session:
         items = (
@@ -376,3 +405,4 @@ def setup(app: web.Application) -> None:
     r.add_post(r"/catalogue/items/{item_id:\d+}", save_item, name="admin.catalogue_item")
     r.add_post(r"/catalogue/facts/{fact_id:\d+}", save_fact, name="admin.catalogue_fact")
     r.add_post("/catalogue/import", import_file, name="admin.catalogue_import")
+    r.add_post("/catalogue/facts/approve", approve_all, name="admin.catalogue_approve")

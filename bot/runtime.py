@@ -52,6 +52,7 @@ class Runtime:
             self.settings.embed_batch_size,
             self.settings.ingest.chunker,
             guard=self.parts.guard,
+            facts_review=self.settings.ingest.facts_review,
         )
 
 

@@ -178,6 +178,10 @@ class IngestSettings(BaseModel):
     # others wait their turn, so parsing, OCR and embedding never take every core from the
     # webhooks.
     concurrency: int = Field(default=1, ge=1, le=8)
+    # Values read from the documents' tables wait for staff ("Danh mục") before tuvan answers
+    # with them, like FAQ drafts; a re-ingest keeps published the values it reads unchanged.
+    # Off: they are used at once, and staff take out or correct what is wrong.
+    facts_review: bool = False
     # Fetching for `tuvan crawl` and `tuvan ingest URL` (retrieval.crawl.fetch): only public
     # addresses, on every redirect hop, except these hosts, which may resolve to private,
     # loopback or link-local ones (a university intranet site on 10.x): "host" (any port) or

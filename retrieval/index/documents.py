@@ -89,7 +89,9 @@ async def index_document(
             select(func.count()).select_from(Chunk).where(Chunk.document_id == existing.id)
         )
         if not facts_current(existing.meta):  # read by an older extractor, or none
-            await store_facts(session, existing, doc, indexer.guard or load_guard())
+            await store_facts(
+                session, existing, doc, indexer.guard or load_guard(), review=indexer.facts_review
+            )
         if existing.year is None and existing.valid_until is None:  # stored before 0016
             read_document_validity(existing, doc)
         return IndexResult(existing.id, int(count or 0), unchanged=True)
@@ -138,7 +140,9 @@ async def index_document(
         for i, d in enumerate(drafts)
     )
     await session.flush()
-    await store_facts(session, existing, doc, indexer.guard or load_guard())
+    await store_facts(
+        session, existing, doc, indexer.guard or load_guard(), review=indexer.facts_review
+    )
     return IndexResult(existing.id, len(drafts))
 
 

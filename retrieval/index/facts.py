@@ -25,11 +25,29 @@ MAX_REJECTED = 200  # cells listed for staff per document
 
 
 async def store_facts(
-    session: AsyncSession, document: Document, doc: LoadedDocument, guard: NearMissGuard
+    session: AsyncSession,
+    document: Document,
+    doc: LoadedDocument,
+    guard: NearMissGuard,
+    *,
+    review: bool = False,
 ) -> int:
     """Replace ``document``'s extracted facts and catalogue items by those of ``doc``; the
-    number of facts stored."""
+    number of facts stored. With ``review`` a value is stored unpublished (waiting for staff)
+    unless the same value in the same place was published before."""
     extraction = extract_facts(doc, guard)
+    shown = {
+        (_key(r.attribute, r.major, r.programme, r.method, r.year, r.campus), r.text)
+        for r in (
+            await session.scalars(
+                select(FactRow).where(
+                    FactRow.document_id == document.id,
+                    FactRow.origin == EXTRACTED,
+                    FactRow.published,
+                )
+            )
+        ).all()
+    }
     await session.execute(
         delete(FactRow).where(FactRow.document_id == document.id, FactRow.origin == EXTRACTED)
     )
@@ -62,7 +80,7 @@ async def store_facts(
         if (item.kind, fold(item.name)) not in staff_items
     )
     staff_facts = {
-        _key(r.attribute, r.major, r.programme, r.method, r.year)
+        _key(r.attribute, r.major, r.programme, r.method, r.year, r.campus)
         for r in (
             await session.scalars(
                 select(FactRow).where(FactRow.document_id == document.id, FactRow.origin == STAFF)
@@ -72,7 +90,7 @@ async def store_facts(
     facts = [
         f
         for f in _distinct(extraction.facts)
-        if _key(f.attribute, f.major, f.programme, f.method, f.year) not in staff_facts
+        if _key(f.attribute, f.major, f.programme, f.method, f.year, f.campus) not in staff_facts
     ]
     session.add_all(
         FactRow(
@@ -89,6 +107,9 @@ async def store_facts(
             unit=f.unit,
             combinations=list(f.combinations),
             campus=f.campus,
+            published=not review
+            or (_key(f.attribute, f.major, f.programme, f.method, f.year, f.campus), f.text)
+            in shown,
             document_id=document.id,
             place=place_json(f.place),
         )
@@ -118,9 +139,14 @@ def facts_current(meta: dict[str, Any] | None) -> bool:
 
 
 def _key(
-    attribute: str, major: str, programme: str | None, method: str | None, year: int
-) -> tuple[str, str, str | None, str | None, int]:
-    return attribute, fold(major), programme, method, year
+    attribute: str,
+    major: str,
+    programme: str | None,
+    method: str | None,
+    year: int,
+    campus: str | None,
+) -> tuple[str, str, str | None, str | None, int, str | None]:
+    return attribute, fold(major), programme, method, year, campus
 
 
 def _distinct(facts: list[Fact]) -> list[Fact]:
@@ -137,6 +163,7 @@ def _distinct(facts: list[Fact]) -> list[Fact]:
             f.value,
             f.offered,
             f.combinations,
+            f.campus,
         )
         if key not in seen:
             seen.add(key)

@@ -30,6 +30,8 @@ class Indexer:
     context_header: bool = True
     # The vocabulary a document's tables are read by (retrieval.facts); the bundled one if None.
     guard: NearMissGuard | None = None
+    # New values read from tables wait for staff (TUVAN_INGEST__FACTS_REVIEW).
+    facts_review: bool = False
 
     async def passages(
         self, texts: Sequence[str], progress: Progress | None = None

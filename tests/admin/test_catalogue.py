@@ -4,6 +4,7 @@ answers, export and import, roles and escaping."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 from pathlib import Path
@@ -147,3 +148,47 @@ async def test_values_that_disagree_are_shown_to_staff(
     assert "điểm chuẩn, Khoa học Máy tính, thi tốt nghiệp THPT 2025" in clashes
     assert "26,85" in clashes
     assert "27,00" in clashes
+
+
+async def test_with_review_on_new_values_wait_for_staff_and_unchanged_ones_stay_published(
+    editor: AdminBrowser,
+    viewer: AdminBrowser,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    indexer: Indexer,
+    tmp_path: Path,
+) -> None:
+    reviewing = dataclasses.replace(indexer, facts_review=True)
+    path = tmp_path / "chi-tieu-2026.md"
+    table = "# Chỉ tiêu năm 2026\n\n| Ngành | Mã ngành | Chỉ tiêu |\n|---|---|---|\n"
+    path.write_text(table + "| Công nghệ sinh học | 7420201 | 90 |\n", encoding="utf-8")
+    async with sessionmaker.begin() as session:
+        document_id = (await index_document(session, reviewing, load_file(path))).document_id
+
+    async def quotas() -> list[tuple[str, str, bool]]:
+        async with sessionmaker() as session:
+            rows = await session.scalars(
+                select(FactRow).where(FactRow.document_id == document_id).order_by(FactRow.major)
+            )
+            return [(r.major, r.text, r.published) for r in rows]
+
+    assert await quotas() == [("Công nghệ sinh học", "90", False)]
+    async with sessionmaker() as session:
+        book = await current_book(session)
+    assert not any(f.major == "Công nghệ sinh học" for f in book.facts)  # not answered with
+    page = await viewer.page("/admin/catalogue")
+    assert "giá trị đọc từ bảng đang chờ duyệt" in page
+    assert "cat-approve-all" not in page  # viewers read only
+    assert (await viewer.post("/admin/catalogue/facts/approve")).status == 403
+    assert (await editor.post("/admin/catalogue/facts/approve")).status == 303
+    assert await quotas() == [("Công nghệ sinh học", "90", True)]
+
+    # the table grows: the value read unchanged stays published, the new one waits
+    path.write_text(
+        table + "| Công nghệ sinh học | 7420201 | 90 |\n| Thú y | 7640101 | 60 |\n",
+        encoding="utf-8",
+    )
+    async with sessionmaker.begin() as session:
+        await index_document(session, reviewing, load_file(path))
+    assert await quotas() == [("Công nghệ sinh học", "90", True), ("Thú y", "60", False)]
+    page = await editor.page("/admin/catalogue")
+    assert ">Duyệt</button>" in page
