@@ -244,7 +244,8 @@ def test_columns_by_campus_give_each_campus_its_value_and_unknown_ones_are_left_
         tmp_path,
         "campus.md",
         "# Điểm chuẩn năm 2025\n\n"
-        "| Ngành | Mã ngành | Điểm chuẩn Hà Nội | Điểm chuẩn TP. HCM | Chỉ tiêu BVH | Chỉ tiêu BVS |\n"
+        "| Ngành | Mã ngành | Điểm chuẩn Hà Nội | Điểm chuẩn TP. HCM"
+        " | Chỉ tiêu BVH | Chỉ tiêu BVS |\n"
         "|---|---|---|---|---|---|\n"
         "| Khoa học máy tính | 7480101 | 26,50 | 25,10 | 120 | 80 |\n",
     )
