@@ -69,4 +69,5 @@ def hit_citation(n: int, hit: Hit) -> Citation:
         url=hit.url,
         page=hit.page,
         chunk_id=hit.chunk_id if hit.faq_id is None else None,
+        year=hit.year,
     )

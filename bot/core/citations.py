@@ -24,6 +24,7 @@ class Citation:
     url: str | None
     page: int | None
     chunk_id: int | None = None
+    year: int | None = None  # the year the document speaks of, when its title does not say
 
 
 # The headings of a reply's source lists, by language: written by ``sources_block`` and
@@ -118,4 +119,8 @@ def citation_line(c: Citation, language: Language) -> str:
         page = f", trang {c.page}" if language == "vi" else f", page {c.page}"
     url = public_url(c.url)
     where = f" — {url}" if url else ""
-    return f"[{c.n}] {citation_label(c.title, c.source)}{where}{page}"
+    label = citation_label(c.title, c.source)
+    if c.year is not None and str(c.year) not in label:
+        # a passage quoted from last year's notice says so, though its sentence names no year
+        label += f" (năm {c.year})" if language == "vi" else f" ({c.year})"
+    return f"[{c.n}] {label}{where}{page}"

@@ -34,11 +34,13 @@ class Hit:
     # A published FAQ entry read as a passage (tier 1 abstained): its answer is ``text``, and
     # ``chunk_id``/``document_id`` are ``-faq_id``, which no chunk or document has.
     faq_id: int | None = None
+    # The year its document speaks of (documents.year), named beside its citation.
+    year: int | None = None
 
 
 _ROW_COLUMNS = """
     c.id AS chunk_id, c.document_id, c.text, c.heading_path, c.page, c.ordinal, c.external_id,
-    d.title, d.source, d.url, 1 - (c.embedding <=> :q) AS similarity
+    d.title, d.source, d.url, d.year, 1 - (c.embedding <=> :q) AS similarity
 """
 
 _ROWS_SQL = text(

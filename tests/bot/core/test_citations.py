@@ -68,3 +68,17 @@ def test_a_public_citation_has_no_source_and_no_address_but_a_web_one() -> None:
     web = {"n": 3, "title": "", "source": "https://x.vn/a", "url": "https://x.vn/a", "page": None}
     shown = {"n": 3, "title": "https://x.vn/a", "url": "https://x.vn/a", "page": None}
     assert public_citation(web) == shown
+
+
+def test_a_citation_names_its_document_s_year_unless_its_title_does() -> None:
+    notice = Citation(1, "Thông báo ký túc xá", "/kb/ktx.md", None, 2, year=2025)
+    assert citation_line(notice, "vi") == "[1] Thông báo ký túc xá (năm 2025), trang 2"
+    assert citation_line(notice, "en") == "[1] Thông báo ký túc xá (2025), page 2"
+    titled = Citation(1, "Học phí 2025", "/kb/hp.md", None, None, year=2025)
+    assert citation_line(titled, "vi") == "[1] Học phí 2025"
+    page = Citation(1, "Ký túc xá", "https://x.vn/ktx", "https://x.vn/ktx", None, year=2025)
+    line = citation_line(page, "vi")
+    assert line == "[1] Ký túc xá (năm 2025) — https://x.vn/ktx"
+    _, block = source_links(f"Ký túc xá mở đăng ký từ 1/8.\n\nNguồn:\n{line}")
+    assert block is not None
+    assert [(s.title, s.url) for s in block.links] == [("Ký túc xá (năm 2025)", page.url)]
