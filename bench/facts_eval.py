@@ -9,11 +9,13 @@ value.
 
 **Questions**, generated from the same reference tables (the latest year of each): for every
 standard-programme major, score checks half a point above and below its cut-off in three
-phrasings ("em được 27,8 điểm thi THPT có đỗ ngành Khoa học máy tính không ạ", "27,8 diem
-thpt co dau khmt k ad", "thi THPT được 27,8đ thì vào được ngành … không"); "trường có ngành X
-không" for each major it has and for ten majors neither school has; and score checks naming no
-major (ambiguous: no verdict may be given). Each is answered by ``Answerer.answer`` over the
-whole corpus in a throwaway database, as written and folded, and scored by
+phrasings ("em được 27,8 điểm thi THPT có đỗ ngành Khoa học máy tính không ạ", "27,8 diem thpt
+co dau khmt k ad", "thi THPT được 27,8đ thì vào được ngành … không"); "trường có ngành X không"
+for each major it has and for ten majors neither school has; score checks naming no major
+(ambiguous: no verdict may be given); each major's THPT cut-off compared with the next one's
+(written out and by initials); the highest and the lowest cut-off; and, where the table gives
+combinations (UIT), the majors taking each of three. Each is answered by ``Answerer.answer``
+over the whole corpus in a throwaway database, as written and folded, and scored by
 bot.evaluation.facts (the same as `tuvan eval facts bench/facts-SET.jsonl --corpus DIR`;
 `--write-cases` writes those files).
 
@@ -43,6 +45,7 @@ from retrieval.loading import load_file
 ROOT = Path(__file__).resolve().parent.parent
 DGNL = "đánh giá năng lực"
 THPT = "thi tốt nghiệp THPT"
+COMBINATIONS = ["D07", "A00", "D01"]  # the majors taking each, where the table gives them
 NOT_OFFERED = [
     "Dược", "Y khoa", "Luật", "Kiến trúc", "Báo chí", "Ngôn ngữ Anh", "Kế toán",
     "Du lịch", "Sư phạm Toán", "Thú y",
@@ -56,6 +59,7 @@ class Cell:
     name: str
     method: str | None
     text: str
+    combinations: tuple[str, ...] = ()
 
     @property
     def value(self) -> float:
@@ -72,8 +76,9 @@ def uit_cells() -> tuple[Path, list[Cell]]:
                 year = int(row[0])
             elif row[0].isdigit() and year:
                 code, name, cutoff, dgnl = row[1].strip(), row[2].strip(), row[4], row[5]
+                combos = tuple(re.findall(r"[A-Z]\d\d", row[3].upper()))
                 if cutoff.strip():
-                    cells.append(Cell(year, code, name, None, cutoff.strip()))
+                    cells.append(Cell(year, code, name, None, cutoff.strip(), combos))
                 if dgnl.strip():
                     cells.append(Cell(year, code, name, DGNL, dgnl.strip()))
     return path, cells
@@ -128,6 +133,27 @@ def cases(cells: list[Cell], quick: bool) -> list[FactsCase]:
         out.append(FactsCase(f"trường có ngành {name} không ạ", "negative", name))
     out.append(FactsCase("em được 25 điểm thì có đỗ không ạ", "ambiguous"))
     out.append(FactsCase("24,5 điểm khối A00 có đậu không ad", "ambiguous"))
+    for a, b in zip(standard, standard[1:4] if quick else standard[1:], strict=False):
+        if a.value == b.value:
+            continue
+        high, low = (a, b) if a.value > b.value else (b, a)
+        for question in (
+            f"điểm chuẩn THPT ngành {a.name} với ngành {b.name} ngành nào cao hơn",
+            f"{initials(a.name) or a.name} vs {initials(b.name) or b.name} diem chuan thpt"
+            " nganh nao cao hon",
+        ):
+            out.append(FactsCase(question, "comparison", high.name, other=low.name))
+    thpt = [c for c in cells if c.year == latest and c.method in (None, THPT)]
+    for word, pick in (("cao nhất", max), ("thấp nhất", min)):
+        best = pick(thpt, key=lambda c: c.value)
+        question = f"ngành nào có điểm chuẩn {word} năm {latest}"
+        out.append(FactsCase(question, "list", values=(best.text,)))
+    for combo in COMBINATIONS[: 1 if quick else None]:
+        taking = sorted({c.name for c in standard if combo in c.combinations and "(" not in c.name})
+        if taking:
+            out.append(
+                FactsCase(f"những ngành nào xét tổ hợp {combo}", "list", values=tuple(taking))
+            )
     return out
 
 

@@ -1,6 +1,7 @@
 """Catalogue and facts questions (issue 2/4): score checks, "does the school have X" (yes and
-no), and score checks that name no major (ambiguous: no verdict may be given), each asked as
-written and folded and scored on the answer's text.
+no), score checks that name no major (ambiguous: no verdict may be given), two majors compared,
+and lists (the majors taking a combination, the lowest cut-off), each asked as written and folded
+and scored on the answer's text.
 
 A cases file is JSON Lines, one question a line::
 
@@ -11,6 +12,10 @@ A cases file is JSON Lines, one question a line::
     {"question": "trường có ngành Khoa học máy tính không ạ", "kind": "positive",
      "name": "Khoa học máy tính"}
     {"question": "em được 25 điểm thì có đỗ không ạ", "kind": "ambiguous"}
+    {"question": "điểm chuẩn THPT ngành KHMT với ngành CNTT ngành nào cao hơn",
+     "kind": "comparison", "name": "Khoa học máy tính", "other": "Công nghệ thông tin"}
+    {"question": "những ngành nào xét tổ hợp D07", "kind": "list",
+     "values": ["Khoa học máy tính", "Kỹ thuật phần mềm"]}
 
 A score check is right when a line of the answer about the major (its standard programme: no
 "chương trình" named) states the cut-off as the table writes it with the right comparison, and
@@ -18,13 +23,15 @@ the answer names the year; it is confidently wrong when it is not right and not 
 states a comparison or a line about the major. A negative is right when it says the school does
 not offer the major, and confidently wrong ("yes-like") when any other answer than the fallback
 is given. A positive is right when it says yes. An ambiguous one is right when no comparison is
-stated.
-"""
+stated. A comparison is right when its first verdict (the standard programme's, listed first)
+says ``name`` is higher (more), and confidently wrong when it says ``other`` is. A list is right
+when the answer names every one of ``values`` (majors or figures), and confidently wrong when it
+answers without one of them."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +40,7 @@ from bot.core.errors import DatasetError
 from bot.evaluation.data import json_rows
 from retrieval.text.folding import fold
 
-KINDS = ("score_check", "negative", "positive", "ambiguous")
+KINDS = ("score_check", "negative", "positive", "ambiguous", "comparison", "list")
 
 
 @dataclass(frozen=True)
@@ -44,6 +51,8 @@ class FactsCase:
     cutoff: str = ""
     year: int = 0
     above: bool = False
+    other: str = ""  # a comparison's lower major
+    values: tuple[str, ...] = ()  # what a list must name
 
 
 @dataclass(frozen=True)
@@ -70,7 +79,11 @@ def read_facts_cases(path: Path) -> list[FactsCase]:
             raise DatasetError(f"{where}: `kind` must be one of {', '.join(KINDS)}")
         if case.kind == "score_check" and not (case.name and case.cutoff and case.year):
             raise DatasetError(f"{where}: a score check needs `name`, `cutoff` and `year`")
-        cases.append(case)
+        if case.kind == "comparison" and not (case.name and case.other):
+            raise DatasetError(f"{where}: a comparison needs `name` and `other`")
+        if case.kind == "list" and not (case.values and isinstance(case.values, list | tuple)):
+            raise DatasetError(f"{where}: a list needs `values`")
+        cases.append(replace(case, values=tuple(str(v) for v in case.values)))
     return cases
 
 
@@ -87,6 +100,13 @@ def judge(case: FactsCase, tier: str, answer: str) -> tuple[bool, bool]:
     if case.kind == "ambiguous":
         verdict = any(w in folded for w in ("cao hon", "thap hon", " above", " below"))
         return not verdict, verdict
+    if case.kind == "comparison":
+        first = next((x for x in folded.splitlines() if any(w in x for w in _HIGHER)), "")
+        said = {m: any(f"{fold(m)} {w}" in first for w in _HIGHER) for m in (case.name, case.other)}
+        return said[case.name], said[case.other]
+    if case.kind == "list":
+        named = all(fold(v) in folded for v in case.values)
+        return named, answered and not named
     name = fold(case.name)
     lines = [
         fold(line)
@@ -99,6 +119,8 @@ def judge(case: FactsCase, tier: str, answer: str) -> tuple[bool, bool]:
     compared = any("cao hon" in x or "thap hon" in x for x in lines)
     return right, answered and not right and (compared or bool(lines))
 
+
+_HIGHER = ("cao hon", "nhieu hon", "has higher", "has more")
 
 Ask = Callable[[str], Awaitable[Answer]]
 

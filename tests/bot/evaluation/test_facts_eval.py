@@ -37,6 +37,13 @@ CASES = [
     FactsCase("trường có ngành Dược không ạ", "negative", "Dược"),
     FactsCase("trường có ngành Kỹ thuật Phần mềm không ạ", "positive", "Kỹ thuật Phần mềm"),
     FactsCase("em được 25 điểm thì có đỗ không ạ", "ambiguous"),
+    FactsCase(
+        "điểm chuẩn THPT ngành Kỹ thuật Phần mềm với ngành Khoa học Máy tính ngành nào cao hơn",
+        "comparison",
+        "Khoa học Máy tính",
+        other="Kỹ thuật Phần mềm",
+    ),
+    FactsCase("ngành nào có điểm chuẩn thấp nhất", "list", values=("Hệ thống Thông tin", "24,60")),
 ]
 
 
@@ -74,6 +81,16 @@ def test_a_yes_like_answer_to_a_negative_is_confidently_wrong() -> None:
     assert judge(CASES[1], "documents", "Trường chưa đào tạo ngành Dược.") == (True, False)
 
 
+def test_a_comparison_or_a_list_is_wrong_when_it_names_the_other_or_misses_one() -> None:
+    compared, listed = CASES[4], CASES[5]
+    said = "- 2025: Khoa học Máy tính 26,85 [1], Kỹ thuật Phần mềm 26,10 [2]: {} cao hơn."
+    assert judge(compared, "documents", said.format("Khoa học Máy tính")) == (True, False)
+    assert judge(compared, "documents", said.format("Kỹ thuật Phần mềm")) == (False, True)
+    assert judge(listed, "documents", "- Ngành Hệ thống Thông tin: 24,60 [1]") == (True, False)
+    assert judge(listed, "documents", "- Ngành Kỹ thuật Phần mềm: 26,10 [1]") == (False, True)
+    assert judge(listed, "fallback", "Xin lỗi") == (False, False)
+
+
 def test_the_facts_command_answers_every_kind_right(tmp_path: Path, database_url: str) -> None:
     corpus = tmp_path / "corpus"
     corpus.mkdir()
@@ -88,6 +105,6 @@ def test_the_facts_command_answers_every_kind_right(tmp_path: Path, database_url
     assert rows == {
         (form, kind): (1, 0)
         for form in ("written", "folded")
-        for kind in ("score_check", "negative", "positive", "ambiguous")
+        for kind in ("score_check", "negative", "positive", "ambiguous", "comparison", "list")
     }, data["misses"]
     assert "None." in (out / "report.md").read_text(encoding="utf-8")
