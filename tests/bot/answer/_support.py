@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
+from pathlib import Path
+
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.answer.parts import AnswererParts
+from retrieval.index.documents import index_document
+from retrieval.index.indexer import Indexer
+from retrieval.loading import load_file
 
 
 def with_answer_settings(parts: AnswererParts, **changes: object) -> AnswererParts:
@@ -17,3 +24,9 @@ def verbatim_only(parts: AnswererParts, **changes: object) -> AnswererParts:
     its entry; every other question goes on to the documents."""
     parts = with_answer_settings(parts, **changes) if changes else parts
     return replace(parts, decisions=replace(parts.decisions, faq=None))
+
+
+async def ingest_text(session: AsyncSession, indexer: Indexer, path: Path, text: str) -> int:
+    """``text`` written to ``path`` and indexed as a document in the test's transaction; its id."""
+    await asyncio.to_thread(path.write_text, text, encoding="utf-8")
+    return (await index_document(session, indexer, load_file(path))).document_id

@@ -15,12 +15,11 @@ from bot.answer.found import Found
 from bot.answer.parts import AnswererParts
 from bot.knowledge.ingest import ingest_paths
 from retrieval.faq.decision import FaqDecision
-from retrieval.index.documents import index_document
 from retrieval.index.indexer import Indexer
-from retrieval.loading import load_file
 from retrieval.search.hits import Hit
 from retrieval.text.language import detect_language
 from retrieval.thresholds import Thresholds
+from tests.bot.answer._support import ingest_text
 
 RUNNING = "<p>Thông báo xét tuyển bổ sung năm 2026</p>"
 LETTERHEAD = (
@@ -169,15 +168,15 @@ def test_a_part_that_names_no_subject_is_read_with_the_question_s(parts: Answere
 async def test_a_quoted_passage_names_the_year_its_document_speaks_of(
     answerer: Answerer, session: AsyncSession, indexer: Indexer, tmp_path: Path
 ) -> None:
-    path = tmp_path / "ky-tuc-xa.md"
-    path.write_text(
+    await ingest_text(
+        session,
+        indexer,
+        tmp_path / "ky-tuc-xa.md",
         "# Thông báo đăng ký ký túc xá\n\n"
         "Tân sinh viên khóa tuyển sinh năm 2025 đăng ký ở ký túc xá trên cổng thông tin sinh "
         "viên trong tuần nhập học. Giá phòng ký túc xá là 450.000 đồng mỗi tháng cho phòng tám "
         "người.\n",
-        encoding="utf-8",
     )
-    await index_document(session, indexer, load_file(path))
     result = await answerer.answer("Giá phòng ký túc xá mỗi tháng là bao nhiêu?")
     assert result.tier == "documents", result.answer
     assert "450.000 đồng" in result.answer

@@ -10,11 +10,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.answer.answerer import Answerer
 from bot.answer.replies import Answer
-from retrieval.index.documents import index_document
 from retrieval.index.faq_entries import FaqDraft, upsert_faq
 from retrieval.index.indexer import Indexer
-from retrieval.loading import load_file
 from retrieval.text.folding import fold
+from tests.bot.answer._support import ingest_text
 
 
 def _facts(answer: Answer) -> str:
@@ -77,13 +76,13 @@ async def test_a_dash_in_the_newest_table_answers_no(
     result = await answerer.answer("nganh ttnt co xet hoc ba khong")
     assert "facts" not in result.why
     assert "không áp dụng" in result.answer
-    path = tmp_path / "diem-chuan-2027.md"
-    path.write_text(
+    await ingest_text(
+        session,
+        indexer,
+        tmp_path / "diem-chuan-2027.md",
         "# Điểm chuẩn năm 2027\n\n| Ngành | Mã ngành | THPT | Học bạ |\n|---|---|---|---|\n"
         "| Trí tuệ Nhân tạo | 7480107 | 27,50 | — |\n",
-        encoding="utf-8",
     )
-    await index_document(session, indexer, load_file(path))
     result = await answerer.answer("nganh ttnt co xet hoc ba khong")
     assert _facts(result) == "whether"
     assert result.answer.startswith("Không, ngành Trí tuệ Nhân tạo không xét học bạ (năm 2027)")
@@ -188,14 +187,14 @@ async def test_a_fee_is_quoted_per_what_the_question_asks(
     result = await answerer.answer("hp clc ktpm 1 nam bn")
     assert "facts" not in result.why
     assert "58.000.000 đồng/năm" in result.answer
-    path = tmp_path / "hoc-phi-sinh-hoc.md"
-    path.write_text(
+    await ingest_text(
+        session,
+        indexer,
+        tmp_path / "hoc-phi-sinh-hoc.md",
         "# Học phí năm học 2026–2027 khối Sinh học\n\n"
         "| Chương trình | Ngành áp dụng | Học phí/năm | Học phí/tín chỉ |\n|---|---|---|---|\n"
         "| Chuẩn | Công nghệ sinh học, Kỹ thuật y sinh | 30.000.000 đồng | 850.000 đồng |\n",
-        encoding="utf-8",
     )
-    await index_document(session, indexer, load_file(path))
     result = await answerer.answer("hoc phi nganh cong nghe sinh hoc 1 nam bn")
     assert _facts(result) == "học phí"
     lines = [x for x in result.answer.splitlines() if x.startswith("- ")]
@@ -237,14 +236,14 @@ async def test_a_programme_the_school_does_not_run_is_a_plain_no(answerer: Answe
 async def test_a_score_on_another_scale_than_the_cutoff_is_not_compared(
     answerer: Answerer, session: AsyncSession, indexer: Indexer, tmp_path: Path
 ) -> None:
-    path = tmp_path / "diem-chuan-sinh-hoc.md"
-    path.write_text(
+    await ingest_text(
+        session,
+        indexer,
+        tmp_path / "diem-chuan-sinh-hoc.md",
         "# Điểm chuẩn năm 2025 khối Sinh học\n\n"
         "| Ngành | Mã ngành | THPT | HSA |\n|---|---|---|---|\n"
         "| Công nghệ sinh học | 7420201 | 22,50 | 95,40 |\n",
-        encoding="utf-8",
     )
-    await index_document(session, indexer, load_file(path))
     result = await answerer.answer("dgnl 900 co do nganh cong nghe sinh hoc khong")
     assert "facts" not in result.why  # an HSA cut-off of 95,40 says nothing of 900 points
     result = await answerer.answer("hsa 100 co do nganh cong nghe sinh hoc khong")
@@ -256,15 +255,15 @@ async def test_the_catalogue_s_majors_keep_tier_1_from_quoting_another_major_s_e
     answerer: Answerer, session: AsyncSession, indexer: Indexer, tmp_path: Path
 ) -> None:
     # Two majors the bundled vocabulary does not know, named by this school's table.
-    path = tmp_path / "chi-tieu-nong-lam.md"
-    path.write_text(
+    await ingest_text(
+        session,
+        indexer,
+        tmp_path / "chi-tieu-nong-lam.md",
         "# Chỉ tiêu tuyển sinh năm 2026 khối Nông lâm\n\n"
         "| Ngành | Mã ngành | Chỉ tiêu |\n|---|---|---|\n"
         "| Công nghệ thực phẩm | 7540101 | 120 |\n"
         "| Công nghệ chế biến lâm sản | 7549001 | 60 |\n",
-        encoding="utf-8",
     )
-    await index_document(session, indexer, load_file(path))
     await upsert_faq(
         session,
         indexer,
@@ -291,13 +290,13 @@ async def test_the_catalogue_s_majors_keep_tier_1_from_quoting_another_major_s_e
 async def test_a_major_offered_only_outside_the_standard_programme_is_a_yes_that_says_so(
     answerer: Answerer, session: AsyncSession, indexer: Indexer, tmp_path: Path
 ) -> None:
-    path = tmp_path / "vlvh.md"
-    path.write_text(
+    await ingest_text(
+        session,
+        indexer,
+        tmp_path / "vlvh.md",
         "# Thông báo tuyển sinh hệ vừa làm vừa học năm 2026\n\n"
         "| Ngành | Mã ngành | Chỉ tiêu |\n|---|---|---|\n| Kế toán | 7340301 | 80 |\n",
-        encoding="utf-8",
     )
-    await index_document(session, indexer, load_file(path))
     result = await answerer.answer("trường có ngành kế toán không ạ")
     assert _facts(result) == "has major"
     assert result.answer.startswith(
@@ -314,14 +313,14 @@ async def test_a_major_offered_only_outside_the_standard_programme_is_a_yes_that
 async def test_a_cutoff_by_campus_is_given_for_the_campus_asked_or_for_each(
     answerer: Answerer, session: AsyncSession, indexer: Indexer, tmp_path: Path
 ) -> None:
-    path = tmp_path / "diem-chuan-co-so.md"
-    path.write_text(
+    await ingest_text(
+        session,
+        indexer,
+        tmp_path / "diem-chuan-co-so.md",
         "# Điểm chuẩn năm 2025 theo cơ sở\n\n"
         "| Ngành | Mã ngành | Điểm chuẩn Hà Nội | Điểm chuẩn TP. HCM |\n|---|---|---|---|\n"
         "| Công nghệ sinh học | 7420201 | 24,10 | 22,60 |\n",
-        encoding="utf-8",
     )
-    await index_document(session, indexer, load_file(path))
     result = await answerer.answer("điểm chuẩn ngành công nghệ sinh học cơ sở tp hcm bao nhiêu")
     lines = [x for x in result.answer.splitlines() if x.startswith("- ")]
     assert lines == [
