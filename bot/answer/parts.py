@@ -9,7 +9,7 @@ from bot.llm.client import LlmClient, load_prompt
 from retrieval.decisions import Decisions, load_decisions
 from retrieval.embedders.base import Embedder
 from retrieval.facts.book import FactsBook
-from retrieval.guard.catalogue import guard_with_majors
+from retrieval.guard.catalogue import guard_with_catalogue
 from retrieval.guard.checks import NearMissGuard
 from retrieval.search.rerank import Reranker
 from retrieval.text.terms import TextProcessor
@@ -36,7 +36,7 @@ class AnswererParts:
     _catalogue: str | None = field(default=None, init=False, repr=False)
 
     def read_catalogue(self, book: FactsBook) -> None:
-        """Put the school's majors from ``book`` into the guard every tier reads
+        """Put the school's majors and campus names from ``book`` into the guard every tier reads
         (retrieval.guard.catalogue); made again only when the catalogue changed. A guard set
         from outside (an operator's vocabulary reloaded) is the new base."""
         if self.guard is not self._made_guard:
@@ -45,7 +45,7 @@ class AnswererParts:
             return
         base = self._base_guard or self.guard
         majors = [(m.name, m.code, m.aliases) for m in book.majors]
-        self.guard = self._made_guard = guard_with_majors(base, majors)
+        self.guard = self._made_guard = guard_with_catalogue(base, majors, book.campuses)
         self._catalogue = book.signature
 
     @property

@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from bot.db.models import CatalogueRow, Document, FactRow
 from retrieval.changes import tables_signature
 from retrieval.facts.extract import initials
-from retrieval.facts.model import MAJOR, PROGRAMME, Fact, Place
+from retrieval.facts.model import CAMPUS, MAJOR, PROGRAMME, Fact, Place
 from retrieval.facts.years import admission_year
 from retrieval.guard.checks import NearMissGuard
 from retrieval.index.facts import fact_of
@@ -48,6 +48,8 @@ class FactsBook:
     titles: list[str] = field(default_factory=list)  # the documents', for the admission year
     # When a year's cut-offs are published, as a document says it, and where.
     publications: dict[int, tuple[str, Place]] = field(default_factory=dict)
+    # The campuses of the catalogue and the names staff gave them ("BVH" for "Hà Nội").
+    campuses: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._by_key = sorted(
@@ -133,7 +135,11 @@ def build_book(
     facts = [replace(f, major=named.get(fold(f.major), f.major)) for f in facts]
     clashing = conflicts(facts)
     agreed = [f for f in facts if _slot(f) not in clashing]
-    return FactsBook(agreed, out, programmes, signature, titles or [])
+    campuses: dict[str, tuple[str, ...]] = {}
+    for kind, name, _, aliases in items:
+        if kind == CAMPUS:
+            campuses[name] = tuple(dict.fromkeys((*campuses.get(name, ()), *aliases)))
+    return FactsBook(agreed, out, programmes, signature, titles or [], campuses=campuses)
 
 
 def _join_by_code(majors: dict[str, tuple[str, set[str], set[str]]]) -> dict[str, str]:

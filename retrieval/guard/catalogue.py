@@ -1,4 +1,5 @@
-"""The school's own majors, from its catalogue, added to the guard's vocabulary (2/4).
+"""The school's own majors and campuses, from its catalogue, added to the guard's vocabulary
+(2/4).
 
 The bundled vocabulary names the majors common to Vietnamese schools; a school's catalogue
 (retrieval.facts) names its own, with their codes and the aliases staff give them. Both tier 1
@@ -12,6 +13,9 @@ must be in it, or a question about one is matched to an entry about another.
   often an ordinary word of a sentence. Aliases staff give are read as given.
 - Initials are not added: "kt" or "qtkd" read from a name may name something else; staff add
   the ones students use as aliases.
+- A campus's aliases staff give ("BVH" for "Hà Nội") are added to the campus category: a
+  question naming one is read as that campus, and so is a table column at the next ingest
+  (the serving processes read documents with this guard).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from retrieval.guard.vocabulary import merge_vocabulary
 from retrieval.text.folding import fold
 
 MAJOR = "major"
+CAMPUS = "campus"
 _SHORT = 3  # words: a shorter name is read only after "ngành"
 
 
@@ -56,12 +61,18 @@ def _said(name: str) -> str:
     return name if len(name.split()) >= _SHORT else f"ngành {name}"
 
 
-def guard_with_majors(
-    base: NearMissGuard, majors: Iterable[tuple[str, str | None, Iterable[str]]]
+def guard_with_catalogue(
+    base: NearMissGuard,
+    majors: Iterable[tuple[str, str | None, Iterable[str]]],
+    campuses: Mapping[str, Iterable[str]] | None = None,
 ) -> NearMissGuard:
-    """``base`` with the school's ``majors`` in its vocabulary (``base`` itself when none add)."""
+    """``base`` with the school's ``majors`` and ``campuses`` (name -> aliases) in its
+    vocabulary (``base`` itself when none add anything)."""
     values = school_majors(majors, base.vocabulary)
-    if not values:
+    categories: dict[str, Any] = {MAJOR: {"values": values}} if values else {}
+    named = {name: list(aliases) for name, aliases in (campuses or {}).items() if aliases}
+    if named:
+        categories[CAMPUS] = {"values": named}
+    if not categories:
         return base
-    override = {"categories": {MAJOR: {"values": values}}}
-    return NearMissGuard(merge_vocabulary(base.vocabulary, override))
+    return NearMissGuard(merge_vocabulary(base.vocabulary, {"categories": categories}))

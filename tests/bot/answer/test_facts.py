@@ -3,6 +3,7 @@ the whole answerer in a real PostgreSQL, as written and without diacritics."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.answer.answerer import Answerer
 from bot.answer.replies import Answer
+from bot.db.models import CatalogueRow
 from retrieval.index.faq_entries import FaqDraft, upsert_faq
 from retrieval.index.indexer import Indexer
 from retrieval.text.folding import fold
@@ -333,3 +335,29 @@ async def test_a_cutoff_by_campus_is_given_for_the_campus_asked_or_for_each(
     assert len(lines) == 2
     assert "cơ sở Hà Nội: điểm chuẩn 24,10 [1], 23 thấp hơn 1,1 điểm" in lines[0]
     assert "cơ sở TP. Hồ Chí Minh: điểm chuẩn 22,60 [1], 23 cao hơn 0,4 điểm" in lines[1]
+
+
+async def test_campus_names_staff_add_are_read_in_questions_and_in_the_next_tables(
+    answerer: Answerer, session: AsyncSession, indexer: Indexer, tmp_path: Path
+) -> None:
+    session.add_all(
+        [
+            CatalogueRow(kind="campus", name="Hà Nội", aliases=["BVH"], origin="staff"),
+            CatalogueRow(kind="campus", name="TP. Hồ Chí Minh", aliases=["BVS"], origin="staff"),
+        ]
+    )
+    await session.flush()
+    await answerer.answer("trường có mấy cơ sở")  # the serving process reads the catalogue
+    guard = answerer.parts.guard
+    assert guard.facets("điểm chuẩn cơ sở bvs")["campus"] == {"TP. Hồ Chí Minh"}
+    # the serving processes read an uploaded table with the guard they answer with
+    await ingest_text(
+        session,
+        dataclasses.replace(indexer, guard=guard),
+        tmp_path / "chi-tieu-vlvh.md",
+        "# Chỉ tiêu năm 2026\n\n| Ngành | Mã ngành | Chỉ tiêu BVH | Chỉ tiêu BVS |\n"
+        "|---|---|---|---|\n| Công nghệ sinh học | 7420201 | 100 | 50 |\n",
+    )
+    result = await answerer.answer("chỉ tiêu ngành công nghệ sinh học ở BVS là bao nhiêu")
+    lines = [x for x in result.answer.splitlines() if x.startswith("- ")]
+    assert lines == ["- Ngành Công nghệ sinh học (mã 7420201), cơ sở TP. Hồ Chí Minh, 2026: 50 [1]"]

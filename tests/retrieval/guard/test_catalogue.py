@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from retrieval.guard.catalogue import guard_with_majors, school_majors
+from retrieval.guard.catalogue import guard_with_catalogue, school_majors
 from retrieval.guard.vocabulary import load_guard
 
 MAJORS = [
@@ -24,7 +24,7 @@ def test_catalogue_majors_extend_bundled_values_or_become_their_own() -> None:
 
 def test_the_guard_reads_the_school_s_majors_and_leaves_the_bundled_guard_alone() -> None:
     base = load_guard()
-    guard = guard_with_majors(base, MAJORS)
+    guard = guard_with_catalogue(base, MAJORS)
     majors = lambda g, q: g.facets(q).get("major", frozenset())  # noqa: E731
     assert majors(guard, "hoc phi nganh cong nghe che bien lam san") == {
         "Công nghệ chế biến lâm sản"
@@ -35,4 +35,4 @@ def test_the_guard_reads_the_school_s_majors_and_leaves_the_bundled_guard_alone(
     assert majors(guard, "thú y là gì") == set()  # two words alone: an ordinary phrase
     assert majors(guard, "cntt tin học") == {"Công nghệ thông tin"}
     assert majors(base, "hoc phi nganh cong nghe che bien lam san") == set()
-    assert guard_with_majors(base, [("Kế toán", "7340301", [])]) is base
+    assert guard_with_catalogue(base, [("Kế toán", "7340301", [])]) is base
