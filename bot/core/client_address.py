@@ -4,6 +4,8 @@ limit, the web chat's bucket): the peer, or the hop a trusted reverse proxy appe
 
 from __future__ import annotations
 
+import ipaddress
+
 
 def client_address(peer: str | None, forwarded_for: str | None, *, trust_proxy: bool) -> str:
     """The client's address: with ``trust_proxy``, the last ``X-Forwarded-For`` hop (the one
@@ -13,3 +15,17 @@ def client_address(peer: str | None, forwarded_for: str | None, *, trust_proxy: 
         if forwarded:
             return forwarded
     return peer or "unknown"
+
+
+def client_network(address: str, *, v4_prefix: int, v6_prefix: int) -> str | None:
+    """The network ``address`` belongs to, as the per-network limits count it ("203.0.113.0/24",
+    "2001:db8:1:2::/64"): a client that rotates its address inside the block a provider gives
+    one customer (an IPv6 /64) is still one client there. None for what is not an address."""
+    try:
+        parsed = ipaddress.ip_address(address.strip("[]"))
+    except ValueError:
+        return None
+    if isinstance(parsed, ipaddress.IPv6Address) and parsed.ipv4_mapped is not None:
+        parsed = parsed.ipv4_mapped
+    prefix = v4_prefix if parsed.version == 4 else v6_prefix
+    return str(ipaddress.ip_network(f"{parsed}/{prefix}", strict=False))

@@ -416,6 +416,24 @@ class LimitsSettings(BaseModel):
     # 6 s for long; 5 at once covers a few quick follow-ups and the page's own retries.
     chat_visitor_per_minute: float = Field(default=10.0, gt=0)
     chat_visitor_burst: int = Field(default=5, ge=1)
+    # ... and per network (an IPv4 /`network_v4_prefix`, an IPv6 /`network_v6_prefix`): looser
+    # than per address, for a school's NAT pool, and the bound on a client rotating its address
+    # inside the block its provider gives it. Votes count apart under the same limits.
+    chat_network_per_minute: float = Field(default=60.0, gt=0)
+    chat_network_burst: int = Field(default=20, ge=1)
+    network_v4_prefix: int = Field(default=24, ge=8, le=32)
+    network_v6_prefix: int = Field(default=64, ge=16, le=128)
+    # The page's reads, GET /api/chat/history and /api/chat/updates, per address and per network
+    # (an open page reads its history once and asks for updates about twice a minute).
+    reads_ip_per_minute: float = Field(default=120.0, gt=0)
+    reads_ip_burst: int = Field(default=30, ge=1)
+    reads_network_per_minute: float = Field(default=600.0, gt=0)
+    reads_network_burst: int = Field(default=100, ge=1)
+    # Update requests held open at once per client address (a held one counts until it is
+    # answered), and per serve process: 0 takes half the process's open-file limit, which
+    # `serve` raises to its hard limit at start; past either, 503 with Retry-After.
+    updates_held_per_address: int = Field(default=20, ge=1)
+    updates_held_max: int = Field(default=0, ge=0)
     # Web chat answers being worked on at once in one serve process (embedding runs on one
     # thread, so more only queue up); a request finding all taken waits `answers_wait_s`, then
     # gets 503 with Retry-After, which the page retries with the same message id.

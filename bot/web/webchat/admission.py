@@ -1,6 +1,9 @@
 """What a chat request must pass before anything is spent on it: a JSON body sent from the
-page's own origin or an allowed one, and a token from the buckets of its address and of its
-visitor (``bot.web.rate_limits``, shared by every serve process).
+page's own origin or an allowed one, and a token from the buckets of its address, of its
+network (an IPv4 /24, an IPv6 /64: a client rotating addresses inside its block is one client
+there) and of its visitor (``bot.web.rate_limits``, shared by every serve process). The page's
+reads (history, updates) and votes take tokens from buckets of their own, so reading never eats
+the questions' allowance.
 
 A browser sends ``Origin`` with every cross-origin POST: a form or ``fetch`` of any other site
 with a "simple" ``text/plain`` body needs no preflight, so CORS alone would not keep it from
@@ -13,7 +16,7 @@ from __future__ import annotations
 from aiohttp import web
 from yarl import URL
 
-from bot.core.client_address import client_address
+from bot.core.client_address import client_address, client_network
 from bot.core.settings import Settings
 from bot.runtime import Runtime
 from bot.web.rate_limits import RateLimit, RateLimiter
@@ -58,16 +61,39 @@ class Admission:
             return 403, "this origin may not use the chat API"
         return None
 
-    async def take_by_address(self, request: web.Request, runtime: Runtime) -> float | None:
-        """A token of the client address's bucket: None, or the seconds to wait for one."""
-        settings = runtime.settings
-        address = client_address(
+    async def take_by_address(
+        self, request: web.Request, runtime: Runtime, route: str = "chat"
+    ) -> float | None:
+        """A token of the client address's bucket and of its network's for ``route`` ("chat",
+        "vote" or "reads"): None, or the seconds to wait for one."""
+        limits = runtime.settings.limits
+        address = self.address(request, runtime)
+        if route == "reads":
+            by_address = RateLimit(limits.reads_ip_per_minute, limits.reads_ip_burst)
+            by_network = RateLimit(limits.reads_network_per_minute, limits.reads_network_burst)
+        else:
+            by_address = RateLimit(limits.chat_ip_per_minute, limits.chat_ip_burst)
+            by_network = RateLimit(limits.chat_network_per_minute, limits.chat_network_burst)
+        network = client_network(
+            address, v4_prefix=limits.network_v4_prefix, v6_prefix=limits.network_v6_prefix
+        )
+        buckets = [(f"{route}-ip:{address}", by_address)]
+        if network is not None:
+            buckets.append((f"{route}-net:{network}", by_network))
+        async with runtime.sessionmaker.begin() as session:
+            for key, limit in buckets:
+                wait_s = await self.limiter.take(session, key[:200], limit)  # the column's width
+                if wait_s is not None:
+                    return wait_s
+        return None
+
+    def address(self, request: web.Request, runtime: Runtime) -> str:
+        """The client's address, as the limits count it (``bot.core.client_address``)."""
+        return client_address(
             request.remote,
             request.headers.get("X-Forwarded-For"),
-            trust_proxy=settings.admin.trust_proxy,
+            trust_proxy=runtime.settings.admin.trust_proxy,
         )
-        limit = RateLimit(settings.limits.chat_ip_per_minute, settings.limits.chat_ip_burst)
-        return await self._take(runtime, f"chat-ip:{address}", limit)
 
     async def take_by_visitor(self, runtime: Runtime, visitor_id: str) -> float | None:
         """A token of the visitor's bucket: None, or the seconds to wait for one."""

@@ -20,7 +20,6 @@ from aiohttp import web
 from sqlalchemy.exc import SQLAlchemyError
 
 from bot.conversations.feedback import record_vote
-from bot.core.client_address import client_address
 from bot.core.errors import ChatRequestError
 from bot.core.votes import DOWN, UP
 from bot.keys import RUNTIME
@@ -77,16 +76,9 @@ class FeedbackHandler:
         refused = self.admission.refusal(request, runtime.settings)
         if refused is not None:
             return error_reply(request, *refused)
-        settings = runtime.settings
-        limits = settings.limits
-        address = client_address(
-            request.remote,
-            request.headers.get("X-Forwarded-For"),
-            trust_proxy=settings.admin.trust_proxy,
-        )
-        by_address = RateLimit(limits.chat_ip_per_minute, limits.chat_ip_burst)
+        limits = runtime.settings.limits
         try:
-            wait_s = await self._take(runtime, f"vote-ip:{address}", by_address)
+            wait_s = await self.admission.take_by_address(request, runtime, "vote")
         except SQLAlchemyError:
             log.exception("web chat: cannot check the vote rate limit of an address")
             return unavailable(request)

@@ -36,7 +36,7 @@ from bot.web.webchat.admission import BUSY, HELD, TOO_FAST, Admission, client_go
 from bot.web.webchat.answering import CHANNEL, Answers, Conflict, HandedOver, Held, Stored
 from bot.web.webchat.cors import cors_headers, preflight_headers
 from bot.web.webchat.feedback import FeedbackHandler
-from bot.web.webchat.in_flight import AnswerGate, Place
+from bot.web.webchat.in_flight import AnswerGate, HeldPolls, HeldSlot, Place, raise_open_file_limit
 from bot.web.webchat.pages import Pages
 from bot.web.webchat.protocol import (
     MAX_CHAT_BODY,
@@ -51,7 +51,7 @@ from bot.web.webchat.protocol import (
 )
 from bot.web.webchat.replies import error_reply, json_reply, too_many, unavailable
 from bot.web.webchat.updates import ReplyWatch, newest_after
-from bot.web.webchat.visitors import VISITOR_HEADER, retire_if_stale
+from bot.web.webchat.visitors import VISITOR_HEADER, is_stale, retire_if_stale
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +80,7 @@ class WebChat:
         self.gate = AnswerGate(places=4, wait_s=1.0)  # replaced from the settings on start-up
         self.feedback = FeedbackHandler(self.admission)
         self.watch = ReplyWatch()
+        self.held = HeldPolls(1_000)  # replaced from the settings on start-up
 
     async def preflight(self, request: web.Request) -> web.Response:
         settings = request.config_dict[RUNTIME].settings
@@ -97,10 +98,15 @@ class WebChat:
         runtime = request.config_dict[RUNTIME]
         days = runtime.settings.web.visitor_days  # the page forgets an id unused this long
         try:
-            if await retire_if_stale(runtime, visitor_id):
-                expired = {"expired": True, "visitor_days": days, "human": False, "messages": []}
-                return json_reply(request, expired)
-            async with runtime.sessionmaker() as session:
+            wait_s = await self.admission.take_by_address(request, runtime, "reads")
+            if wait_s is not None:
+                return too_many(request, TOO_FAST, wait_s)
+            async with runtime.sessionmaker() as session:  # a read: nothing is written
+                if await is_stale(session, visitor_id, days=days, now=utcnow()):
+                    expired = {
+                        "expired": True, "visitor_days": days, "human": False, "messages": []
+                    }  # fmt: skip
+                    return json_reply(request, expired)
                 rows, human = await _visitor_history(
                     session, visitor_id, runtime.settings.web.history_messages
                 )
@@ -126,17 +132,29 @@ class WebChat:
         runtime = request.config_dict[RUNTIME]
         wait_s = self.watch.wait_limit(runtime.settings.web.updates_wait_s)
         generation = self.watch.generation
+        address = self.admission.address(request, runtime)
         try:
+            refused = await self.admission.take_by_address(request, runtime, "reads")
+            if refused is not None:
+                return too_many(request, TOO_FAST, refused)
             async with runtime.sessionmaker() as session:
                 found = await newest_after(session, visitor_id, since)
+        except SQLAlchemyError:
+            log.exception("web chat: cannot look for updates of a visitor")
+            return unavailable(request)
+        if found.newest is not None:
+            return json_reply(request, {"changed": True, "newest": found.newest})
+        held = self.held.take(address, runtime.settings.limits.updates_held_per_address)
+        if not isinstance(held, HeldSlot):
+            return error_reply(request, held, BUSY, {"Retry-After": retry_after(wait_s / 5)})
+        try:
             # 0: the visitor has not written yet; the page asks again after its first message.
-            with self.watch.holding(found.conversation_id or 0, generation) as woken:
-                if found.newest is None:
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(woken.wait(), wait_s)
-                    if found.conversation_id and (woken.is_set() or not self.watch.listening):
-                        async with runtime.sessionmaker() as session:
-                            found = await newest_after(session, visitor_id, since)
+            with held, self.watch.holding(found.conversation_id or 0, generation) as woken:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(woken.wait(), wait_s)
+                if found.conversation_id and (woken.is_set() or not self.watch.listening):
+                    async with runtime.sessionmaker() as session:
+                        found = await newest_after(session, visitor_id, since)
         except SQLAlchemyError:
             log.exception("web chat: cannot look for updates of a visitor")
             return unavailable(request)
@@ -148,6 +166,8 @@ class WebChat:
         runtime = app[RUNTIME]
         limits = runtime.settings.limits
         self.gate = AnswerGate(limits.answers_in_flight, limits.answers_wait_s)
+        files = raise_open_file_limit()
+        self.held = HeldPolls(limits.updates_held_max or max(16, files // 2))
         self.watch.start(runtime.engine.url.render_as_string(hide_password=False))
 
     async def stop(self, app: web.Application) -> None:

@@ -1,4 +1,5 @@
-"""The cap on web chat answers worked on at once in one serve process.
+"""The caps of one serve process: web chat answers worked on at once, and update requests
+held open (each keeps a socket, and a process out of open files accepts nobody).
 
 A request takes a place before its message is stored and gives it back once the answer is
 stored (or the request ends without answering). One that finds every place taken waits a
@@ -9,6 +10,11 @@ unbounded queue; what it refused was not stored, and the page sends it again.
 from __future__ import annotations
 
 import asyncio
+import logging
+import resource
+
+log = logging.getLogger(__name__)
+_MAX_FILES = 65_536  # the soft limit asked for when the hard one is unlimited
 
 
 class Place:
@@ -52,3 +58,72 @@ class AnswerGate:
         """Called by ``Place.release`` only."""
         self._taken -= 1
         self._free.release()
+
+
+def raise_open_file_limit() -> int:
+    """Raise this process's soft limit on open files to its hard limit (systemd's default soft
+    limit is 1,024, its hard one far higher); the soft limit now in force."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or hard > soft:
+        wanted = _MAX_FILES if hard == resource.RLIM_INFINITY else hard
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+            soft = wanted
+        except (ValueError, OSError) as exc:
+            log.warning("open-file limit stays at %d: %s", soft, exc)
+    return soft
+
+
+class HeldSlot:
+    """An update request held open, counted until it is answered (a context manager)."""
+
+    def __init__(self, polls: HeldPolls, address: str) -> None:
+        self._polls = polls
+        self._address = address
+
+    def __enter__(self) -> HeldSlot:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._polls.give_back(self._address)
+
+
+class HeldPolls:
+    """The update requests a serve process holds open, per client address and in all. Each
+    held request keeps a socket: past ``max_held`` (half the open-file limit by default) the
+    process would stop accepting anyone, so a request beyond it is answered at once with 503,
+    and one beyond its address's share with 429; the first refusal of a run is logged, not
+    each one."""
+
+    def __init__(self, max_held: int) -> None:
+        self.max_held = max_held
+        self.held = 0
+        self._by_address: dict[str, int] = {}
+        self._warned = False
+
+    def take(self, address: str, per_address: int) -> HeldSlot | int:
+        """A slot to hold the request in, or the status refusing it (429 or 503)."""
+        if self._by_address.get(address, 0) >= per_address:
+            return 429
+        if self.held >= self.max_held:
+            if not self._warned:
+                log.warning(
+                    "web chat: %d update requests held, the most this process holds; "
+                    "more are refused with 503 until some are answered",
+                    self.held,
+                )
+                self._warned = True
+            return 503
+        self.held += 1
+        self._by_address[address] = self._by_address.get(address, 0) + 1
+        return HeldSlot(self, address)
+
+    def give_back(self, address: str) -> None:
+        self.held -= 1
+        left = self._by_address.get(address, 1) - 1
+        if left:
+            self._by_address[address] = left
+        else:
+            self._by_address.pop(address, None)
+        if self.held < self.max_held * 0.9:
+            self._warned = False

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sqlalchemy import func, select, update
+from sqlalchemy import ColumnElement, and_, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.core.clock import utcnow
@@ -26,29 +26,41 @@ VISITOR_HEADER = "X-Visitor-Id"
 RETIRED_PREFIX = "retired:"
 
 
-async def retire_stale_visitor(
-    session: AsyncSession, visitor_id: str, *, days: int, now: datetime
-) -> bool:
-    """Detach ``visitor_id`` from its conversation if it has not written for ``days`` (nor
-    was its contact made within them); True if it was."""
-    cutoff = now - timedelta(days=days)
+def _stale(visitor_id: str, cutoff: datetime) -> ColumnElement[bool]:
+    """The visitor's contact, made before ``cutoff`` and not written from since."""
     written_since = (
         select(Conversation.id)
         .where(Conversation.contact_id == Contact.id, Conversation.last_inbound_at >= cutoff)
         .exists()
     )
+    return and_(
+        Contact.channel == CHANNEL,
+        Contact.external_id == visitor_id,
+        Contact.created_at < cutoff,
+        ~written_since,
+    )
+
+
+async def retire_stale_visitor(
+    session: AsyncSession, visitor_id: str, *, days: int, now: datetime
+) -> bool:
+    """Detach ``visitor_id`` from its conversation if it has not written for ``days`` (nor
+    was its contact made within them); True if it was."""
     retired = await session.execute(
         update(Contact)
-        .where(
-            Contact.channel == CHANNEL,
-            Contact.external_id == visitor_id,
-            Contact.created_at < cutoff,
-            ~written_since,
-        )
+        .where(_stale(visitor_id, now - timedelta(days=days)))
         .values(external_id=func.concat(RETIRED_PREFIX, Contact.id))
         .returning(Contact.id)
     )
     return retired.first() is not None
+
+
+async def is_stale(session: AsyncSession, visitor_id: str, *, days: int, now: datetime) -> bool:
+    """Whether ``retire_stale_visitor`` would retire ``visitor_id``, read without writing (the
+    page's history read; the id's next message retires it)."""
+    cutoff = now - timedelta(days=days)
+    found = select(Contact.id).where(_stale(visitor_id, cutoff)).exists()
+    return bool(await session.scalar(select(found)))
 
 
 async def retire_if_stale(runtime: Runtime, visitor_id: str) -> bool:
