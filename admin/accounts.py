@@ -172,10 +172,10 @@ async def _lock(session: AsyncSession, scope: str, value: str) -> None:
 
 
 async def _recent_failures(
-    session: AsyncSession, settings: AdminSettings, email: str, ip: str
-) -> tuple[int, int, int]:
+    session: AsyncSession, settings: AdminSettings, email: str, ip: str, network: str | None
+) -> tuple[int, int, int, int]:
     """Failures in the window: for the e-mail from this address since its last success there,
-    for the address (any e-mail), and for the e-mail from every address."""
+    for the address (any e-mail), for the e-mail from every address, and for the network."""
     since = utcnow() - timedelta(minutes=settings.login_window_minutes)
     failed = (LoginAttempt.succeeded.is_(False), LoginAttempt.at > since)
     last_success_here = (
@@ -200,21 +200,30 @@ async def _recent_failures(
                 .scalar_subquery(),
                 select(func.count()).where(LoginAttempt.ip == ip, *failed).scalar_subquery(),
                 select(func.count()).where(LoginAttempt.email == email, *failed).scalar_subquery(),
+                select(func.count())
+                .where(LoginAttempt.network == network, *failed)
+                .scalar_subquery(),
             )
         )
     ).one()
-    return int(row[0]), int(row[1]), int(row[2])
+    return int(row[0]), int(row[1]), int(row[2]), int(row[3])
 
 
 async def authenticate(
-    session: AsyncSession, settings: AdminSettings, email: str, password: str, ip: str
+    session: AsyncSession,
+    settings: AdminSettings,
+    email: str,
+    password: str,
+    ip: str,
+    network: str | None = None,
 ) -> StaffUser | None:
     """The active user with this e-mail and password, or None; every try is recorded.
 
     Raises LoginThrottledError before checking anything once the e-mail from this address, the
-    address, or the e-mail from all addresses has used up its failures: a guesser learns
-    nothing more, and costs us no more hashing. Failures lock an e-mail only for the address
-    they came from (a colleague elsewhere still logs in), up to the higher total bound.
+    address, its network (``network``), or the e-mail from all addresses has used up its
+    failures: a guesser learns nothing more, and costs us no more hashing. Failures lock an
+    e-mail only for the addresses they came from: the e-mail's total bound stops every address
+    that has failed for it, never one that has not (the owner, signing in from their own).
 
     Takes advisory locks on the address, then on the e-mail (always in that order: no
     deadlock), held until the caller's transaction ends: the count, the check and the
@@ -224,18 +233,21 @@ async def authenticate(
     ip = ip[:64]
     await _lock(session, "ip", ip)
     await _lock(session, "email", address)
-    here, by_ip, everywhere = await _recent_failures(session, settings, address, ip)
+    here, by_ip, everywhere, by_network = await _recent_failures(
+        session, settings, address, ip, network
+    )
     if (
         here >= settings.login_failures_per_email
         or by_ip >= settings.login_failures_per_ip
-        or everywhere >= settings.login_failures_per_email_total
+        or (here and everywhere >= settings.login_failures_per_email_total)
+        or (network is not None and by_network >= settings.login_failures_per_network)
     ):
         raise LoginThrottledError("too many failed logins; try again later", "throttled")
     user = await find_user(session, address)
     password = password[:MAX_PASSWORD_CHARS]
     ok = await _verify(user.password_hash if user else _DUMMY_HASH, password)
     ok = ok and user is not None and user.active
-    session.add(LoginAttempt(email=address, ip=ip, succeeded=ok, at=utcnow()))
+    session.add(LoginAttempt(email=address, ip=ip, network=network, succeeded=ok, at=utcnow()))
     if not ok or user is None:
         await session.flush()
         return None
@@ -257,13 +269,14 @@ async def sign_in(
     email: str,
     password: str,
     ip: str,
+    network: str | None = None,
 ) -> str | None:
     """A login over the web: the new session's cookie token, or None for a wrong password;
     LoginThrottledError past the limits. At most ``HASHING_CONCURRENCY`` run at once in a
     process, so that a burst of tries waits in the event loop rather than holding database
     connections while it waits for the advisory locks."""
     async with LOGINS(), sessionmaker.begin() as session:
-        user = await authenticate(session, settings, email, password, ip)
+        user = await authenticate(session, settings, email, password, ip, network)
         return await open_session(session, user, settings.session_hours) if user else None
 
 

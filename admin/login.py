@@ -23,7 +23,7 @@ from admin.web import (
     runtime,
     url,
 )
-from bot.core.client_address import client_address
+from bot.core.client_address import client_address, client_network
 from bot.core.errors import LoginThrottledError
 from bot.core.settings import AdminSettings
 from bot.db.models import StaffRole
@@ -92,10 +92,13 @@ async def login(request: web.Request) -> web.Response:
     email = field(data, "email", 320)
     password = data.get("password")
     password = password if isinstance(password, str) else ""
+    ip = client_ip(request, settings)
+    limits = rt.settings.limits
+    network = client_network(
+        ip, v4_prefix=limits.network_v4_prefix, v6_prefix=limits.network_v6_prefix
+    )
     try:
-        token = await sign_in(
-            rt.sessionmaker, settings, email, password, client_ip(request, settings)
-        )
+        token = await sign_in(rt.sessionmaker, settings, email, password, ip, network)
     except LoginThrottledError:
         return await render(
             request,

@@ -464,6 +464,10 @@ class AdminSettings(BaseModel):
     login_failures_per_email: int = Field(default=5, ge=1)
     login_failures_per_ip: int = Field(default=20, ge=1)
     login_failures_per_email_total: int = Field(default=50, ge=1)
+    # ... and for one network (an IPv4 /24, an IPv6 /64, as `TUVAN_LIMITS__NETWORK_*`), whatever
+    # the e-mail. The e-mail's total bound holds only for addresses that have failed for it:
+    # the owner, from an address that has not, still signs in while others guess.
+    login_failures_per_network: int = Field(default=40, ge=1)
     login_window_minutes: int = Field(default=15, ge=1)
     # A second confidence, staff's own: an FAQ or documents answer whose scorer put its chance
     # of being right (details["confidence"]) below this goes to "Cần xem lại" as "tuvan không

@@ -113,7 +113,7 @@ async def test_fifty_parallel_wrong_passwords_get_only_the_limits_guesses(
         await platforms.close()
 
 
-async def test_failures_from_many_addresses_are_bounded_for_the_account(
+async def test_guessing_addresses_and_networks_are_throttled_and_the_owner_still_signs_in(
     settings: Settings,
     engine: AsyncEngine,
     committing: async_sessionmaker[AsyncSession],
@@ -121,15 +121,28 @@ async def test_failures_from_many_addresses_are_bounded_for_the_account(
     answerer: Answerer,
 ) -> None:
     server, platforms = await start(
-        settings, engine, committing, parts, answerer, login_failures_per_email_total=3
+        settings,
+        engine,
+        committing,
+        parts,
+        answerer,
+        login_failures_per_email_total=3,
+        login_failures_per_network=6,
     )
     email = await new_staff(committing)
     b = AdminBrowser(server)
     try:
-        for n in range(3):
-            address = {"X-Forwarded-For": f"198.51.100.{n + 10}"}
-            assert await login(b, email, "wrong password", address) == 401
-        assert await login(b, email, PASSWORD, COLLEAGUE) == 429
+        guessers = [{"X-Forwarded-For": f"198.51.100.{n + 10}"} for n in range(12)]
+        statuses = [await login(b, email, "wrong password", g) for g in guessers]
+        assert statuses == [401] * 6 + [429] * 6  # the guessing network is throttled
+        assert await login(b, email, PASSWORD, guessers[0]) == 429  # a guessing address too
+        # a new address that fails for the e-mail past its total bound is stopped after one
+        elsewhere = {"X-Forwarded-For": "192.0.2.50"}
+        assert await login(b, email, "wrong password", elsewhere) == 401
+        assert await login(b, email, PASSWORD, elsewhere) == 429
+        # the account is not locked for everyone: its owner, from an address that has not
+        # failed, signs in
+        assert await login(b, email, PASSWORD, COLLEAGUE) == 303
     finally:
         await b.close()
         await server.close()

@@ -54,12 +54,15 @@ class LoginAttempt(Base):
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     email: Mapped[str] = mapped_column(String(320))
     ip: Mapped[str] = mapped_column(String(64))
+    # The address's network (bot.core.client_address.client_network), None for no address.
+    network: Mapped[str | None] = mapped_column(String(64))
     succeeded: Mapped[bool] = mapped_column(Boolean)
     at: Mapped[datetime] = now_column()
 
     __table_args__ = (
         Index("ix_login_attempts_email_at", "email", "at"),
         Index("ix_login_attempts_ip_at", "ip", "at"),
+        Index("ix_login_attempts_network_at", "network", "at"),
         Index("ix_login_attempts_at", "at"),  # `tuvan prune`: the old ones, without a scan
     )
 
