@@ -35,7 +35,8 @@ async def listen(
 ) -> None:
     """LISTEN on ``channels`` until cancelled: ``on_listening`` each time the connection is (again)
     up, so that what came while nobody listened is looked at; ``on_notify`` with each payload;
-    ``on_lost`` when the connection goes, before waiting ``RECONNECT_S`` to try again."""
+    ``on_lost`` when the connection goes (or anything else goes wrong: the loop ends only when
+    cancelled), before waiting ``RECONNECT_S`` to try again."""
     while True:
         try:
             async with await psycopg.AsyncConnection.connect(
@@ -48,5 +49,7 @@ async def listen(
                     on_notify(note.payload)
         except psycopg.Error as exc:
             log.warning("%s: connection lost (%s); polling until it is back", who, exc)
+        except Exception:  # a callback's or a library's bug must not end the loop for good
+            log.exception("%s: the LISTEN loop failed; polling, listening again shortly", who)
         on_lost()
         await asyncio.sleep(RECONNECT_S)
