@@ -22,7 +22,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from aiohttp import web
-from sqlalchemy import text
+from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admin.charts import PALETTE, Chart, Series, line_chart, stacked_bars
@@ -33,8 +33,10 @@ from admin.keys import QUESTION_VECTORS
 from admin.period import PERIODS, Period
 from admin.recheck import faq_link, recheck_report
 from admin.web import render, runtime, translator
+from bot.conversations.inbound import HELD_ERROR
 from bot.conversations.quarantine import count_quarantined
 from bot.core.types import CHANNELS
+from bot.db.models import Message
 from bot.knowledge.staleness import stale_items
 
 TOP_GROUPS = 5
@@ -71,6 +73,12 @@ add_strings(
         ),
         "dash.unanswered": ("Nhóm câu hỏi cần xem lại nhiều nhất", "Top groups to look at again"),
         "dash.see_all": ("Xem tất cả", "See them all"),
+        "dash.flooded": (
+            "{n} câu hỏi gửi dồn dập (quá {cap} câu đang chờ trong một cuộc trò chuyện) không được "
+            "trả lời trong khoảng thời gian này.",
+            "{n} questions sent in a flood (past {cap} waiting in one conversation) were not "
+            "answered in this period.",
+        ),
         "dash.quarantined": (
             "{n} sự kiện webhook không lưu được đang nằm trong bảng quarantined_events "
             "(đã xác nhận với nền tảng; xem nhật ký máy chủ).",
@@ -253,6 +261,15 @@ async def dashboard_page(request: web.Request) -> web.Response:
         tiers = await tier_counts(session, period, review_below)
         per_day, overall = await reply_latency(session, period)
         quarantined = await count_quarantined(session)
+        flooded = await session.scalar(
+            select(func.count())
+            .select_from(Message)
+            .where(
+                Message.error == HELD_ERROR,
+                Message.created_at >= period.since,
+                Message.created_at < period.until,
+            )
+        )
         stale = len(await stale_items(session, rt.settings.answer.admission_year, date.today()))
         before = previous_period(period)
         figures = await period_figures(session, period, review_below)
@@ -266,6 +283,8 @@ async def dashboard_page(request: web.Request) -> web.Response:
             "period": period,
             "periods": PERIODS,
             "quarantined": quarantined,
+            "flooded": flooded or 0,
+            "flood_cap": rt.settings.limits.flood_per_conversation,
             "stale": stale,
             "headlines": headlines(t, figures, figures_before, review_below),
             "before": before,

@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from bot.core.clock import utcnow
 from bot.core.messages import InboundMessage
 from bot.db.models import Author, Direction, MessageStatus
+from retrieval.text.language import detect_language
 
 # Inbound kinds the worker acts on; the rest are stored as skipped.
 ANSWERABLE = ("text", "command", "follow", "unsupported")
@@ -26,6 +27,7 @@ class Recorded:
     message_id: int | None  # None: this event was stored before (a platform retry)
     conversation_id: int
     held: bool = False  # stored but not to be answered: too many questions were waiting
+    noticed: bool = False  # answered later, in turn; the student was told to wait
 
 
 # One statement, one round trip: the webhook's whole write. Contact and conversation are upserted
@@ -34,6 +36,9 @@ class Recorded:
 # when it was. A single statement is atomic on its own, so it runs without BEGIN/COMMIT.
 # A question arriving while its conversation already has :cap questions waiting (received or
 # answering) is held: stored, but skipped with the reason in `error`, and nobody is notified.
+# With a :flood cap (the platforms'), it is held only past :flood questions waiting; the one
+# that finds exactly :cap waiting is answered in its turn like the rest, and a short bot notice
+# ("I am still answering your earlier questions") is queued in the same statement.
 # Only the conversation's last PENDING_WINDOW messages are looked at (newest first on the
 # (conversation_id, id) index), so a long thread costs the same as a short one.
 _RECORD_INBOUND = text(
@@ -54,15 +59,21 @@ _RECORD_INBOUND = text(
                 ELSE conversations.last_inbound_at END,
             updated_at = now()
         RETURNING id
+    ), waiting AS (
+        SELECT count(*) AS n FROM (
+            SELECT m.direction, m.status FROM messages m, conversation c
+            WHERE m.conversation_id = c.id
+            ORDER BY m.id DESC LIMIT :window
+        ) recent
+        WHERE recent.direction = 'in' AND recent.status IN ('received', 'answering')
     ), held AS (
-        SELECT :status = 'received' AND CAST(:cap AS integer) > 0 AND (
-            SELECT count(*) FROM (
-                SELECT m.direction, m.status FROM messages m, conversation c
-                WHERE m.conversation_id = c.id
-                ORDER BY m.id DESC LIMIT :window
-            ) recent
-            WHERE recent.direction = 'in' AND recent.status IN ('received', 'answering')
-        ) >= CAST(:cap AS integer) AS yes
+        SELECT :status = 'received' AND CASE
+                WHEN CAST(:flood AS integer) > 0 THEN waiting.n >= CAST(:flood AS integer)
+                ELSE CAST(:cap AS integer) > 0 AND waiting.n >= CAST(:cap AS integer)
+            END AS yes,
+            :status = 'received' AND CAST(:flood AS integer) > 0 AND CAST(:cap AS integer) > 0
+                AND waiting.n = CAST(:cap AS integer) AS notice
+        FROM waiting
     ), message AS (
         INSERT INTO messages (conversation_id, channel, direction, author, event_id, kind, text,
                               status, error, raw, created_at, done_at)
@@ -76,17 +87,32 @@ _RECORD_INBOUND = text(
         FROM conversation, held
         ON CONFLICT ON CONSTRAINT uq_messages_channel_event_id DO NOTHING
         RETURNING id
+    ), notice AS (
+        INSERT INTO messages (conversation_id, channel, direction, author, kind, text, details,
+                              status, created_at)
+        SELECT conversation.id, :channel, 'out', 'bot', 'text', :notice_text,
+               CAST('{"notice": "waiting"}' AS jsonb), 'queued', :now
+        FROM conversation, held
+        WHERE held.notice AND EXISTS (SELECT 1 FROM message)
+        RETURNING id
     )
     SELECT (SELECT id FROM message) AS message_id, (SELECT id FROM conversation) AS conversation_id,
-           (SELECT yes FROM held) AS held,
+           (SELECT yes FROM held) AS held, EXISTS (SELECT 1 FROM notice) AS noticed,
            CASE WHEN :notify AND NOT (SELECT yes FROM held) AND EXISTS (SELECT 1 FROM message)
-                THEN pg_notify('tuvan_inbox', '') END AS notified
+                THEN pg_notify('tuvan_inbox', '') END AS notified,
+           CASE WHEN EXISTS (SELECT 1 FROM notice) THEN pg_notify('tuvan_outbox', '') END
+               AS notice_sent
     """
 )
 
 # The reason a held question gives in `error`; the web chat recognises a repeat of it by this.
 HELD_ERROR = "held: too many questions of this conversation were waiting to be answered"
 PENDING_WINDOW = 100
+# The bot's notice to a student whose questions wait behind earlier ones, by language.
+WAITING_NOTICE = {
+    "vi": "Mình đang trả lời các câu trước của bạn, bạn đợi chút nhé.",
+    "en": "I am still answering your earlier questions; please wait a moment.",
+}
 
 
 async def record_inbound(
@@ -95,6 +121,7 @@ async def record_inbound(
     *,
     now: datetime | None = None,
     max_pending: int = 0,
+    flood: int = 0,
 ) -> Recorded:
     """Store one inbound event once; a repeated delivery is recognised and left alone.
 
@@ -102,6 +129,9 @@ async def record_inbound(
     and are not answered. Text, commands, follows and unsupported media wait for a worker,
     unless ``max_pending`` (> 0) questions of the conversation are waiting already: then the
     question is held (stored as skipped, ``HELD_ERROR`` in ``error``; ``Recorded.held``).
+    With ``flood`` (> 0, the platforms'), a question is held only past ``flood`` waiting; the one
+    finding exactly ``max_pending`` waiting is answered in its turn and a notice is queued for
+    the student (``Recorded.noticed``), so no question waits unsaid.
     """
     now = now or utcnow()
     staff = message.kind == "staff"
@@ -130,10 +160,15 @@ async def record_inbound(
                 "now": now,
                 "notify": answerable,
                 "cap": max_pending,
+                "flood": flood,
                 "window": PENDING_WINDOW,
                 "held_error": HELD_ERROR,
+                "notice_text": WAITING_NOTICE[detect_language(message.text or "")],
             },
         )
     ).one()
     message_id = int(row.message_id) if row.message_id is not None else None
-    return Recorded(message_id, int(row.conversation_id), bool(row.held) and message_id is not None)
+    stored = message_id is not None
+    return Recorded(
+        message_id, int(row.conversation_id), bool(row.held) and stored, bool(row.noticed)
+    )

@@ -22,7 +22,7 @@ from bot.conversations.quarantine import (
     repair_inbound,
     unstorable,
 )
-from bot.conversations.store import pause_conversation, record_inbound
+from bot.conversations.store import Recorded, pause_conversation, record_inbound
 from bot.core.messages import InboundBatch, InboundMessage
 from bot.core.metrics import METRICS
 
@@ -38,10 +38,13 @@ async def store_events(
     staff_pause_minutes: int = 0,
     max_pending: int = 0,
     engine: AsyncEngine | None = None,
+    flood: int = 0,
 ) -> list[tuple[InboundMessage, VoteOutcome]]:
     """Store one delivery's events in one transaction; pause for ``staff_pause_minutes`` the
     threads where a person replied from the platform's inbox. A question arriving while its
-    conversation has ``max_pending`` waiting is stored but held (0: no cap). With ``engine``, a
+    conversation has ``max_pending`` waiting is stored but held (0: no cap), or, with ``flood``,
+    answered in its turn after a notice, and held only past ``flood`` waiting
+    (``bot.conversations.inbound``). With ``engine``, a
     delivery of one event is a single autocommitted statement.
 
     Each event is stored on its own (a savepoint each), so that one the database refuses for
@@ -57,7 +60,9 @@ async def store_events(
         try:
             async with engine.connect() as conn:
                 auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
-                recorded = await record_inbound(auto, messages[0], max_pending=max_pending)
+                recorded = await record_inbound(
+                    auto, messages[0], max_pending=max_pending, flood=flood
+                )
         except STORE_ERRORS as exc:
             if not unstorable(exc):
                 raise
@@ -65,7 +70,7 @@ async def store_events(
                 auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
                 await _refused(auto, channel, body, messages[0], exc)
             return votes
-        _count(messages[0], recorded.message_id)
+        _count(messages[0], recorded)
         return votes
     async with sessionmaker.begin() as session:
         for skipped in batch.skipped:
@@ -80,7 +85,9 @@ async def store_events(
         for message in messages:
             try:
                 async with session.begin_nested():
-                    recorded = await record_inbound(session, message, max_pending=max_pending)
+                    recorded = await record_inbound(
+                        session, message, max_pending=max_pending, flood=flood
+                    )
                     if recorded.message_id is not None and message.kind == "staff":
                         await pause_conversation(
                             session, recorded.conversation_id, staff_pause_minutes
@@ -99,7 +106,7 @@ async def store_events(
                     raise
                 await _refused(session, channel, body, message, exc)
                 continue
-            _count(message, recorded.message_id)
+            _count(message, recorded)
     return votes
 
 
@@ -140,8 +147,12 @@ async def _refused(
     await _quarantine(session, channel, body, where, reason)
 
 
-def _count(message: InboundMessage, message_id: int | None) -> None:
-    if message_id is None:
+def _count(message: InboundMessage, recorded: Recorded) -> None:
+    if recorded.message_id is None:
         METRICS.inc("tuvan_inbound_duplicates_total", channel=message.channel)
-    else:
-        METRICS.inc("tuvan_inbound_stored_total", channel=message.channel, kind=message.kind)
+        return
+    METRICS.inc("tuvan_inbound_stored_total", channel=message.channel, kind=message.kind)
+    if recorded.held:
+        METRICS.inc("tuvan_inbound_held_total", channel=message.channel)
+    if recorded.noticed:
+        METRICS.inc("tuvan_inbound_waiting_notices_total", channel=message.channel)

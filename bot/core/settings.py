@@ -443,6 +443,11 @@ class LimitsSettings(BaseModel):
     # channel; a newer one is stored but not answered (status skipped, error says why), and the
     # web chat answers 429. 0: no cap.
     pending_per_conversation: int = Field(default=5, ge=0)
+    # On the platforms (Telegram, Messenger, Zalo) a question past `pending_per_conversation` is
+    # not dropped: it is answered in its turn, and the one that reaches the cap queues a short
+    # notice ("Mình đang trả lời các câu trước của bạn…"); only past this many waiting is a
+    # question held unanswered (a flood), counted on the dashboard. 0: the web chat's rule.
+    flood_per_conversation: int = Field(default=30, ge=0)
 
 
 class AdminSettings(BaseModel):

@@ -93,6 +93,7 @@ async def _receive(request: web.Request, channel: str) -> web.Response:
             channel=channel,
             staff_pause_minutes=adapter.capabilities.staff_pause_minutes,
             max_pending=runtime.settings.limits.pending_per_conversation,
+            flood=runtime.settings.limits.flood_per_conversation,
             engine=runtime.engine,
         )
     except (*STORE_ERRORS, SQLAlchemyError, OSError) as exc:

@@ -14,7 +14,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from admin.charts import Series, line_chart, nice_step, stacked_bars
 from admin.period import Period
 from bot.conversations.quarantine import quarantine_event
-from bot.conversations.store import upsert_conversation
+from bot.conversations.store import record_inbound, upsert_conversation
+from bot.core.messages import InboundMessage
 from bot.db.models import AnswerFeedback, AuditEntry, Author, Direction, Message, MessageStatus
 from tests.admin._support import AdminBrowser
 
@@ -171,6 +172,22 @@ async def test_quarantined_webhook_events_are_counted_on_the_dashboard(
             await quarantine_event(session, "messenger", b'{"object": "page"}', f"e{n}", "why")
     page = await viewer.page("/admin/dashboard")
     assert re.search(r'data-testid="quarantined">2 sự kiện webhook', page)
+
+
+async def test_questions_held_in_a_flood_are_counted_on_the_dashboard(
+    viewer: AdminBrowser, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    assert 'data-testid="flooded"' not in await viewer.page("/admin/dashboard")
+    user = "flood-dashboard"
+    async with sessionmaker.begin() as session:
+        for n in range(5):
+            message = InboundMessage(
+                channel="telegram", event_id=f"{user}-{n}", external_user_id=user, kind="text",
+                text=f"câu hỏi {n}",
+            )  # fmt: skip
+            await record_inbound(session, message, max_pending=1, flood=2)
+    page = await viewer.page("/admin/dashboard")
+    assert re.search(r'data-testid="flooded">3 câu hỏi gửi dồn dập \(quá 30 câu', page)
 
 
 # -- the headline numbers, beside the previous period -------------------------------------------

@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from bot.conversations.inbound import WAITING_NOTICE, Recorded
 from bot.conversations.queue import (
     claim_inbound,
     claim_next_inbound,
@@ -260,3 +261,60 @@ async def test_the_ordering_check_reads_the_pending_index_not_the_backlog(
     plan = await claim_plan(session, LEASE_S, max_attempts=5)
     assert "ix_messages_pending_conversation on messages p" in plan, plan
     assert "Seq Scan on messages" not in plan, plan
+
+
+async def test_past_the_cap_a_platform_question_waits_its_turn_after_one_notice_until_a_flood(
+    session: AsyncSession,
+) -> None:
+    user = f"test-flood-{uuid.uuid4().hex[:8]}"
+
+    async def ask(n: int, text_: str = "Học phí bao nhiêu?") -> Recorded:
+        message = InboundMessage(
+            channel="telegram",
+            event_id=f"{user}-{n}",
+            external_user_id=user,
+            kind="text",
+            text=text_,
+        )
+        return await record_inbound(session, message, max_pending=2, flood=4)
+
+    asked = [await ask(n) for n in range(6)]
+    assert [(r.held, r.noticed) for r in asked] == [
+        (False, False),
+        (False, False),
+        (False, True),  # found 2 waiting: answered in its turn, the student told to wait
+        (False, False),  # told once
+        (True, False),  # past 4 waiting: a flood, held unanswered
+        (True, False),
+    ]
+    rows = (
+        await session.execute(
+            text(
+                "SELECT direction::text, author::text, status::text, text FROM messages "
+                "WHERE conversation_id = :c ORDER BY id"
+            ),
+            {"c": asked[0].conversation_id},
+        )
+    ).all()
+    notices = [r for r in rows if r.direction == "out"]
+    assert [(n.author, n.status, n.text) for n in notices] == [
+        ("bot", "queued", WAITING_NOTICE["vi"])
+    ]
+    assert [r.status for r in rows if r.direction == "in"] == ["received"] * 4 + ["skipped"] * 2
+    # in English, the notice is in English
+    other = f"test-flood-en-{uuid.uuid4().hex[:8]}"
+    for n in range(3):
+        message = InboundMessage(
+            channel="telegram",
+            event_id=f"{other}-{n}",
+            external_user_id=other,
+            kind="text",
+            text="What is the tuition fee for computer science?",
+        )
+        last = await record_inbound(session, message, max_pending=2, flood=4)
+    assert last.noticed
+    english = await session.scalar(
+        text("SELECT text FROM messages WHERE conversation_id = :c AND direction = 'out'"),
+        {"c": last.conversation_id},
+    )
+    assert english == WAITING_NOTICE["en"]

@@ -15,7 +15,8 @@ import uuid
 import pytest
 from sqlalchemy import text
 
-from bot.conversations.store import HELD_ERROR, queue_staff_reply
+from bot.conversations.inbound import WAITING_NOTICE
+from bot.conversations.store import queue_staff_reply
 from bot.core.metrics import METRICS
 from tests.bot.web._support import (
     FAQ_QUESTION,
@@ -64,31 +65,23 @@ async def test_the_same_update_delivered_five_times_concurrently_is_answered_onc
     assert len(stack.telegram.calls_to("sendMessage")) == 1
 
 
-async def test_a_telegram_question_past_the_pending_cap_is_stored_but_not_answered(
+async def test_a_telegram_burst_past_the_pending_cap_gets_one_notice_and_every_answer(
     stack: Stack,
 ) -> None:
     chat = chat_id()
     cap = stack.settings.limits.pending_per_conversation
-    for n in range(cap + 1):
+    assert stack.settings.limits.flood_per_conversation > cap + 2
+    for n in range(cap + 2):
         update = telegram_update(chat + n, chat, f"{FAQ_QUESTION} ({n})")
         assert await post_telegram(stack, update) == 200  # acknowledged: nothing is lost
-    assert await statuses(stack, str(chat)) == [("in", "received")] * cap + [("in", "skipped")]
-    async with stack.sm() as session:
-        held = await session.scalar(
-            text("SELECT text FROM messages WHERE event_id = :e AND channel = 'telegram'"),
-            {"e": str(chat + cap)},
-        )
-        reason = await session.scalar(
-            text("SELECT error FROM messages WHERE event_id = :e AND channel = 'telegram'"),
-            {"e": str(chat + cap)},
-        )
-    assert held == f"{FAQ_QUESTION} ({cap})"
-    assert reason == HELD_ERROR
+    stored = await statuses(stack, str(chat))
+    assert sorted(stored) == sorted([("in", "received")] * (cap + 2) + [("out", "queued")])
     await stack.worker.drain()
-    assert len(stack.telegram.calls_to("sendMessage")) == cap  # the held one is not answered
-    # Once those are answered, the conversation takes questions again.
-    assert await post_telegram(stack, telegram_update(chat + 99, chat, FAQ_QUESTION)) == 200
-    assert (await statuses(stack, str(chat)))[-1] == ("in", "received")
+    stored = await statuses(stack, str(chat))
+    assert [s for d, s in stored if d == "in"] == ["answered"] * (cap + 2)  # none held
+    sent = [c.body["text"] for c in stack.telegram.calls_to("sendMessage")]
+    assert len(sent) == cap + 3  # every answer and one notice
+    assert [t for t in sent if WAITING_NOTICE["vi"] in t] == [WAITING_NOTICE["vi"]]
 
 
 @pytest.mark.parametrize("secret", ["wrong-secret", ""])
