@@ -283,6 +283,11 @@ class WebChatSettings(BaseModel):
     # comes; a staff reply answers it at once. Keep it under the idle timeout of any proxy in
     # front (nginx: 60 s).
     updates_wait_s: float = Field(default=25.0, gt=0, le=300)
+    # A web chat answer holds its question this long, renewed every third of it while it runs:
+    # if the serve process dies mid-answer, the page's retry (the same message id) through
+    # another process, or a worker, takes the question over within this long, and a slow
+    # answer (an LLM) is never taken over while it runs, so it is paid for once.
+    answer_lease_s: float = Field(default=10.0, ge=1, le=600)
 
 
 class BrandSettings(BaseModel):

@@ -23,7 +23,13 @@ from bot.answer import replies
 from bot.answer.question import clean_question
 from bot.answer.replies import Answer
 from bot.answer.stream import StreamDone, StreamMeta, StreamReplace, StreamToken
-from bot.conversations.queue import ClaimedInbound, claim_inbound, finish_inbound, skip_inbound
+from bot.conversations.queue import (
+    ClaimedInbound,
+    claim_inbound,
+    finish_inbound,
+    renew_lease,
+    skip_inbound,
+)
 from bot.conversations.store import (
     HELD_ERROR,
     bot_may_answer,
@@ -133,7 +139,7 @@ class Answers:
 
     async def begin(self, runtime: Runtime, chat: ChatRequest) -> Outcome:
         """Record the message and claim it, or find what became of it if it is a repeat."""
-        lease_s = runtime.settings.worker.lease_s
+        lease_s = runtime.settings.web.answer_lease_s
         message = InboundMessage(
             channel=CHANNEL,
             event_id=chat.message_id,
@@ -216,9 +222,11 @@ class Answers:
         claimed: ClaimedInbound,
         events: asyncio.Queue[Event | None],
     ) -> tuple[Answer, int | None]:
+        renewing = asyncio.create_task(_keep_leased(runtime, claimed))
         try:
             return await self._answer_and_store(runtime, chat, claimed, events.put_nowait)
         finally:
+            renewing.cancel()
             events.put_nowait(None)
 
     async def _answer_and_store(
@@ -276,6 +284,23 @@ class Answers:
             await asyncio.wait(set(self._running), timeout=SHUTDOWN_WAIT_S)
         for task in set(self._running):
             task.cancel()
+
+
+async def _keep_leased(runtime: Runtime, claimed: ClaimedInbound) -> None:
+    """Renew the question's short lease while its answer runs (``web.answer_lease_s``): held
+    as long as this process lives, taken over soon after it dies."""
+    lease_s = runtime.settings.web.answer_lease_s
+    while True:
+        await asyncio.sleep(lease_s / 3)
+        try:
+            async with runtime.sessionmaker.begin() as session:
+                held = await renew_lease(session, claimed, lease_s)
+        except Exception:  # the next renewal tries again; the answer goes on
+            log.warning("web chat: renewing the lease of message %d failed", claimed.id)
+            continue
+        if not held:
+            log.warning("web chat: message %d was taken over while answered here", claimed.id)
+            return
 
 
 async def _store_reply(

@@ -347,6 +347,33 @@ async def test_concurrent_posts_of_one_message_store_one_answer(
     assert [a.id for a in answers] == [first[-1].data["reply_id"]]
 
 
+async def test_a_slow_answer_keeps_its_short_lease_and_is_paid_for_once(
+    committing: Callable[[Runtime], Runtime],
+    llm_runtime: Runtime,
+    stub: OpenAIStub,
+    serve: Callable[..., Any],
+) -> None:
+    # A one-second lease, renewed while the answer runs; the model takes 2.5 s.
+    real = committing(llm_runtime)
+    real = replace(real, settings=with_web(real.settings, answer_lease_s=1.0))
+    client = await serve(make_app(real, duplicate_wait_s=10))
+    stub.script_chat("Bạn đăng ký ở ký túc xá trực tuyến theo tài liệu [1].", delay_s=2.5)
+    body = chat_body(DORM_QUESTION, visitor=f"lease-{uuid.uuid4().hex}")
+    first = asyncio.create_task(post_chat(client, body))
+    await asyncio.sleep(0.5)
+    async with real.sessionmaker() as session:
+        inbound = await session.scalar(
+            select(Message).where(Message.event_id == body["message_id"])
+        )
+    assert inbound is not None
+    assert inbound.lease_until is not None
+    assert inbound.lease_until - utcnow() < timedelta(seconds=2)  # not the worker's 120 s
+    await asyncio.sleep(1.5)  # past the first lease: a repeat must still not take it over
+    (_, again), (_, answered) = await asyncio.gather(post_chat(client, body), first)
+    assert again[-1].data == answered[-1].data
+    assert len(stub.requests_to("/v1/chat/completions")) == 1
+
+
 async def test_repeat_while_the_first_is_answering_waits_then_conflicts(
     runtime: Runtime, serve: Callable[..., Any], sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
