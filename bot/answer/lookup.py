@@ -14,7 +14,6 @@ from bot.answer.query_plan import PlannedSearch, plan_queries, search_plan, smal
 from bot.answer.reading import Reading, read_question
 from bot.answer.replies import Answer
 from bot.core.types import Language
-from retrieval.embedders.base import embed_off_loop
 from retrieval.facts.book import current_book
 from retrieval.faq.candidates import FaqCandidate, coverage_terms, faq_candidates
 from retrieval.faq.decision import FaqDecision, decide_faq
@@ -55,7 +54,7 @@ class Lookup:
             with timer.stage("restore"):
                 prepared = await self.prepare(session, question)
             with timer.stage("embed"):
-                vectors = await embed_off_loop(parts.embedder.embed_queries, prepared.dense_texts)
+                vectors = await parts.embed_queries(prepared.dense_texts)
             vector = question_vector(prepared, vectors)
             terms = list(prepared.terms)
             # the school's majors read by every tier's guard (retrieval.guard.catalogue)
@@ -138,7 +137,7 @@ class Lookup:
     async def read(self, session: AsyncSession, question: str) -> tuple[PreparedQuery, Any]:
         """The question read (``prepare``) and its vector, as ``answer`` embeds it."""
         prepared = await self.prepare(session, question)
-        vectors = await embed_off_loop(self.parts.embedder.embed_queries, prepared.dense_texts)
+        vectors = await self.parts.embed_queries(prepared.dense_texts)
         return prepared, question_vector(prepared, vectors)
 
     async def judge(self, session: AsyncSession) -> FaqJudge:

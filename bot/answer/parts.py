@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from bot.core.settings import Settings
 from bot.llm.client import LlmClient, load_prompt
 from retrieval.decisions import Decisions, load_decisions
-from retrieval.embedders.base import Embedder
+from retrieval.embedders.base import Embedder, FloatArray, QueryBatcher
 from retrieval.facts.book import FactsBook
 from retrieval.guard.catalogue import guard_with_catalogue
 from retrieval.guard.checks import NearMissGuard
@@ -34,6 +35,8 @@ class AnswererParts:
     _base_guard: NearMissGuard | None = field(default=None, init=False, repr=False)
     _made_guard: NearMissGuard | None = field(default=None, init=False, repr=False)
     _catalogue: str | None = field(default=None, init=False, repr=False)
+    _queries: QueryBatcher | None = field(default=None, init=False, repr=False)
+    _queries_of: Embedder | None = field(default=None, init=False, repr=False)
 
     def read_catalogue(self, book: FactsBook) -> None:
         """Put the school's majors and campus names from ``book`` into the guard every tier reads
@@ -52,6 +55,16 @@ class AnswererParts:
     def guard_in_use(self) -> NearMissGuard | None:
         """The near-miss guard, unless ``TUVAN_ANSWER__NEAR_MISS_GUARD`` turns it off."""
         return self.guard if self.settings.answer.near_miss_guard else None
+
+    async def embed_queries(self, texts: Sequence[str]) -> FloatArray:
+        """The question texts' vectors, questions asked at the same moment embedded in one call
+        of the model (``QueryBatcher``)."""
+        if self._queries is None or self._queries_of is not self.embedder:
+            self._queries, self._queries_of = (
+                QueryBatcher(self.embedder.embed_queries),
+                self.embedder,
+            )
+        return await self._queries.embed(texts)
 
     def prompt(self, name: str) -> str:
         if name not in self._prompts:

@@ -110,3 +110,60 @@ async def embed_off_loop(
     """Run ``embed`` (an embedder's ``embed_queries``/``embed_passages``) off the event loop."""
     loop = asyncio.get_running_loop()
     return await loop.run_in_executor(_EMBED_THREAD, embed, list(texts))
+
+
+class QueryBatcher:
+    """Questions asked at the same time embedded in one call of the model.
+
+    A call finding the model idle runs at once, alone (no waiting for company); calls that
+    arrive while the model is busy are run together as soon as it is free, up to ``max_texts``
+    texts a call. The worker answers several conversations at once and the model embeds a batch
+    of questions for little more than one (bench/worker_throughput.py), so under load the
+    questions of a busy moment share calls; a lone question costs what it did.
+    """
+
+    def __init__(self, embed: Callable[[list[str]], FloatArray], max_texts: int = 32) -> None:
+        self._embed = embed
+        self.max_texts = max_texts
+        self._waiting: list[tuple[list[str], asyncio.Future[FloatArray]]] = []
+        self._task: asyncio.Task[None] | None = None  # the run embedding what waits
+        self.calls = 0  # model calls made, for tests and benches
+
+    async def embed(self, texts: Sequence[str]) -> FloatArray:
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[FloatArray] = loop.create_future()
+        self._waiting.append((list(texts), done))
+        task = self._task
+        if task is None or task.done() or task.get_loop() is not loop:
+            self._task = loop.create_task(self._run())
+        return await done
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while self._waiting:
+            taken: list[tuple[list[str], asyncio.Future[FloatArray]]] = []
+            count = 0
+            while self._waiting and (
+                not taken or count + len(self._waiting[0][0]) <= self.max_texts
+            ):
+                texts, done = self._waiting.pop(0)
+                if done.get_loop() is not loop:  # left by an event loop that has closed
+                    continue
+                taken.append((texts, done))
+                count += len(texts)
+            flat = [text for texts, _ in taken for text in texts]
+            if not flat:
+                continue
+            self.calls += 1
+            try:
+                vectors = await loop.run_in_executor(_EMBED_THREAD, self._embed, flat)
+            except Exception as exc:  # each caller gets the model's error
+                for _, done in taken:
+                    if not done.done():
+                        done.set_exception(exc)
+                continue
+            start = 0
+            for texts, done in taken:
+                if not done.done():  # a caller cancelled meanwhile
+                    done.set_result(vectors[start : start + len(texts)])
+                start += len(texts)

@@ -1,0 +1,138 @@
+"""Worker throughput (issue 3/4): FAQ-tier answers per second by one worker process, the way
+the results week loads it.
+
+The demo knowledge base and FAQ are loaded into a throwaway database; then every demo FAQ
+question and its phrasings (as written and folded) are put in the inbox at once, each from a
+visitor of its own (one conversation each, as thousands of students write), and one ``Worker``
+(``TUVAN_WORKER__CONCURRENCY``, 4 by default) answers until the inbox is empty. Reported: the
+questions, the seconds from the first claim to the last answer, answers per second, and how
+many calls of the model embedded the questions (where the commit has ``QueryBatcher``). The
+script uses only what the worker has had since 5/6, so it runs against an earlier commit from a
+worktree with the same venv (``PYTHONPATH=<worktree> .venv/bin/python
+bench/worker_throughput.py``), for side-by-side pairs on one machine.
+
+    .venv/bin/python bench/worker_throughput.py [--quick] [--rounds 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+import uuid
+from pathlib import Path
+
+from common import Report, bench_settings, markdown_table
+from sqlalchemy import text
+
+from bot.answer.answerer import Answerer
+from bot.conversations.store import record_inbound
+from bot.core.messages import InboundMessage
+from bot.evaluation.data import read_faq_items
+from bot.evaluation.workspace import load_corpus, load_faq, throwaway_database
+from bot.runtime import build_parts
+from bot.worker.loop import Worker
+from retrieval.text.folding import fold
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT / "bot" / "knowledge" / "demo_kb"
+
+
+def _questions(quick: bool) -> list[str]:
+    asked: list[str] = []
+    for line in (DEMO / "faq.jsonl").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            asked += [row["question"], *row.get("variants", [])]
+    if quick:
+        asked = asked[:12]
+    return [form for q in asked for form in (q, fold(q))]
+
+
+async def _round(workspace: object, parts: object, questions: list[str]) -> dict[str, float]:
+    sm = workspace.sessionmaker  # type: ignore[attr-defined]
+    async with sm.begin() as session:
+        for question in questions:
+            await record_inbound(
+                session,
+                InboundMessage(
+                    channel="web",
+                    event_id=uuid.uuid4().hex,
+                    external_user_id=f"bench-{uuid.uuid4().hex[:12]}",
+                    kind="text",
+                    text=question,
+                ),
+            )
+    worker = Worker(parts.settings, sm, Answerer(parts, sm), {}, http=None)  # type: ignore[attr-defined, arg-type]
+    batcher = getattr(parts, "_queries", None)
+    calls_before = batcher.calls if batcher is not None else 0
+    tasks: set[asyncio.Task[None]] = set()
+    started = time.perf_counter()
+    while True:
+        did = await worker.step(tasks)
+        if not did and not tasks:
+            break
+        if not did:
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    seconds = time.perf_counter() - started
+    async with sm() as session:
+        answered = (
+            await session.execute(
+                text("SELECT count(*) FROM messages WHERE direction = 'in' AND status = 'answered'")
+            )
+        ).scalar_one()
+        faq = (
+            await session.execute(
+                text("SELECT count(*) FROM messages WHERE direction = 'out' AND tier = 'faq'")
+            )
+        ).scalar_one()
+        await session.execute(text("DELETE FROM messages"))
+        await session.commit()
+    batcher = getattr(parts, "_queries", None)
+    calls = (batcher.calls - calls_before) if batcher is not None else None
+    return {
+        "questions": len(questions),
+        "answered": int(answered),
+        "faq_tier": int(faq),
+        "seconds": round(seconds, 2),
+        "per_second": round(len(questions) / seconds, 1),
+        "model_calls": calls if calls is not None else -1,
+    }
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="12 questions, written and folded")
+    parser.add_argument("--rounds", type=int, default=2, help="rounds after a warm-up one")
+    args = parser.parse_args()
+    report = Report("worker_throughput" + ("_quick" if args.quick else ""))
+    parts = build_parts(bench_settings())
+    questions = _questions(args.quick)
+    rounds = []
+    async with throwaway_database() as workspace:
+        await load_corpus(workspace, parts, DEMO / "docs")
+        await load_faq(workspace, parts, read_faq_items(DEMO / "faq.jsonl"))
+        await _round(workspace, parts, questions[:8])  # warm-up: the judge, the pools
+        for _ in range(1 if args.quick else args.rounds):
+            rounds.append(await _round(workspace, parts, questions))
+    report.data["rounds"] = rounds
+    report.print_header(
+        [f"one worker, concurrency {parts.settings.worker.concurrency}, {len(questions)} questions"]
+    )
+    rows = [
+        [n + 1, r["questions"], r["answered"], r["faq_tier"], r["seconds"], r["per_second"],
+         r["model_calls"]]
+        for n, r in enumerate(rounds)
+    ]  # fmt: skip
+    print(
+        markdown_table(
+            ["round", "questions", "answered", "tier 1", "seconds", "answers/s", "model calls"],
+            rows,
+        )
+    )
+    report.finish()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
