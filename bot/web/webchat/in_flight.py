@@ -10,54 +10,92 @@ unbounded queue; what it refused was not stored, and the page sends it again.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import resource
+from collections import Counter, deque
 
 log = logging.getLogger(__name__)
 _MAX_FILES = 65_536  # the soft limit asked for when the hard one is unlimited
 
 
 class Place:
-    """A place taken at the gate; given back once, by ``release``. ``handed`` marks one that
-    the answer's task gives back when it ends, not the request."""
+    """A place taken at the gate by ``client``; given back once, by ``release``. ``handed``
+    marks one that the answer's task gives back when it ends, not the request."""
 
-    def __init__(self, gate: AnswerGate) -> None:
+    def __init__(self, gate: AnswerGate, client: str) -> None:
         self._gate = gate
         self._held = True
+        self.client = client
         self.handed = False
 
     def release(self) -> None:
         if self._held:
             self._held = False
-            self._gate.give_back()
+            self._gate.give_back(self.client)
 
 
 class AnswerGate:
+    """``places`` answers at once, shared fairly between clients (their networks): a place that
+    comes free goes to the waiting client holding the fewest places now, the earliest to ask
+    among equals. A flood from one network takes the places nobody else wants, and a new
+    visitor elsewhere gets the next free one, within one answer's time."""
+
     def __init__(self, places: int, wait_s: float) -> None:
         self.places = places
         self.wait_s = wait_s
-        self._free = asyncio.Semaphore(places)
         self._taken = 0
+        self._held: Counter[str] = Counter()
+        self._waiting: dict[str, deque[tuple[int, asyncio.Future[Place]]]] = {}
+        self._order = itertools.count()
 
     @property
     def taken(self) -> int:
         """Places in use now."""
         return self._taken
 
-    async def enter(self) -> Place | None:
-        """Take a place, waiting up to ``wait_s`` for one; None: none came free."""
+    @property
+    def waiting(self) -> int:
+        """Requests waiting for a place now."""
+        return sum(1 for q in self._waiting.values() for _, w in q if not w.done())
+
+    async def enter(self, client: str = "") -> Place | None:
+        """Take a place for ``client``, waiting up to ``wait_s`` for one; None: none came free."""
+        self._hand_over()  # drops those that gave up, so a free place is not left waiting
+        if self._taken < self.places and not self._waiting:
+            return self._grant(client)
+        waiting: asyncio.Future[Place] = asyncio.get_running_loop().create_future()
+        self._waiting.setdefault(client, deque()).append((next(self._order), waiting))
         try:
             async with asyncio.timeout(self.wait_s):
-                await self._free.acquire()
+                return await waiting
         except TimeoutError:
+            if waiting.done() and not waiting.cancelled():
+                return waiting.result()  # granted as the time ran out: it is ours
             return None
-        self._taken += 1
-        return Place(self)
 
-    def give_back(self) -> None:
+    def give_back(self, client: str) -> None:
         """Called by ``Place.release`` only."""
         self._taken -= 1
-        self._free.release()
+        self._held[client] -= 1
+        if self._held[client] <= 0:
+            del self._held[client]
+        self._hand_over()
+
+    def _grant(self, client: str) -> Place:
+        self._taken += 1
+        self._held[client] += 1
+        return Place(self, client)
+
+    def _hand_over(self) -> None:
+        while self._taken < self.places and self._waiting:
+            client = min(self._waiting, key=lambda c: (self._held[c], self._waiting[c][0][0]))
+            queue = self._waiting[client]
+            _, waiting = queue.popleft()
+            if not queue:
+                del self._waiting[client]
+            if not waiting.done():  # one that gave up meanwhile is passed over
+                waiting.set_result(self._grant(client))
 
 
 def raise_open_file_limit() -> int:

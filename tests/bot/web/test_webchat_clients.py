@@ -25,7 +25,7 @@ from bot.core.settings import Settings
 from bot.db.engine import make_sessionmaker
 from bot.db.models import RateBucket
 from bot.runtime import Runtime
-from bot.web.webchat.in_flight import HeldPolls, HeldSlot, raise_open_file_limit
+from bot.web.webchat.in_flight import AnswerGate, HeldPolls, HeldSlot, raise_open_file_limit
 from tests.bot.web._support import ServeWebChat
 
 Client = TestClient[web.Request, web.Application]
@@ -182,3 +182,36 @@ async def _until(condition: Any) -> None:
             return
         await asyncio.sleep(0.02)
     raise AssertionError("condition not met in 4 s")
+
+
+async def test_a_freed_place_goes_to_the_client_holding_fewest_not_to_the_flood() -> None:
+    gate = AnswerGate(places=2, wait_s=5.0)
+    flood = [await gate.enter("10.0.0.0/24") for _ in range(2)]
+    assert all(p is not None for p in flood)
+    queued = [asyncio.create_task(gate.enter("10.0.0.0/24")) for _ in range(5)]
+    await asyncio.sleep(0)
+    student = asyncio.create_task(gate.enter("203.0.113.0/24"))  # asked last
+    await asyncio.sleep(0)
+    assert gate.waiting == 6
+    flood[0].release()  # type: ignore[union-attr]
+    place = await asyncio.wait_for(student, 1)  # the next free place is the student's
+    assert place is not None
+    assert place.client == "203.0.113.0/24"
+    assert not any(t.done() for t in queued)
+    place.release()  # then the flood's queue goes on, oldest first
+    assert (await asyncio.wait_for(queued[0], 1)) is not None
+    for task in queued[1:]:
+        task.cancel()
+
+
+async def test_a_client_waiting_past_its_time_gets_none_and_leaves_no_place_taken() -> None:
+    gate = AnswerGate(places=1, wait_s=0.1)
+    held = await gate.enter("a")
+    assert held is not None
+    assert await gate.enter("b") is None
+    held.release()
+    assert gate.taken == 0
+    assert gate.waiting == 0
+    again = await gate.enter("b")  # the one that gave up does not hold the free place
+    assert again is not None
+    assert gate.taken == 1

@@ -200,12 +200,12 @@ async def test_a_visitor_who_left_while_waiting_for_a_place_is_not_answered(
             % (port, len(raw), raw)
         )
         await writer.drain()
-        await until(lambda: bool(chat.gate._free._waiters))
+        await until(lambda: chat.gate.waiting > 0)
         writer.close()  # the tab is closed
         await writer.wait_closed()
         await asyncio.sleep(0.05)  # the server sees the connection go
         place.release()
-        await until(lambda: chat.gate.taken == 0 and not chat.gate._free._waiters)
+        await until(lambda: chat.gate.taken == 0 and chat.gate.waiting == 0)
         await asyncio.sleep(0.05)  # the handler, had it gone on, would be storing by now
         assert body["message_id"] not in await stored_ids(sessionmaker)
         assert chat.gate.taken == 0
