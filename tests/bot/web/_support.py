@@ -16,9 +16,11 @@ import aiohttp
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from adapters.zalo.signature import zalo_signature
+from bot.answer.answerer import Answerer
+from bot.answer.parts import AnswererParts
 from bot.core.settings import Settings
 from bot.runtime import Runtime
 from bot.web.webchat.handlers import WebChat
@@ -145,3 +147,25 @@ def zalo_text(user: str, msg_id: str, text_: str) -> dict[str, Any]:
         "recipient": {"id": "OA-1"},
         "message": {"text": text_, "msg_id": msg_id},
     }
+
+
+def runtime_with(
+    settings: Settings,
+    engine: AsyncEngine,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    parts: AnswererParts,
+    answerer: Answerer,
+    *,
+    web_changes: dict[str, Any] | None = None,
+    admin_changes: dict[str, Any] | None = None,
+    **limits: Any,
+) -> Runtime:
+    """A runtime whose settings' web, admin and limits sections are changed as given."""
+    settings = settings.model_copy(
+        update={
+            "web": settings.web.model_copy(update=web_changes or {}),
+            "admin": settings.admin.model_copy(update=admin_changes or {}),
+            "limits": settings.limits.model_copy(update=limits),
+        }
+    )
+    return Runtime(settings, engine, sessionmaker, parts, answerer)

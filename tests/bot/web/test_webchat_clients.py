@@ -26,7 +26,7 @@ from bot.db.engine import make_sessionmaker
 from bot.db.models import RateBucket
 from bot.runtime import Runtime
 from bot.web.webchat.in_flight import AnswerGate, HeldPolls, HeldSlot, raise_open_file_limit
-from tests.bot.web._support import ServeWebChat
+from tests.bot.web._support import ServeWebChat, runtime_with
 
 Client = TestClient[web.Request, web.Application]
 
@@ -40,11 +40,16 @@ def _runtime(
     **limits: Any,
 ) -> Runtime:
     roomy = {"chat_ip_burst": 1000, "chat_visitor_burst": 1000, "chat_network_burst": 1000}
-    section = settings.limits.model_copy(update={**roomy, **limits})
-    web_section = settings.web.model_copy(update={"updates_wait_s": 30.0})
-    admin = settings.admin.model_copy(update={"trust_proxy": True})
-    changed = settings.model_copy(update={"limits": section, "web": web_section, "admin": admin})
-    return Runtime(changed, engine, sessionmaker, parts, answerer)
+    return runtime_with(
+        settings,
+        engine,
+        sessionmaker,
+        parts,
+        answerer,
+        web_changes={"updates_wait_s": 30.0},
+        admin_changes={"trust_proxy": True},
+        **{**roomy, **limits},
+    )
 
 
 @pytest.fixture

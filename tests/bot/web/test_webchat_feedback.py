@@ -21,34 +21,20 @@ from bot.answer.parts import AnswererParts
 from bot.conversations.store import contact_conversation, queue_staff_reply
 from bot.core.settings import Settings
 from bot.db.models import AnswerFeedback, Conversation, Message
-from bot.runtime import Runtime
+from tests.bot.web._support import runtime_with
 
 Client = TestClient[web.Request, web.Application]
 FAQ_QUESTION = "Chỉ tiêu ngành Khoa học Máy tính năm 2026 là bao nhiêu?"
 SITE = "https://tuyensinh.shut.example.vn"
+ORIGINS = {"allowed_origins": (SITE,)}
 ROOMY = {
     "chat_ip_per_minute": 6000.0,
     "chat_ip_burst": 1000,
     "chat_visitor_per_minute": 6000.0,
     "chat_visitor_burst": 1000,
+    "chat_network_per_minute": 6000.0,
+    "chat_network_burst": 1000,
 }
-
-
-def runtime_with(
-    settings: Settings,
-    engine: AsyncEngine,
-    sessionmaker: async_sessionmaker[AsyncSession],
-    parts: AnswererParts,
-    answerer: Answerer,
-    **limits: Any,
-) -> Runtime:
-    settings = settings.model_copy(
-        update={
-            "web": settings.web.model_copy(update={"allowed_origins": (SITE,)}),
-            "limits": settings.limits.model_copy(update=limits),
-        }
-    )
-    return Runtime(settings, engine, sessionmaker, parts, answerer)
 
 
 @pytest.fixture
@@ -61,7 +47,7 @@ async def client(
     answerer: Answerer,
 ) -> Client:
     started, _ = await serve_webchat(
-        runtime_with(settings, engine, sessionmaker, parts, answerer, **ROOMY)
+        runtime_with(settings, engine, sessionmaker, parts, answerer, web_changes=ORIGINS, **ROOMY)
     )
     return started
 
@@ -219,6 +205,7 @@ async def test_votes_past_the_visitors_bucket_get_429_with_retry_after(
             sessionmaker,
             parts,
             answerer,
+            web_changes=ORIGINS,
             chat_visitor_burst=2,
             chat_visitor_per_minute=1.0,
         )
