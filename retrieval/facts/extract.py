@@ -47,7 +47,7 @@ from retrieval.text.pack import load_pack
 
 # Stored with a document's facts: a document read by another version is read again at the next
 # ingest even when its text has not changed.
-EXTRACTOR_VERSION = 6
+EXTRACTOR_VERSION = 7
 _WORDS = load_pack().facts
 _KIND_OF = dict(_WORDS.attributes)  # folded attribute -> score | count | amount
 _NOT_OFFERED = frozenset(fold(c) for c in _WORDS.not_offered) | frozenset(_WORDS.not_offered)
@@ -66,6 +66,7 @@ _QUALIFIED = re.compile(r"^(?P<name>[^()]+?)\s*\((?P<qualifier>[^()]+)\)?\s*$")
 _PROGRAMME_WORDS = re.compile(r"^(?:chuong trinh|ct|he|huong|dinh huong) ")
 _DASHED = re.compile(r"^(?P<name>.+?)\s+[–—-]\s+(?P<qualifier>.+)$")
 # A currency as written in a header or a cell ("triệu đồng", "đồng", "VNĐ", "USD").
+_CAMPUS_WORDS = re.compile(r"\b(?:co so|campus|phan hieu)\b")
 _CURRENCY = re.compile(r"(?:triệu |nghìn |ngàn )?(?:đồng|vnđ|vnd|usd|aud)|triệu", re.I)
 
 
@@ -266,6 +267,9 @@ class _Context:
             if text
         ]
         self.texts = [fold(t) for t in (*table.headings, table.lead, table.title) if t]
+        # ``levels``' texts, folded, None for the title's
+        near = [*reversed(table.headings), table.lead]
+        self.near = [fold(t) for t in near if t] + ([None] if table.title else [])
 
     def first(self, category: str) -> frozenset[str] | None:
         for facets in self.levels:
@@ -279,6 +283,20 @@ class _Context:
         if len(years) == 2 and years[1] - years[0] == 1:
             return years[0]
         return years[0] if len(years) == 1 else None
+
+    def campus(self) -> str | None:
+        """The one campus the nearest heading or the text just before the table names as a
+        campus ("1. CƠ SỞ ĐÀO TẠO PHÍA BẮC", "Cơ sở TP. HCM"), never the title's (a school's
+        name may hold a city): the table's values are that campus's."""
+        for facets, text in zip(self.levels, self.near, strict=False):
+            if text is None:
+                break
+            named = facets.get("campus", frozenset())
+            if len(named) == 1 and _CAMPUS_WORDS.search(text):
+                return next(iter(named))
+            if named:
+                return None
+        return None
 
     def standard(self) -> bool:
         return any(
@@ -310,6 +328,7 @@ def _value_columns(
 ) -> list[_Column]:
     read: list[tuple[int, str | None, str | None, frozenset[str] | None, str | None]] = []
     campuses: dict[int, str | None] = {}
+    table_campus = context.campus()
     for index, header in enumerate(table.header):
         if index in taken or not headers[index] or headers[index] in {"stt", "tt", "#", "so tt"}:
             continue
@@ -318,7 +337,7 @@ def _value_columns(
         method = _method(facets.get("method"), headers[index])
         currency = _CURRENCY.search(header)
         named_campus = facets.get("campus", frozenset())
-        campuses[index] = next(iter(named_campus)) if len(named_campus) == 1 else None
+        campuses[index] = next(iter(named_campus)) if len(named_campus) == 1 else table_campus
         read.append(
             (
                 index,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from retrieval.facts.book import conflicts
 from retrieval.facts.extract import extract_facts, initials, read_number
 from retrieval.facts.model import COMBINATIONS, CUTOFF, MAJOR, PROGRAMME, QUOTA, Extraction, Fact
 from retrieval.facts.tables import split_row
@@ -253,3 +254,23 @@ def test_columns_by_campus_give_each_campus_its_value_and_unknown_ones_are_left_
     assert _fact(ex, campus="TP. Hồ Chí Minh").value == 25.1
     assert not [f for f in ex.facts if f.attribute == QUOTA]  # "BVH", "BVS": campuses unknown
     assert {r.place.column for r in ex.rejected} == {"Chỉ tiêu BVH", "Chỉ tiêu BVS"}
+
+
+def test_a_table_under_a_campus_s_heading_or_lead_holds_that_campus_s_values(
+    tmp_path: Path,
+) -> None:
+    table = "| Ngành | Mã ngành | THPT |\n|---|---|---|\n| Khoa học máy tính | 7480101 | {} |\n"
+    ex = _read(
+        tmp_path,
+        "campuses.md",
+        "# Điểm chuẩn năm 2025\n\nTrường Đại học Công nghệ Hà Nội thông báo điểm chuẩn:\n\n"
+        "1. CƠ SỞ ĐÀO TẠO HÀ NỘI\n\n" + table.format("26,50") + "\n"
+        "2. CƠ SỞ ĐÀO TẠO TP. HCM\n\n" + table.format("24,10") + "\n"
+        "## Chương trình liên kết\n\nTrường Đại học Công nghệ Hà Nội xét tuyển:\n\n"
+        + table.format("22,00"),
+    )
+    assert _fact(ex, campus="Hà Nội").value == 26.5
+    assert _fact(ex, campus="TP. Hồ Chí Minh").value == 24.1
+    # a city in the school's name is no campus
+    assert _fact(ex, value=22.0).campus is None
+    assert not conflicts(ex.facts)
