@@ -32,12 +32,12 @@ async def chat_server(parts: AnswererParts, workspace: Workspace) -> AsyncIterat
     """tuvan's web app over ``workspace`` on 127.0.0.1 (a free port), with limits a whole
     dialogue file fits under; its base URL."""
     settings = parts.settings
+    # every bucket, whatever its name: a dialogue file is asked from one address in one go
     limits = settings.limits.model_copy(
         update={
-            "chat_ip_per_minute": 10_000.0,
-            "chat_ip_burst": 10_000,
-            "chat_visitor_per_minute": 10_000.0,
-            "chat_visitor_burst": 10_000,
+            name: 10_000
+            for name in type(settings.limits).model_fields
+            if name.endswith(("_per_minute", "_burst"))
         }
     )
     settings = settings.model_copy(

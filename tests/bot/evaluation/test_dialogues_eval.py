@@ -80,3 +80,22 @@ def test_a_reply_with_some_expected_facts_is_reported_as_a_part_answered() -> No
     _, markdown = dialogues_report(DialogueEvaluation([partial, wrong]), "x")
     assert "**2 confidently wrong** (1 of them answer part of what was asked)" in markdown
     assert "CONFIDENTLY WRONG (part answered: 1/2 facts)" in markdown
+
+
+async def test_a_dialogue_file_longer_than_every_default_burst_is_asked_whole(
+    parts: AnswererParts, database_url: str, tmp_path: Path
+) -> None:
+    bursts = parts.settings.limits
+    count = max(bursts.chat_ip_burst, bursts.chat_network_burst, bursts.reads_ip_burst) + 2
+    path = tmp_path / "long.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"id": f"q{n}", "question": FEE, "kind": "not_in_kb", "session": n}) + "\n"
+            for n in range(count)
+        ),
+        encoding="utf-8",
+    )
+    evaluation = await dialogues_through_web_chat(
+        parts, read_dialogues(path), server_url=database_url
+    )
+    assert len(evaluation.outcomes) == count  # no 429 from a bucket the evaluation forgot
