@@ -11,7 +11,7 @@ import json
 import re
 import uuid
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -51,6 +51,14 @@ from bot.runtime import Runtime
 from bot.web.webchat.handlers import setup_webchat
 from bot.web.webchat.protocol import MAX_CHAT_BODY
 from retrieval.index.indexer import Indexer
+from tests.bot.web._webchat import (
+    FAQ_QUESTION,
+    ROOMY,
+    Event,
+    chat_body,
+    parse_sse,
+    with_limits,
+)
 from tests.fakes.openai_stub import OpenAIStub
 
 Client = TestClient[web.Request, web.Application]
@@ -58,31 +66,10 @@ FAQ = {
     json.loads(line)["id"]: json.loads(line)
     for line in (demo_kb_dir() / "faq.jsonl").read_text(encoding="utf-8").splitlines()
 }
-FAQ_QUESTION = "Chỉ tiêu ngành Khoa học Máy tính năm 2026 là bao nhiêu?"  # shut-faq02
 DOCS_QUESTION = "Chỉ tiêu ngành Kỹ thuật Máy tính năm 2026 là bao nhiêu?"  # tier 2
 DORM_QUESTION = "Đăng ký ở ký túc xá cần làm những bước nào?"  # tier 2, for the LLM
 SITE = "https://tuyensinh.shut.example.vn"
 JSON = {"Content-Type": "application/json"}
-
-
-@dataclass(frozen=True)
-class Event:
-    name: str
-    data: Any
-
-
-def parse_sse(text: str) -> list[Event]:
-    events = []
-    for block in text.split("\n\n"):
-        if not block.strip():
-            continue
-        fields = dict(line.split(": ", 1) for line in block.split("\n"))
-        events.append(Event(fields["event"], json.loads(fields["data"])))
-    return events
-
-
-def chat_body(text: str, *, visitor: str = "visitor-1", message_id: str | None = None) -> Any:
-    return {"visitor_id": visitor, "message_id": message_id or str(uuid.uuid4()), "text": text}
 
 
 async def post_chat(
@@ -122,26 +109,6 @@ def make_app(runtime: Runtime, **options: Any) -> web.Application:
 
 def with_web(settings: Settings, **changes: Any) -> Settings:
     return settings.model_copy(update={"web": settings.web.model_copy(update=changes)})
-
-
-def with_limits(settings: Settings, **changes: Any) -> Settings:
-    return settings.model_copy(update={"limits": settings.limits.model_copy(update=changes)})
-
-
-# Limits no test of answering reaches (the limits have tests of their own).
-ROOMY = {
-    "chat_ip_per_minute": 6000.0,
-    "chat_ip_burst": 1000,
-    "chat_visitor_per_minute": 6000.0,
-    "chat_visitor_burst": 1000,
-    "chat_network_per_minute": 6000.0,
-    "chat_network_burst": 1000,
-    "reads_ip_per_minute": 6000.0,
-    "reads_ip_burst": 1000,
-    "reads_network_per_minute": 6000.0,
-    "reads_network_burst": 1000,
-    "answers_in_flight": 64,
-}
 
 
 @pytest.fixture

@@ -30,7 +30,7 @@ from bot.runtime import Runtime
 from bot.web.rate_limits import RateLimit, prune_full_buckets, take_token
 from bot.web.webchat.handlers import setup_webchat
 from bot.web.webchat.protocol import MAX_CHAT_TEXT
-from tests.bot.web.test_webchat import FAQ_QUESTION, ROOMY, chat_body, parse_sse, with_limits
+from tests.bot.web._webchat import FAQ_QUESTION, ROOMY, chat_body, parse_sse, with_limits
 
 Client = TestClient[web.Request, web.Application]
 JSON = {"Content-Type": "application/json"}
