@@ -139,7 +139,12 @@ def cli(ctx: click.Context, verbose: bool) -> None:
     settings = load_settings()
     try:
         logging.basicConfig(
-            level=logging.DEBUG if verbose else settings.log_level.upper(),
+            level=log_level(
+                ctx.invoked_subcommand,
+                verbose,
+                settings.log_level,
+                explicit="log_level" in settings.model_fields_set,
+            ),
             format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         )
     except ValueError as exc:  # an unknown level name
@@ -153,6 +158,22 @@ def cli(ctx: click.Context, verbose: bool) -> None:
     for name in misspelt(os.environ):
         click.echo(f"warning: {name.warning()}", err=True)
     ctx.obj = settings
+
+
+# The commands that run as services: their log is what an operator reads.
+SERVICES = frozenset({"demo", "serve", "worker"})
+
+
+def log_level(command: str | None, verbose: bool, setting: str, *, explicit: bool) -> str:
+    """A service logs at ``TUVAN_LOG_LEVEL`` (INFO by default); a command a person reads
+    (``tuvan ask``, ``eval``, ``faq import``…) prints what was asked for, with only warnings
+    and errors on standard error, unless ``--verbose`` or a ``TUVAN_LOG_LEVEL`` that was set
+    (``explicit``, in the environment or ``.env``) says otherwise."""
+    if verbose:
+        return "DEBUG"
+    if command in SERVICES or explicit:
+        return setting.upper()
+    return "WARNING"
 
 
 def main() -> None:

@@ -11,7 +11,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from bot.cli.group import COMMANDS, cli
+from bot.cli.group import COMMANDS, cli, log_level
 
 # What made `tuvan --help` take 6.6 s: the models, the database, the PDF reader, the LLM client.
 HEAVY = ("torch", "sentence_transformers", "sqlalchemy", "pymupdf", "openai", "bot.runtime")
@@ -50,3 +50,22 @@ def test_an_unknown_command_is_named() -> None:
     result = CliRunner().invoke(cli, ["sevre"])
     assert result.exit_code == 2
     assert "No such command 'sevre'" in result.output
+
+
+@pytest.mark.parametrize(
+    ("command", "verbose", "explicit", "level"),
+    [
+        ("ask", False, False, "WARNING"),  # a person reads the answer, not the log
+        ("eval", False, False, "WARNING"),
+        ("serve", False, False, "INFO"),  # a service's log is what its operator reads
+        ("worker", False, False, "INFO"),
+        ("demo", False, False, "INFO"),
+        ("ask", False, True, "INFO"),  # TUVAN_LOG_LEVEL set: as set
+        ("ask", True, False, "DEBUG"),
+        ("serve", True, True, "DEBUG"),
+    ],
+)
+def test_a_command_a_person_reads_logs_only_warnings_by_default(
+    command: str, verbose: bool, explicit: bool, level: str
+) -> None:
+    assert log_level(command, verbose, "info", explicit=explicit) == level
