@@ -23,7 +23,7 @@ from admin.web import (
     runtime,
     url,
 )
-from bot.core.client_address import client_address, client_network
+from bot.core.client_address import client_address
 from bot.core.errors import LoginThrottledError
 from bot.core.settings import AdminSettings
 from bot.db.models import StaffRole
@@ -93,10 +93,7 @@ async def login(request: web.Request) -> web.Response:
     password = data.get("password")
     password = password if isinstance(password, str) else ""
     ip = client_ip(request, settings)
-    limits = rt.settings.limits
-    network = client_network(
-        ip, v4_prefix=limits.network_v4_prefix, v6_prefix=limits.network_v6_prefix
-    )
+    network = rt.settings.limits.network_of(ip)
     try:
         token = await sign_in(rt.sessionmaker, settings, email, password, ip, network)
     except LoginThrottledError:

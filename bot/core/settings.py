@@ -14,6 +14,7 @@ import platformdirs
 from pydantic import BaseModel, Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bot.core.client_address import client_network
 from bot.core.types import ChunkerMode, SearchMode
 
 
@@ -453,6 +454,12 @@ class LimitsSettings(BaseModel):
     # notice ("Mình đang trả lời các câu trước của bạn…"); only past this many waiting is a
     # question held unanswered (a flood), counted on the dashboard. 0: the web chat's rule.
     flood_per_conversation: int = Field(default=30, ge=0)
+
+    def network_of(self, address: str) -> str | None:
+        """The network ``address`` counts in (bot.core.client_address.client_network)."""
+        return client_network(
+            address, v4_prefix=self.network_v4_prefix, v6_prefix=self.network_v6_prefix
+        )
 
 
 class AdminSettings(BaseModel):

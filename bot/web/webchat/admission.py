@@ -16,7 +16,7 @@ from __future__ import annotations
 from aiohttp import web
 from yarl import URL
 
-from bot.core.client_address import client_address, client_network
+from bot.core.client_address import client_address
 from bot.core.settings import Settings
 from bot.runtime import Runtime
 from bot.web.rate_limits import RateLimit, RateLimiter
@@ -74,9 +74,7 @@ class Admission:
         else:
             by_address = RateLimit(limits.chat_ip_per_minute, limits.chat_ip_burst)
             by_network = RateLimit(limits.chat_network_per_minute, limits.chat_network_burst)
-        network = client_network(
-            address, v4_prefix=limits.network_v4_prefix, v6_prefix=limits.network_v6_prefix
-        )
+        network = limits.network_of(address)
         buckets = [(f"{route}-ip:{address}", by_address)]
         if network is not None:
             buckets.append((f"{route}-net:{network}", by_network))

@@ -26,7 +26,6 @@ from bot.conversations.store import (
     contact_conversation,
     history,
 )
-from bot.core.client_address import client_network
 from bot.core.clock import utcnow
 from bot.core.errors import ChatRequestError, ChatTextTooLongError
 from bot.db.models import Message
@@ -203,13 +202,8 @@ class WebChat:
             return unavailable(request)
         if wait_s is not None:
             return too_many(request, TOO_FAST, wait_s)
-        limits = runtime.settings.limits
-        network = client_network(
-            self.admission.address(request, runtime),
-            v4_prefix=limits.network_v4_prefix,
-            v6_prefix=limits.network_v6_prefix,
-        )
-        place = await self.gate.enter(network or "")
+        address = self.admission.address(request, runtime)
+        place = await self.gate.enter(runtime.settings.limits.network_of(address) or "")
         if place is None:
             return error_reply(
                 request, 503, BUSY, {"Retry-After": retry_after(self.gate.wait_s + 1)}

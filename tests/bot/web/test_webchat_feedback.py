@@ -22,19 +22,12 @@ from bot.conversations.store import contact_conversation, queue_staff_reply
 from bot.core.settings import Settings
 from bot.db.models import AnswerFeedback, Conversation, Message
 from tests.bot.web._support import runtime_with
+from tests.bot.web._webchat import ROOMY
 
 Client = TestClient[web.Request, web.Application]
 FAQ_QUESTION = "Chỉ tiêu ngành Khoa học Máy tính năm 2026 là bao nhiêu?"
 SITE = "https://tuyensinh.shut.example.vn"
 ORIGINS = {"allowed_origins": (SITE,)}
-ROOMY = {
-    "chat_ip_per_minute": 6000.0,
-    "chat_ip_burst": 1000,
-    "chat_visitor_per_minute": 6000.0,
-    "chat_visitor_burst": 1000,
-    "chat_network_per_minute": 6000.0,
-    "chat_network_burst": 1000,
-}
 
 
 @pytest.fixture
