@@ -4,8 +4,8 @@
 The bundled vocabulary names the majors common to Vietnamese schools; a school's catalogue
 (retrieval.facts) names its own, with their codes and the aliases staff give them. Both tier 1
 and tier 2 read a question's major through the guard, so a major only the catalogue knows
-("Truyền thông đa phương tiện" at a school whose FAQ names it, "Kế toán" beside "Kiểm toán")
-must be in it, or a question about one is matched to an entry about another.
+("Công nghệ chế biến lâm sản" beside "Công nghệ thực phẩm") must be in it, or a question about
+one is matched to an entry about the other.
 
 - A catalogue major that is a bundled value (by name, alias or code) only adds its name, code
   and aliases to that value; one that is not becomes a value of its own.
