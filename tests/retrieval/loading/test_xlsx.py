@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zipfile
 from datetime import date
 from pathlib import Path
 
@@ -56,5 +57,19 @@ def test_its_cutoffs_become_facts_of_the_sheet_s_year(tmp_path: Path) -> None:
 def test_a_broken_workbook_is_a_clear_error(tmp_path: Path) -> None:
     path = _workbook(tmp_path / "diem-chuan.xlsx")
     path.write_bytes(path.read_bytes()[:500])
+    with pytest.raises(IngestError, match=r"diem-chuan.xlsx: not a readable .xlsx file"):
+        load_file(path)
+
+
+def test_a_workbook_with_a_damaged_sheet_is_a_clear_error(tmp_path: Path) -> None:
+    # The zip opens and the sheet's XML breaks only while its rows are read (read-only mode).
+    path = _workbook(tmp_path / "diem-chuan.xlsx")
+    with zipfile.ZipFile(path) as whole:
+        parts = {name: whole.read(name) for name in whole.namelist()}
+    sheet = "xl/worksheets/sheet1.xml"
+    parts[sheet] = parts[sheet][: len(parts[sheet]) // 2]
+    with zipfile.ZipFile(path, "w") as damaged:
+        for name, data in parts.items():
+            damaged.writestr(name, data)
     with pytest.raises(IngestError, match=r"diem-chuan.xlsx: not a readable .xlsx file"):
         load_file(path)
