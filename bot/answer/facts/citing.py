@@ -1,0 +1,66 @@
+"""A facts answer's citations: one per document page its values come from, and the markers
+[k] of its text (the k-th place in order) renumbered to them."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from bot.answer import replies
+from bot.answer.replies import Answer
+from bot.core.citations import Citation
+from bot.core.settings import AnswerSettings
+from bot.core.types import Language
+from retrieval.facts.model import Place
+
+
+@dataclass(frozen=True)
+class FactsReply:
+    """A facts answer before it is cited: its text, whose markers [k] stand for the k-th of
+    ``places``, and how it was answered (for the reason and the details staff see)."""
+
+    body: str
+    places: list[Place]
+    how: str
+
+
+def cited(reply: FactsReply, language: Language, settings: AnswerSettings) -> Answer:
+    body, places, how = reply.body, reply.places, reply.how
+    citations = _citations(places)
+    numbers = {k: n for n, k in enumerate(dict.fromkeys(map(_source, places)), start=1)}
+    renumbered = _renumber(body, places, numbers)
+    return Answer(
+        tier="documents",
+        answer=replies.documents_reply(renumbered, citations, language, settings),
+        language=language,
+        citations=citations,
+        reason=f"facts table: {how}",
+        why={
+            "documents": {"result": "answered", "how": "facts", "passages": len(citations)},
+            "facts": how,
+        },
+        confidence=1.0,
+    )
+
+
+def _citations(places: list[Place]) -> list[Citation]:
+    """One citation per document page the values come from."""
+    first = {_source(p): p for p in reversed(places)}
+    return [
+        Citation(n=n, title=p.title, source=p.document, url=p.url, page=p.page)
+        for n, p in enumerate((first[k] for k in dict.fromkeys(map(_source, places))), start=1)
+    ]
+
+
+def _source(place: Place) -> tuple[str, int | None]:
+    return place.document, place.page
+
+
+def _renumber(body: str, places: list[Place], numbers: dict[tuple[str, int | None], int]) -> str:
+    """Markers [k] (the k-th place in order) as the number of that place's citation."""
+
+    def swap(match: re.Match[str]) -> str:
+        k = int(match.group(1))
+        return f"[{numbers[_source(places[k - 1])]}]" if 0 < k <= len(places) else match.group(0)
+
+    return re.sub(r"\[(\d+)\]", swap, body)

@@ -1,0 +1,133 @@
+"""What a question asks of the facts tables: the majors, programme, method, combination, year,
+score and attribute it names, as the guard's vocabulary and the catalogue read them."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from retrieval.facts.book import FactsBook, Major
+from retrieval.facts.model import COMBINATIONS, CUTOFF, FEE, QUOTA
+from retrieval.guard.checks import NearMissGuard
+from retrieval.text.folding import fold
+from retrieval.text.pack import alternatives, load_pack
+
+_WORDS = load_pack().facts
+SCORE_CHECK = re.compile(alternatives(_WORDS.score_check))
+_OFFER = [re.compile(p) for p in _WORDS.offer]
+_WHETHER = re.compile(alternatives(_WORDS.asks_whether))
+OFFER_PROGRAMME = re.compile(alternatives(_WORDS.offer_programme))
+# The question asks for the standard programme by name ("hệ chính quy", "đại trà").
+STANDARD_ASKED = re.compile(r"\b(?:chinh quy|dai tra|chuong trinh chuan|he chuan)\b")
+_THIS_YEAR = re.compile(rf"\b{alternatives(_WORDS.this_year)}\b")
+_WHICH = re.compile(r"\b(?:nganh nao|nhung nganh|cac nganh|nganh gi|which)\b")
+_HIGHEST, _LOWEST, _MORE, _LESS = (
+    re.compile(rf"\b{alternatives(tuple(re.escape(w) for w in words))}\b")
+    for words in (_WORDS.highest, _WORDS.lowest, _WORDS.more, _WORDS.less)
+)
+MAJOR_CODE = "mã ngành"  # the guard's attribute for a major's code
+TABLE_ATTRIBUTES = (CUTOFF, QUOTA, FEE, COMBINATIONS)  # what a question may ask of the tables
+_MAX_NAME_WORDS = 10  # "Mạng máy tính và truyền thông dữ liệu" has 8
+
+
+@dataclass(frozen=True)
+class FactsQuestion:
+    """What a question asks of the tables."""
+
+    majors: tuple[Major, ...]
+    programme: str | None
+    method: str | None
+    combination: str | None
+    year: int | None
+    score: float | None
+    attribute: str | None
+    whether: bool
+    which: bool = False  # "ngành nào", "những ngành", "which"
+    code: bool = False  # asks the major's code too
+    beyond: bool = False  # asks something no table holds (a fee, a condition, a date...)
+    extreme: str | None = None  # "highest" or "lowest"
+    compare: str | None = None  # "more" or "less"
+    this_year: bool = False  # "năm nay": the admission year
+    campus: str | None = None  # the one campus it names ("cơ sở phía Nam")
+    per: str | None = None  # "một năm", "mỗi học kỳ", "1 tín chỉ": what a fee asked is per
+
+
+def read_facts_question(
+    question: str, book: FactsBook, guard: NearMissGuard | None, expanded: str = ""
+) -> FactsQuestion:
+    """The majors, programme, method, combination, year, score and attribute ``question``
+    names, as the guard's vocabulary and the catalogue read them (the guard reads it with its
+    shorthand written out, ``expanded``: "hp" is học phí)."""
+    facets = guard.facets(expanded or question) if guard is not None else {}
+    folded = fold(question)
+    methods = set(facets.get("method", ()))
+    for word, method in _WORDS.column_methods.items():
+        if re.search(rf"\b{re.escape(word)}\b", folded):
+            methods.add(method)
+    years = facets.get("year", frozenset())
+    combos = facets.get("combination", frozenset())
+    named = set(facets.get("attribute", ()))
+    attributes = [a for a in named if a in TABLE_ATTRIBUTES]
+    programmes = facets.get("programme", frozenset())
+    campuses = facets.get("campus", frozenset())
+    return FactsQuestion(
+        majors=tuple(book.majors_in(question, guard)),
+        programme=next(iter(programmes)) if len(programmes) == 1 else None,
+        method=next(iter(methods)) if len(methods) == 1 else None,
+        combination=next(iter(combos)).upper() if len(combos) == 1 else None,
+        year=int(next(iter(years))) if len(years) == 1 else None,
+        score=_score(question, guard.facets(question) if guard is not None else {}),
+        per=_per(folded),
+        attribute=attributes[0] if len(attributes) == 1 else None,
+        whether=bool(_WHETHER.search(folded)),
+        which=bool(_WHICH.search(folded)),
+        this_year=bool(_THIS_YEAR.search(folded)),
+        code=MAJOR_CODE in named,
+        beyond=bool(named - {*TABLE_ATTRIBUTES, MAJOR_CODE}),
+        extreme="highest"
+        if _HIGHEST.search(folded)
+        else "lowest"
+        if _LOWEST.search(folded)
+        else None,
+        compare="more" if _MORE.search(folded) else "less" if _LESS.search(folded) else None,
+        campus=next(iter(campuses)) if len(campuses) == 1 else None,
+    )
+
+
+def _score(question: str, facets: dict[str, frozenset[str]]) -> float | None:
+    numbers = facets.get("number")
+    if not numbers or len(numbers) != 1:
+        return None
+    value = float(next(iter(numbers)).replace("_", "."))
+    return value if 0 < value <= 1200 else None
+
+
+def offered_name(question: str) -> str | None:
+    """The name after "trường có ngành …" in ``question``, or None."""
+    folded = fold(question).strip(" ?.!")
+    for pattern in _OFFER:
+        match = pattern.search(folded)
+        if match:
+            name = match.group("name").strip()
+            if name and len(name.split()) <= _MAX_NAME_WORDS:
+                return _as_written(question, name)
+    return None
+
+
+def _as_written(question: str, folded_name: str) -> str:
+    """The words of ``question`` that fold to ``folded_name`` ("Dược" for "duoc")."""
+    words = question.split()
+    size = len(folded_name.split())
+    for start in range(len(words) - size + 1):
+        piece = " ".join(words[start : start + size])
+        if fold(piece).strip(" ?.!,") == folded_name:
+            return piece.strip(" ?.!,")
+    return folded_name
+
+
+def _per(folded: str) -> str | None:
+    """What the question asks a fee per ("1 năm", "mỗi học kỳ", "một tín chỉ")."""
+    for word, per in _WORDS.periods.items():
+        if re.search(rf"\b(?:1|mot|moi|per|a|each) {re.escape(word)}\b", folded):
+            return per
+    return None

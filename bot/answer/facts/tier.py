@@ -1,0 +1,150 @@
+"""The facts tier: which kind of answer the tables give a question, or None to leave it to
+tier 2; the search's passages say when an FAQ entry or the documents should speak instead."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from datetime import date
+
+from bot.answer.facts.catalogue import (
+    comparison,
+    extreme,
+    has_major,
+    majors_taking,
+    no_such_major,
+    no_such_programme,
+)
+from bot.answer.facts.citing import FactsReply, cited
+from bot.answer.facts.question import (
+    OFFER_PROGRAMME,
+    SCORE_CHECK,
+    STANDARD_ASKED,
+    TABLE_ATTRIBUTES,
+    FactsQuestion,
+    offered_name,
+    read_facts_question,
+)
+from bot.answer.facts.values import Now, score_check, values, whether
+from bot.answer.found import Found, Timer
+from bot.answer.parts import AnswererParts
+from bot.answer.replies import Answer
+from bot.core.types import Language
+from retrieval.facts.book import FactsBook
+from retrieval.facts.model import COMBINATIONS, CUTOFF, QUOTA
+from retrieval.guard.checks import NearMissGuard
+from retrieval.text.folding import fold
+
+_MIN_MAJORS = 3  # a catalogue naming fewer majors is not the school's list: no "no" from it
+today = date.today  # the day "năm nay" is read on (a test may hold it still)
+
+
+class FactsTier:
+    """Answers from the facts tables, or None to leave the question to tier 2."""
+
+    def __init__(self, parts: AnswererParts) -> None:
+        self.parts = parts
+        self.settings = parts.settings
+
+    async def answer(self, found: Found, timer: Timer) -> Answer | None:
+        book = found.facts
+        if book is None or not book.majors or found.decision.accepted is not None:
+            return None
+        if self._about_another_school(found.question):
+            return None
+        with timer.stage("facts"):
+            return self.decide(found.question, found, book)
+
+    def _about_another_school(self, question: str) -> bool:
+        """The question names a school that is not this one: its tables do not answer it."""
+        if "institution" not in self.parts.guard.facets(question):
+            return False
+        folded = fold(question)
+        return not any(fold(n) in folded for n in self.settings.brand.own_names if n.strip())
+
+    def decide(self, question: str, found: Found, book: FactsBook) -> Answer | None:
+        guard = self.parts.guard
+        asked = read_facts_question(question, book, guard, found.expanded)
+        language = found.language
+        year = book.admission_year(self.settings.answer.admission_year, today())
+        now = Now(year, book.publications.get(year))
+        if asked.this_year and asked.year is None:
+            asked = replace(asked, year=year)
+        if not asked.majors and asked.score is None:
+            if asked.which and asked.combination and asked.attribute in (None, COMBINATIONS):
+                return self._cited(majors_taking(asked.combination, book, language), language)
+            if asked.which and asked.extreme and asked.attribute in (CUTOFF, QUOTA):
+                return self._cited(extreme(asked, book, language), language)
+        comparing = (asked.compare is not None or asked.which) and asked.score is None
+        if len(asked.majors) >= 2 and asked.attribute in (CUTOFF, QUOTA) and comparing:
+            return self._cited(comparison(asked, book, language), language)
+        if (
+            asked.programme is not None
+            and asked.whether
+            and OFFER_PROGRAMME.search(fold(question))
+            and len(book.majors) >= _MIN_MAJORS
+            and fold(asked.programme) not in map(fold, book.programmes)
+            and not _programme_named(asked.programme, found, guard)
+        ):
+            return self._cited(no_such_programme(asked.programme, book, language), language)
+        if not asked.majors:
+            missing = offered_name(question)
+            if missing is None or len(book.majors) < _MIN_MAJORS:
+                return None
+            if _named_in(missing, found):
+                return None  # the documents name it: not ours to deny
+            return self._cited(no_such_major(missing, book, language), language)
+        if asked.score is not None and SCORE_CHECK.search(fold(question)):
+            return self._cited(score_check(asked, book, language, now), language)
+        if asked.whether and (asked.combination or asked.method) and asked.score is None:
+            return self._cited(whether(asked, book, language), language)
+        if asked.beyond:
+            return None  # part of it is for the documents: tier 2 answers the whole
+        if asked.attribute in TABLE_ATTRIBUTES and asked.score is None:
+            if _faq_quoted(found, asked):
+                return None  # an FAQ entry staff wrote about it is quoted by tier 2 first
+            return self._cited(values(asked, book, language), language)
+        if offered_name(question) is not None and asked.attribute is None:
+            standard = bool(STANDARD_ASKED.search(fold(question)))
+            return self._cited(has_major(asked, standard, book, language), language)
+        return None
+
+    def _cited(self, reply: FactsReply | None, language: Language) -> Answer | None:
+        return None if reply is None else cited(reply, language, self.settings.answer)
+
+
+def _faq_quoted(found: Found, asked: FactsQuestion) -> bool:
+    """Tier 1 weighed an entry nothing ruled out, tier 2 quotes it first (bot.answer.lookup
+    ``faq_passage``) and it names the majors asked about (and the year, when one is asked: "năm
+    nay" is not last year's entry): a value staff wrote an answer for is theirs to give."""
+    if not found.passing or found.passing[0].faq_id is None:
+        return False
+    entry = fold(f"{found.passing[0].title} {found.passing[0].text}")
+    if asked.year is not None and str(asked.year) not in entry:
+        return False
+    return all(any(key in entry for key in m.keys) for m in asked.majors)
+
+
+def _programme_named(name: str, found: Found, guard: NearMissGuard) -> bool:
+    """Whether a passage the search found speaks of the programme, in any of the words the
+    vocabulary knows it by ("văn bằng thứ hai" is văn bằng 2): then the catalogue may just be
+    missing it."""
+    return any(
+        name in guard.facets(f"{hit.title}\n{hit.heading_path}\n{hit.text}").get("programme", ())
+        for hit in found.hits
+    )
+
+
+def _named_in(name: str, found: Found) -> bool:
+    """Whether a passage the search found speaks of the major ``name`` ("ngành Dược"; with its
+    marks when the student wrote them: "ngành Dược" is not "ngành được"), or has it as a
+    heading or title; then the catalogue may just be missing it."""
+    marked = not name.isascii()
+    key = name.lower() if marked else fold(name)
+    major = "ngành" if marked else "nganh"
+    pattern = re.compile(rf"(?:\b{major} |^){re.escape(key)}(?!\w)", re.M)
+    for hit in found.hits:
+        for text in (hit.title, hit.heading_path.replace(" › ", "\n"), hit.text):
+            if pattern.search(text.lower() if marked else fold(text)):
+                return True
+    return False
