@@ -26,7 +26,7 @@ from admin.web import field, form, me, redirect, render, requires, runtime
 from bot.db.models import CatalogueRow, Document, FactRow, StaffRole
 from bot.db.models.facts import EXTRACTED, STAFF
 from retrieval.facts.book import conflicts
-from retrieval.facts.extract import read_number, value_kind
+from retrieval.facts.cells import read_number, value_kind
 from retrieval.facts.model import CATALOGUE_KINDS
 from retrieval.index.facts import fact_of, place_of
 from retrieval.text.folding import fold

@@ -38,8 +38,9 @@ from bot.answer.answerer import Answerer
 from bot.evaluation.facts import FactsCase, ask_facts, facts_report
 from bot.evaluation.workspace import load_corpus, throwaway_database
 from bot.runtime import build_parts
-from retrieval.facts.extract import extract_facts, initials
+from retrieval.facts.extract import extract_facts
 from retrieval.facts.model import CUTOFF
+from retrieval.facts.names import initials
 from retrieval.loading import load_file
 
 ROOT = Path(__file__).resolve().parent.parent

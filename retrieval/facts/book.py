@@ -15,8 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.db.models import CatalogueRow, Document, FactRow
 from retrieval.changes import tables_signature
-from retrieval.facts.extract import initials
 from retrieval.facts.model import CAMPUS, MAJOR, PROGRAMME, Fact, Place
+from retrieval.facts.names import initials
 from retrieval.facts.years import admission_year
 from retrieval.guard.checks import NearMissGuard
 from retrieval.index.facts import fact_of

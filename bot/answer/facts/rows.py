@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from bot.answer.facts.question import FactsQuestion
 from retrieval.facts.book import FactsBook, Major
-from retrieval.facts.extract import is_code
+from retrieval.facts.cells import is_code
 from retrieval.facts.model import COMBINATIONS, FEE, Fact
 from retrieval.text.folding import fold
 

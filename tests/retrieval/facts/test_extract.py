@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 
 from retrieval.facts.book import conflicts
-from retrieval.facts.extract import extract_facts, initials, read_number
+from retrieval.facts.cells import read_number
+from retrieval.facts.extract import extract_facts
 from retrieval.facts.model import COMBINATIONS, CUTOFF, MAJOR, PROGRAMME, QUOTA, Extraction, Fact
+from retrieval.facts.names import initials
 from retrieval.facts.tables import split_row
 from retrieval.guard.vocabulary import load_guard
 from retrieval.loading import load_file
