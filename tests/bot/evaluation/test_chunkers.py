@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from bot.answer.parts import AnswererParts
-from bot.cli.commands import evaluate as eval_cli
+from bot.cli.commands.evaluate import questions as eval_questions_cli
 from bot.cli.group import cli
 from bot.core.errors import RetrievalError
 from bot.core.types import CHUNKER_MODES
@@ -150,4 +150,4 @@ def test_the_command_refuses_a_chunker_for_passages_and_unknown_names(tmp_path: 
 
 
 def test_the_command_offers_every_chunker() -> None:
-    assert eval_cli._CHUNKERS == CHUNKER_MODES
+    assert eval_questions_cli.CHUNKERS == CHUNKER_MODES
