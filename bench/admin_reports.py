@@ -8,6 +8,9 @@ asked in ``--phrasings`` different ways; the rest FAQ or document answers with t
 Rows are generated inside PostgreSQL (generate_series), then ANALYZE.
 
     .venv/bin/python bench/admin_reports.py [--conversations 20000] [--phrasings 400] [--runs 5]
+        [--quick]
+
+``--quick`` (a smoke run): 200 conversations, 40 phrasings, one run.
 """
 
 from __future__ import annotations
@@ -193,4 +196,8 @@ if __name__ == "__main__":
     parser.add_argument("--conversations", type=int, default=20_000)
     parser.add_argument("--phrasings", type=int, default=400)
     parser.add_argument("--runs", type=int, default=5)
-    asyncio.run(main(parser.parse_args()))
+    parser.add_argument("--quick", action="store_true", help="a smoke run on a small store")
+    args = parser.parse_args()
+    if args.quick:
+        args.conversations, args.phrasings, args.runs = 200, 40, 1
+    asyncio.run(main(args))

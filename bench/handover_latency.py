@@ -7,7 +7,9 @@ the admin of another serve process would. For each reply: the time from its comm
 request's answer at the client. Meanwhile the other pages stay held: the report says how many
 came back early (none should) and the database queries the updates route made.
 
-    .venv/bin/python bench/handover_latency.py [--pages 500] [--replies 30]
+    .venv/bin/python bench/handover_latency.py [--pages 500] [--replies 30] [--quick]
+
+``--quick`` (a smoke run): 20 pages, 3 replies.
 """
 
 from __future__ import annotations
@@ -24,16 +26,18 @@ from aiohttp.test_utils import TestServer
 from common import bench_database, bench_settings, machine, percentiles, server_version
 from sqlalchemy import event
 
+from bot.answer.answerer import Answerer
 from bot.conversations.store import queue_staff_reply, upsert_conversation
 from bot.keys import RUNTIME
-from bot.runtime import Runtime
+from bot.runtime import Runtime, build_parts
 from bot.web.webchat.handlers import setup_webchat
 
 
 async def main(args: argparse.Namespace) -> None:
     settings = bench_settings()
     async with bench_database(pool_size=10) as (engine, sm):
-        runtime = Runtime(settings, engine, sm, None, None)  # type: ignore[arg-type]
+        parts = build_parts(settings)
+        runtime = Runtime(settings, engine, sm, parts, Answerer(parts, sm))
         app = web.Application()
         app[RUNTIME] = runtime
         chat = setup_webchat(app)
@@ -106,4 +110,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", type=int, default=500)
     parser.add_argument("--replies", type=int, default=30)
-    asyncio.run(main(parser.parse_args()))
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 20 pages, 3 replies")
+    args = parser.parse_args()
+    if args.quick:
+        args.pages, args.replies = 20, 3
+    asyncio.run(main(args))
