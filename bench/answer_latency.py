@@ -8,6 +8,7 @@ documents scorer), fallback. Each answer's wall time is recorded under its tier.
 uses only what every commit since 6/6 has, so it runs against an earlier commit from a worktree
 with the same venv (``PYTHONPATH=<worktree> .venv/bin/python bench/answer_latency.py``), for
 side-by-side pairs (issue 1/4: the documents answer's p95 within +15 % of the commit before).
+``--quick`` (a smoke run) loads only the files and FAQ entries its few questions cite.
 
     .venv/bin/python bench/answer_latency.py [--quick] [--warmup 10]
 """
@@ -19,9 +20,17 @@ import asyncio
 import time
 
 from common import DATASETS, Report, bench_settings, markdown_table, percentiles, read_jsonl
+from small_sets import cited_corpus, faq_sample, first_questions
 
 from bot.answer.answerer import Answerer
-from bot.evaluation.data import read_faq_items
+from bot.evaluation.data import (
+    FaqItem,
+    FaqQuery,
+    Question,
+    read_faq_items,
+    read_faq_queries,
+    read_questions,
+)
 from bot.evaluation.workspace import load_corpus, load_faq, throwaway_database
 from bot.runtime import build_parts
 from retrieval.text.folding import fold
@@ -30,33 +39,49 @@ UIT = DATASETS / "uit-admissions"
 
 
 def _questions(quick: bool) -> list[str]:
-    asked = [r["question"] for r in read_jsonl(UIT / "questions.jsonl")]
-    asked += [r["query"] for r in read_jsonl(UIT / "faq_queries.jsonl")]
     if quick:
-        asked = asked[:: max(1, len(asked) // 20)][:20]
+        _, queries = _quick_faq()
+        asked = [q.question for q in _quick_questions()] + [q.query for q in queries]
+    else:
+        asked = [r["question"] for r in read_jsonl(UIT / "questions.jsonl")]
+        asked += [r["query"] for r in read_jsonl(UIT / "faq_queries.jsonl")]
     return [form for q in asked for form in (q, fold(q))]
+
+
+def _quick_questions() -> list[Question]:
+    return first_questions(read_questions(UIT / "questions.jsonl"))
+
+
+def _quick_faq() -> tuple[list[FaqItem], list[FaqQuery]]:
+    items = read_faq_items(UIT / "faq.jsonl")
+    return faq_sample(items, read_faq_queries(UIT / "faq_queries.jsonl", {i.id for i in items}))
 
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="20 questions, written and folded")
+    parser.add_argument(
+        "--quick", action="store_true", help="a smoke run: a few questions and what they cite"
+    )
     parser.add_argument("--warmup", type=int, default=10)
     args = parser.parse_args()
     report = Report("answer_latency" + ("_quick" if args.quick else ""))
     settings = bench_settings()
     parts = build_parts(settings)
     questions = _questions(args.quick)
+    corpus, faq, warmup = UIT / "corpus", read_faq_items(UIT / "faq.jsonl"), args.warmup
+    if args.quick:
+        corpus, faq, warmup = cited_corpus(corpus, _quick_questions()), _quick_faq()[0], 2
     by_tier: dict[str, list[float]] = {}
     async with throwaway_database() as workspace:
         started = time.perf_counter()
-        await load_corpus(workspace, parts, UIT / "corpus")
-        await load_faq(workspace, parts, read_faq_items(UIT / "faq.jsonl"))
+        await load_corpus(workspace, parts, corpus)
+        await load_faq(workspace, parts, faq)
         load_s = time.perf_counter() - started
         answerer = Answerer(parts, workspace.sessionmaker)
         started = time.perf_counter()
         await answerer.answer(questions[0])  # the first question makes tier 1's judge
         first_s = time.perf_counter() - started
-        for question in questions[: args.warmup]:
+        for question in questions[:warmup]:
             await answerer.answer(question)
         for question in questions:
             started = time.perf_counter()
@@ -73,9 +98,12 @@ async def main() -> None:
             "latency_ms": stats,
         }
     )
+    loaded = "UIT corpus and FAQ"
+    if args.quick:
+        loaded = f"{sum(1 for _ in corpus.iterdir())} UIT files and {len(faq)} FAQ entries"
     report.print_header(
         [
-            f"UIT corpus and FAQ loaded in {load_s:.0f} s; the first answer (tier 1's judge "
+            f"{loaded} loaded in {load_s:.0f} s; the first answer (tier 1's judge "
             f"made) took {first_s:.2f} s; {len(questions)} questions timed",
         ]
     )
