@@ -12,6 +12,9 @@ the name of its international programme); ``--vocabulary FILE`` uses another, ``
 none. The failures are listed with the guard's reason.
 
     .venv/bin/python bench/guard_quality.py [--dataset DIR] [--vocabulary FILE | --bundled-only]
+        [--quick]
+
+``--quick`` (a smoke run) checks the first 10 paraphrases and 10 near misses only.
 """
 
 from __future__ import annotations
@@ -38,6 +41,10 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in f if line.strip()]
 
 
+def _of_kind(rows: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [row for row in rows if row["kind"] == kind]
+
+
 def _guard(args: argparse.Namespace) -> NearMissGuard:
     if args.bundled_only:
         return load_guard()
@@ -56,11 +63,14 @@ def main() -> None:
     group.add_argument("--vocabulary", type=Path, help="guard override YAML")
     group.add_argument("--bundled-only", action="store_true")
     parser.add_argument("--quiet", action="store_true", help="rates only, no failure list")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 10 queries of each kind")
     args = parser.parse_args()
 
     guard = _guard(args)
     faq = {row["id"]: row["question"] for row in _jsonl(args.dataset / "faq.jsonl")}
     queries = _jsonl(args.dataset / "faq_queries.jsonl")
+    if args.quick:
+        queries = [r for kind in ("paraphrase", "near_miss") for r in _of_kind(queries, kind)[:10]]
 
     # (name, query, faq id, should pass)
     cases: list[tuple[str, str, str, bool]] = []
