@@ -12,7 +12,9 @@ that set's knowledge: passages and FAQ) and embedded as the answerer embeds it (
 The target (issue 1/6): restoration at most 10 % of the query-embedding time, and a multi-part
 question no more than one embedding per part, in one batch.
 
-    .venv/bin/python bench/query_latency.py [--limit 300]
+    .venv/bin/python bench/query_latency.py [--limit 300] [--quick]
+
+``--quick`` (a smoke run): 3 questions per file.
 """
 
 from __future__ import annotations
@@ -36,15 +38,20 @@ from retrieval.text.folding import fold
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--limit", type=int, default=300, help="questions per file")
+    ap.add_argument("--quick", action="store_true", help="a smoke run: 3 questions per file")
     args = ap.parse_args()
+    if args.quick:
+        args.limit = 3
     parts = build_parts(bench_settings())
     embedder, processor = parts.embedder, parts.processor
     embedder.embed_queries(["khởi động"])  # load the model before timing
-    report = Report("query_latency")
+    report = Report("query_latency" + ("_quick" if args.quick else ""))
     rows: list[list[Any]] = []
     totals: dict[str, list[float]] = {"read": [], "embed1": [], "embed": []}
     multi: dict[str, list[float]] = {"embed1": [], "embed": [], "parts": []}
     for qs in dev_sets(DATASETS):
+        if qs.questions is None:
+            continue  # an FAQ set only (UTEHY)
         restorer = DiacriticRestorer(
             NgramCounts().add_texts(knowledge_texts(qs)), processor.dense_expansions
         )
