@@ -6,21 +6,20 @@ Editors correct an item (its name, code, the abbreviations students use, or hide
 take a value out of the answers (or put it back) or correct it; what they change is theirs
 (origin "staff") and the next ingest never overwrites it. The cells ingest could not read cleanly
 are listed per document. The catalogue is exported and imported as a JSON Lines file, one item a
-line (``{"kind", "name", "code", "aliases", "hidden"}``); an imported item is staff's.
+line (admin.catalogue_files); an imported item is staff's.
 """
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
 
 from aiohttp import web
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from admin import audit
+from admin.catalogue_files import MAX_ALIASES, catalogue_lines, item_json, read_catalogue_file
 from admin.i18n import add_strings
 from admin.web import field, form, me, redirect, render, requires, runtime
 from bot.db.models import CatalogueRow, Document, FactRow, StaffRole
@@ -32,7 +31,6 @@ from retrieval.index.facts import fact_of, place_of
 from retrieval.text.folding import fold
 
 MAX_IMPORT_BYTES = 1024 * 1024
-MAX_ALIASES = 20
 FACTS_SHOWN = 500
 # Read from a table and waiting for staff: a value staff took out is theirs (origin "staff").
 _WAITING = FactRow.published.is_(False) & (FactRow.origin == EXTRACTED)
@@ -199,16 +197,6 @@ def _aliases(text: str) -> list[str]:
     return list(dict.fromkeys(a.strip() for a in text.split(",") if a.strip()))[:MAX_ALIASES]
 
 
-def _item_json(item: CatalogueRow) -> dict[str, Any]:
-    return {
-        "kind": item.kind,
-        "name": item.name,
-        "code": item.code,
-        "aliases": list(item.aliases or ()),
-        "hidden": item.hidden,
-    }
-
-
 @requires(StaffRole.editor)
 async def save_item(request: web.Request) -> web.Response:
     data = await form(request)
@@ -219,7 +207,7 @@ async def save_item(request: web.Request) -> web.Response:
         item = await session.get(CatalogueRow, int(request.match_info["item_id"]))
         if item is None:
             raise web.HTTPNotFound()
-        before = _item_json(item)
+        before = item_json(item)
         aliases = _aliases(field(data, "aliases", 2000))
         if fold(item.name) != fold(name) and fold(item.name) not in map(fold, aliases):
             aliases.append(item.name)  # the name the tables use stays a way to ask for it
@@ -241,7 +229,7 @@ async def save_item(request: web.Request) -> web.Response:
         item.origin = STAFF
         item.updated_by = me(request).email
         await audit.record(
-            session, me(request).email, "edit", "catalogue", item.id, before, _item_json(item)
+            session, me(request).email, "edit", "catalogue", item.id, before, item_json(item)
         )
     redirect(request, "admin.catalogue", {"msg": "cat_saved"})
 
@@ -266,7 +254,7 @@ async def add_item(request: web.Request) -> web.Response:
         session.add(item)
         await session.flush()
         await audit.record(
-            session, me(request).email, "add", "catalogue", item.id, None, _item_json(item)
+            session, me(request).email, "add", "catalogue", item.id, None, item_json(item)
         )
     redirect(request, "admin.catalogue", {"msg": "cat_saved"})
 
@@ -319,46 +307,13 @@ async def export(request: web.Request) -> web.Response:
         items = (
             await session.scalars(select(CatalogueRow).order_by(CatalogueRow.kind, CatalogueRow.id))
         ).all()
-    body = "".join(json.dumps(_item_json(i), ensure_ascii=False) + "\n" for i in one_each(items))
+    body = catalogue_lines(one_each(items))
     return web.Response(
         body=body.encode("utf-8"),
         content_type="application/x-ndjson",
         charset="utf-8",
         headers={"Content-Disposition": 'attachment; filename="catalogue.jsonl"'},
     )
-
-
-def read_catalogue_file(raw: bytes) -> list[dict[str, Any]]:
-    """The items of a catalogue file, or ValueError naming the first bad line."""
-    items = []
-    for number, line in enumerate(raw.decode("utf-8-sig").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"line {number}: {exc.msg}") from exc
-        if (
-            not isinstance(item, dict)
-            or item.get("kind") not in CATALOGUE_KINDS
-            or not isinstance(item.get("name"), str)
-            or not item["name"].strip()
-        ):
-            raise ValueError(f"line {number}: no kind or name")
-        aliases = item.get("aliases") or []
-        if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
-            raise ValueError(f"line {number}: aliases must be a list of texts")
-        code = item.get("code")
-        items.append(
-            {
-                "kind": item["kind"],
-                "name": item["name"].strip()[:300],
-                "code": str(code)[:64] if code else None,
-                "aliases": [a.strip() for a in aliases if a.strip()][:MAX_ALIASES],
-                "hidden": bool(item.get("hidden", False)),
-            }
-        )
-    return items
 
 
 @requires(StaffRole.editor)
