@@ -33,6 +33,7 @@ from typing import Any
 
 import aiohttp
 from common import Report, markdown_table, percentiles
+from cpu import pid_cpu, server_cpu
 from sqlalchemy import text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -240,37 +241,32 @@ async def main(args: argparse.Namespace) -> None:
                 in_flight=args.in_flight,
             )
         fixed = int(args.rate * args.seconds)
+        serve_pid = processes[0].pid
+
+        async def measured(name: str, first_id: int, count: int, rate: float | None) -> Any:
+            """A phase, with serve's and PostgreSQL's CPU per update: comparable between two
+            commits on a machine others use too, where acks/s are not."""
+            serve_cpu, pg_cpu = pid_cpu(serve_pid), server_cpu(Path(server.handle.pgdata))
+            phase = await run_phase(
+                name,
+                url,
+                questions,
+                tmp,
+                first_id=first_id,
+                count=count,
+                rate=rate,
+                in_flight=args.in_flight,
+            )
+            phase["serve_cpu_ms"] = round(1000 * (pid_cpu(serve_pid) - serve_cpu) / count, 2)
+            phase["postgres_cpu_ms"] = round(
+                1000 * (server_cpu(Path(server.handle.pgdata)) - pg_cpu) / count, 2
+            )
+            return phase
+
         phases = [
-            await run_phase(
-                "fixed rate",
-                url,
-                questions,
-                tmp,
-                first_id=1,
-                count=fixed,
-                rate=args.rate,
-                in_flight=args.in_flight,
-            ),
-            await run_phase(
-                "as fast as it goes",
-                url,
-                questions,
-                tmp,
-                first_id=fixed + 1,
-                count=args.burst,
-                rate=None,
-                in_flight=args.in_flight,
-            ),
-            await run_phase(
-                "retries of phase 1",
-                url,
-                questions,
-                tmp,
-                first_id=1,
-                count=fixed,
-                rate=None,
-                in_flight=args.in_flight,
-            ),
+            await measured("fixed rate", 1, fixed, args.rate),
+            await measured("as fast as it goes", fixed + 1, args.burst, None),
+            await measured("retries of phase 1", 1, fixed, None),
         ]
         total = fixed + args.burst + warm
         started = time.monotonic()
@@ -383,7 +379,16 @@ async def main(args: argparse.Namespace) -> None:
     )
     print(
         markdown_table(
-            ["phase", "updates", "acks/s", "ack p50 ms", "ack p99 ms", "statuses"],
+            [
+                "phase",
+                "updates",
+                "acks/s",
+                "ack p50 ms",
+                "ack p99 ms",
+                "serve CPU ms/update",
+                "PostgreSQL CPU ms/update",
+                "statuses",
+            ],
             [
                 [
                     p["phase"],
@@ -391,6 +396,8 @@ async def main(args: argparse.Namespace) -> None:
                     f"{p['acks_per_s']:.0f}",
                     p["ack_ms"]["p50"],
                     p["ack_ms"]["p99"],
+                    p["serve_cpu_ms"],
+                    p["postgres_cpu_ms"],
                     p["statuses"],
                 ]
                 for p in phases

@@ -24,6 +24,7 @@ import uuid
 from pathlib import Path
 
 from common import Report, bench_settings, markdown_table
+from cpu import postgres_cpu, process_cpu, thread_cpu
 from sqlalchemy import text
 
 from bot.answer.answerer import Answerer
@@ -68,6 +69,9 @@ async def _round(workspace: object, parts: object, questions: list[str]) -> dict
     batcher = getattr(parts, "_queries", None)
     calls_before = batcher.calls if batcher is not None else 0
     tasks: set[asyncio.Task[None]] = set()
+    async with sm() as session:
+        pg_before = await postgres_cpu(session)
+    main_before, all_before = thread_cpu(), process_cpu()
     started = time.perf_counter()
     while True:
         did = await worker.step(tasks)
@@ -76,7 +80,9 @@ async def _round(workspace: object, parts: object, questions: list[str]) -> dict
         if not did:
             await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
     seconds = time.perf_counter() - started
+    main_s, all_s = thread_cpu() - main_before, process_cpu() - all_before
     async with sm() as session:
+        pg_s = await postgres_cpu(session) - pg_before
         answered = (
             await session.execute(
                 text("SELECT count(*) FROM messages WHERE direction = 'in' AND status = 'answered'")
@@ -98,6 +104,11 @@ async def _round(workspace: object, parts: object, questions: list[str]) -> dict
         "seconds": round(seconds, 2),
         "per_second": round(len(questions) / seconds, 1),
         "model_calls": calls if calls is not None else -1,
+        # CPU per answer: the event loop's thread (one core at most), the whole worker process
+        # (the embedding model's threads too) and PostgreSQL; comparable on a busy machine
+        "loop_cpu_ms": round(1000 * main_s / len(questions), 1),
+        "worker_cpu_ms": round(1000 * all_s / len(questions), 1),
+        "postgres_cpu_ms": round(1000 * pg_s / len(questions), 1),
     }
 
 
@@ -122,12 +133,23 @@ async def main() -> None:
     )
     rows = [
         [n + 1, r["questions"], r["answered"], r["faq_tier"], r["seconds"], r["per_second"],
-         r["model_calls"]]
+         r["model_calls"], r["loop_cpu_ms"], r["worker_cpu_ms"], r["postgres_cpu_ms"]]
         for n, r in enumerate(rounds)
     ]  # fmt: skip
     print(
         markdown_table(
-            ["round", "questions", "answered", "tier 1", "seconds", "answers/s", "model calls"],
+            [
+                "round",
+                "questions",
+                "answered",
+                "tier 1",
+                "seconds",
+                "answers/s",
+                "model calls",
+                "loop CPU ms/answer",
+                "worker CPU ms/answer",
+                "PostgreSQL CPU ms/answer",
+            ],
             rows,
         )
     )

