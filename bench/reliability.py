@@ -14,7 +14,9 @@ crawler a crawl target and an "internal" target on two loopback ports. Cases:
 - ``bad_inputs``: 50 malformed requests to every public endpoint → count of 5xx;
 - ``crawler``: a page that 302-redirects to the internal target and links to the same host on
   the other port, and a 2 MB page;
-- ``login``: 50 parallel wrong passwords for one staff account.
+- ``login``: 50 parallel wrong passwords for one staff account;
+- the results week's cases (issue 3/4; ``reliability_limits``, ``reliability_recovery``):
+  ``reads``, ``held``, ``rotate``, ``fair``, ``owner``, ``burst``, ``serve_kill``, ``listen``.
 
 Prints one table (figure, value, target, pass/fail) and writes JSON to ``bench/results/``.
 Written for today's code and the changes issue 15 asks for: it sends ``Content-Type:
@@ -37,11 +39,30 @@ from pathlib import Path
 
 from common import Report, markdown_table, progress
 from crawl_targets import crawler_case
+from reliability_limits import limits_cases
+from reliability_recovery import burst_case, listen_case, serve_kill_case
 from reliability_stack import Database, Figure, Processes, open_database
 from reliability_web import bad_inputs_case, flood_case, login_case
 from reliability_worker import kill_case, poison_case, slow_llm_case
 
-CASES = ("flood", "kill", "poison", "slow_llm", "bad_inputs", "crawler", "login")
+CASES = (
+    "flood",
+    "kill",
+    "poison",
+    "slow_llm",
+    "bad_inputs",
+    "crawler",
+    "login",
+    # the results week (issue 3/4)
+    "reads",
+    "held",
+    "rotate",
+    "fair",
+    "burst",
+    "owner",
+    "serve_kill",
+    "listen",
+)
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -144,7 +165,15 @@ async def run_case(
         return await bad_inputs_case(db, procs, data_dir)
     if case == "crawler":
         return await crawler_case(db, procs, data_dir, page_bytes=args.page_bytes)
-    return await login_case(db, procs, data_dir, tries=args.login_tries)
+    if case == "login":
+        return await login_case(db, procs, data_dir, tries=args.login_tries)
+    if case == "burst":
+        return await burst_case(db, procs, data_dir, updates=args.burst_updates)
+    if case == "serve_kill":
+        return await serve_kill_case(db, procs, data_dir, llm_delay_s=2.0)
+    if case == "listen":
+        return await listen_case(db, procs, data_dir)
+    return list(await limits_cases(args)[case](db, procs, data_dir))
 
 
 def cli() -> None:
@@ -194,11 +223,21 @@ def cli() -> None:
     parser.add_argument("--slow-seconds", type=float, default=45)
     parser.add_argument("--page-bytes", type=int, default=2_000_000)
     parser.add_argument("--login-tries", type=int, default=50)
+    parser.add_argument("--reads-seconds", type=float, default=10)
+    parser.add_argument("--held-polls", type=int, default=400)
+    parser.add_argument(
+        "--open-files", type=int, default=256, help="serve's open-file limit in the held case"
+    )
+    parser.add_argument("--fair-questions", type=int, default=3000)
+    parser.add_argument("--fair-addresses", type=int, default=1000)
+    parser.add_argument("--burst-updates", type=int, default=500)
     args = parser.parse_args()
     if args.quick:
         args.flood_requests, args.flood_chars, args.flood_timeout = 40, 20_000, 15
         args.visitor_questions, args.kill_questions, args.kills = 3, 40, 2
         args.slow_seconds, args.page_bytes = 30, 300_000
+        args.reads_seconds, args.held_polls = 3, 200
+        args.fair_questions, args.fair_addresses, args.burst_updates = 300, 100, 40
     asyncio.run(main(args))
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -239,13 +240,25 @@ class Processes:
         return process.returncode or 0
 
     async def start(
-        self, name: str, args: list[str], env: dict[str, str]
+        self, name: str, args: list[str], env: dict[str, str], *, open_files: int = 0
     ) -> asyncio.subprocess.Process:
+        """``tuvan <args>`` logging to a file of its own; with ``open_files``, its soft and hard
+        open-file limits are that (as a service manager would set them)."""
         self.log_dir.mkdir(parents=True, exist_ok=True)
         path = self.log_dir / f"{name}-{len(self.logs) + 1}.log"
+
+        def limit_files() -> None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, open_files))
+
         with path.open("ab") as log:
             process = await asyncio.create_subprocess_exec(
-                *TUVAN, *args, env=env, cwd=ROOT, stdout=log, stderr=log
+                *TUVAN,
+                *args,
+                env=env,
+                cwd=ROOT,
+                stdout=log,
+                stderr=log,
+                preexec_fn=limit_files if open_files else None,
             )
         self.started.append(process)
         self.logs[process.pid] = path
@@ -265,10 +278,12 @@ class Processes:
             await asyncio.sleep(0.2)
         raise RuntimeError("tuvan worker did not start")
 
-    async def serve(self, name: str, env: dict[str, str]) -> tuple[asyncio.subprocess.Process, str]:
+    async def serve(
+        self, name: str, env: dict[str, str], *, open_files: int = 0
+    ) -> tuple[asyncio.subprocess.Process, str]:
         """A ``tuvan serve`` on a free port, once its /healthz answers; its base URL."""
         port = free_port()
-        process = await self.start(name, ["serve", "--port", str(port)], env)
+        process = await self.start(name, ["serve", "--port", str(port)], env, open_files=open_files)
         url = f"http://127.0.0.1:{port}"
         await wait_ready(url, process)
         return process, url

@@ -227,11 +227,8 @@ async def bad_inputs_case(db: Database, procs: Processes, data_dir: Path) -> lis
     ]
 
 
-async def login_case(db: Database, procs: Processes, data_dir: Path, *, tries: int) -> list[Figure]:
-    url_db = await db.copy("tpl_demo")
-    env = base_env(url_db, data_dir)
-    email = "staff@bench.example.edu.vn"
-    password = "Bench-Correct-Password-2026"
+async def create_staff(procs: Processes, env: dict[str, str], email: str, password: str) -> None:
+    """An admin account made as staff make one (``tuvan admin create-user``)."""
     code = await procs.run(
         ["admin", "create-user", email, "--role", "admin"],
         env,
@@ -239,31 +236,45 @@ async def login_case(db: Database, procs: Processes, data_dir: Path, *, tries: i
     )
     if code:
         raise RuntimeError(f"tuvan admin create-user exited with {code}")
+
+
+async def login_token(http: aiohttp.ClientSession, url: str) -> str:
+    """The login form's CSRF token, from its cookie (aiohttp's jar keeps none for an IP)."""
+    async with http.get(f"{url}/admin/login") as response:
+        await response.read()
+        cookie = response.cookies.get("tuvan_admin_login")
+    return cookie.value if cookie is not None else ""
+
+
+async def try_login(
+    http: aiohttp.ClientSession, url: str, token: str, email: str, password: str
+) -> str:
+    """One sign-in through the login form; its status ("error" without a response)."""
+    form = {"csrf_token": token, "email": email, "password": password, "next": "/admin/"}
+    headers = {"Origin": url, "Cookie": f"tuvan_admin_login={token}"}
+    try:
+        async with http.post(
+            f"{url}/admin/login", data=form, headers=headers, allow_redirects=False
+        ) as response:
+            await response.read()
+            return str(response.status)
+    except (aiohttp.ClientError, TimeoutError):
+        return "error"
+
+
+async def login_case(db: Database, procs: Processes, data_dir: Path, *, tries: int) -> list[Figure]:
+    url_db = await db.copy("tpl_demo")
+    env = base_env(url_db, data_dir)
+    email = "staff@bench.example.edu.vn"
+    password = "Bench-Correct-Password-2026"
+    await create_staff(procs, env, email, password)
     _, url = await procs.serve("login-serve", env)
     statuses: Counter[str] = Counter()
     async with client("127.0.0.6", limit=tries, timeout_s=120) as http:
-        # The login form's CSRF token, from its cookie (aiohttp's jar keeps none for an IP).
-        async with http.get(f"{url}/admin/login") as response:
-            await response.read()
-            cookie = response.cookies.get("tuvan_admin_login")
-        token = cookie.value if cookie is not None else ""
-        headers = {"Origin": url, "Cookie": f"tuvan_admin_login={token}"}
+        token = await login_token(http, url)
 
         async def guess(i: int) -> None:
-            form = {
-                "csrf_token": token,
-                "email": email,
-                "password": f"wrong-guess-{i}",
-                "next": "/admin/",
-            }
-            try:
-                async with http.post(
-                    f"{url}/admin/login", data=form, headers=headers, allow_redirects=False
-                ) as r:
-                    await r.read()
-                    statuses[str(r.status)] += 1
-            except (aiohttp.ClientError, TimeoutError):
-                statuses["error"] += 1
+            statuses[await try_login(http, url, token, email, f"wrong-guess-{i}")] += 1
 
         await asyncio.gather(*(guess(i) for i in range(tries)))
     verified = await db.scalar(
