@@ -12,6 +12,7 @@ import logging
 
 import aiohttp
 
+from adapters.interface import Adapter
 from adapters.messenger.events import parse_page_webhook
 from adapters.messenger.send_api import TEXT_LIMIT, SenderAction, post_sender_action, send_reply
 from adapters.messenger.templates import QUICK_REPLY_MAX, TEMPLATE_BUTTONS
@@ -24,7 +25,7 @@ from bot.core.types import Channel
 log = logging.getLogger(__name__)
 
 
-class MessengerAdapter:
+class MessengerAdapter(Adapter):
     channel: Channel = "messenger"
 
     def __init__(self, settings: MessengerSettings) -> None:

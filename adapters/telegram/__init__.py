@@ -9,11 +9,13 @@ Imports ``adapters``' shared modules and ``bot.core`` only.
 
 from __future__ import annotations
 
+import json
 import logging
-from typing import Any
+from collections.abc import Sequence
 
 import aiohttp
 
+from adapters.interface import Adapter, WebhookAck
 from adapters.payloads import is_json_int, json_body
 from adapters.telegram.callbacks import acknowledge_vote, webhook_answer
 from adapters.telegram.client import BotApiClient
@@ -42,7 +44,7 @@ from bot.core.types import Channel
 log = logging.getLogger(__name__)
 
 
-class TelegramAdapter:
+class TelegramAdapter(Adapter):
     channel: Channel = "telegram"
 
     def __init__(self, settings: TelegramSettings) -> None:
@@ -106,10 +108,13 @@ class TelegramAdapter:
     async def mark_seen(self, http: aiohttp.ClientSession, external_user_id: str) -> None:
         """The Bot API has no read receipts."""
 
-    def webhook_answer(self, vote: InboundMessage, recorded: bool) -> dict[str, Any] | None:
-        """The ``answerCallbackQuery`` a webhook response carries for ``vote`` (one update per
-        request: at most one vote)."""
-        return webhook_answer(vote, recorded)
+    def webhook_ack(self, votes: Sequence[tuple[InboundMessage, bool]]) -> WebhookAck:
+        """A tap on 👍/👎 is answered in the response itself, as its ``answerCallbackQuery``
+        (one update per request: at most one vote), so there is no request of ours to wait on."""
+        answer = webhook_answer(*votes[0]) if votes else None
+        if answer is None:
+            return WebhookAck()
+        return WebhookAck(body=json.dumps(answer), content_type="application/json")
 
     async def acknowledge_vote(self, vote: InboundMessage, recorded: bool) -> None:
         """Answer the tap and mark the choice on the keyboard (long polling); best effort."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import aiohttp
 
+from adapters.interface import Adapter
 from adapters.zalo.events import parse_event
 from adapters.zalo.oa_api import MAX_TEXT, send_reply
 from adapters.zalo.signature import verify_signature
@@ -20,7 +21,7 @@ from bot.core.settings import ZaloSettings
 from bot.core.types import Channel
 
 
-class ZaloAdapter:
+class ZaloAdapter(Adapter):
     channel: Channel = "zalo"
 
     def __init__(self, settings: ZaloSettings, tokens: TokenProvider) -> None:

@@ -5,8 +5,10 @@ only: forged → 403, malformed → 400, too large → 413, a channel that is no
 database unreachable → 503 (the platform retries; nothing is lost). Never a 500. The signature
 is checked before the body is parsed. An authentic event that cannot be read (no sender) or
 that the database refuses for what it holds (a value too long, NaN) is quarantined and
-acknowledged with 200: a retry would fail the same way forever. A Telegram tap on 👍/👎 is
-acknowledged with its ``answerCallbackQuery`` in the 200's body (``adapters.telegram.callbacks``).
+acknowledged with 200: a retry would fail the same way forever. What the 200 says, and the
+answer to a subscription check (GET), are the adapter's (``Adapter.webhook_ack``,
+``Adapter.handshake``): a Telegram tap on 👍/👎 is acknowledged with its ``answerCallbackQuery``
+in the body, Meta's check with its challenge; the route names no platform.
 """
 
 from __future__ import annotations
@@ -18,8 +20,6 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 from sqlalchemy.exc import SQLAlchemyError
 
-from adapters.messenger import MessengerAdapter
-from adapters.telegram import TelegramAdapter
 from bot.conversations.intake import store_events
 from bot.conversations.quarantine import STORE_ERRORS
 from bot.core.errors import WebhookAuthError, WebhookPayloadError
@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 def setup_webhooks(app: web.Application) -> None:
     """The platforms' webhook routes; each answers 404 until its channel is set up."""
     app.router.add_post("/webhooks/telegram", webhook("telegram"))
-    app.router.add_get("/webhooks/messenger", messenger_handshake)
+    app.router.add_get("/webhooks/messenger", handshake("messenger"))
     app.router.add_post("/webhooks/messenger", webhook("messenger"))
     app.router.add_post("/webhooks/zalo", webhook("zalo"))
 
@@ -102,25 +102,27 @@ async def _receive(request: web.Request, channel: str) -> web.Response:
         # quarantined there and acknowledged.)
         log.error("could not store a %s webhook (the platform will retry): %s", channel, exc)
         return _text(503, "try again later")
-    if isinstance(adapter, TelegramAdapter) and votes:
-        # A tap on 👍/👎 is answered in the response itself: no request of ours to wait on.
-        vote, outcome = votes[0]
-        answer = adapter.webhook_answer(vote, outcome.recorded)
-        if answer is not None:
-            return web.json_response(answer)
-    return _text(200, "ok")
+    ack = adapter.webhook_ack([(vote, outcome.recorded) for vote, outcome in votes])
+    return web.Response(status=ack.status, text=ack.body, content_type=ack.content_type)
 
 
-async def messenger_handshake(request: web.Request) -> web.Response:
-    """Meta's subscription check (GET): the challenge back, if the verify token matches."""
-    adapter = request.app[ADAPTERS].get("messenger")
-    if not isinstance(adapter, MessengerAdapter):
-        return _text(404, "the messenger channel is not set up")
-    try:
-        challenge = adapter.handshake(await _raw(request))
-    except WebhookAuthError:
-        return _text(403, "forbidden")
-    return _text(200, str(challenge))
+def handshake(channel: str) -> Callable[[web.Request], Awaitable[web.Response]]:
+    """The handler of ``channel``'s subscription check (GET): Meta's, for Messenger, answered
+    with its challenge if the verify token matches."""
+
+    async def handler(request: web.Request) -> web.Response:
+        adapter = request.app[ADAPTERS].get(channel)
+        if adapter is None:
+            return _text(404, f"the {channel} channel is not set up")
+        try:
+            challenge = adapter.handshake(await _raw(request))
+        except WebhookAuthError:
+            return _text(403, "forbidden")
+        if challenge is None:
+            return _text(404, f"the {channel} channel has no subscription check")
+        return _text(200, challenge)
+
+    return handler
 
 
 def _text(status: int, body: str) -> web.Response:

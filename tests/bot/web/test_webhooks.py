@@ -15,12 +15,15 @@ import uuid
 import pytest
 from sqlalchemy import text
 
+from adapters.zalo.signature import zalo_signature
 from bot.conversations.inbound import WAITING_NOTICE
 from bot.conversations.store import queue_staff_reply
 from bot.core.metrics import METRICS
 from tests.bot.web._support import (
     FAQ_QUESTION,
     SECRET,
+    ZALO_APP,
+    ZALO_KEY,
     Stack,
     chat_id,
     messenger_batch,
@@ -193,6 +196,32 @@ async def test_messenger_handshake_and_signature(stack: Stack) -> None:
         "/webhooks/messenger", data=body, headers={"X-Hub-Signature-256": "sha256=" + "0" * 64}
     )
     assert forged.status == 403
+
+
+async def test_every_platform_gets_the_same_plain_ok_for_a_stored_question(stack: Stack) -> None:
+    chat, psid, zalo_user = chat_id(), str(chat_id()), str(chat_id())
+    telegram_body = json.dumps(telegram_update(chat, chat, FAQ_QUESTION)).encode()
+    messenger_body = messenger_batch(text_event(psid, f"m-{psid}", FAQ_QUESTION))
+    zalo_event = zalo_text(zalo_user, f"z-{zalo_user}", FAQ_QUESTION)
+    zalo_body = json.dumps(zalo_event).encode()
+    zalo_mac = zalo_signature(ZALO_APP, zalo_body, zalo_event["timestamp"], ZALO_KEY)
+    sent = [
+        ("telegram", telegram_body, {"X-Telegram-Bot-Api-Secret-Token": SECRET}),
+        ("messenger", messenger_body, signed(messenger_body)),
+        ("zalo", zalo_body, {"X-ZEvent-Signature": f"mac={zalo_mac}"}),
+    ]
+    for channel, body, headers in sent:
+        response = await stack.client.post(f"/webhooks/{channel}", data=body, headers=headers)
+        answered = (response.status, response.headers["Content-Type"], await response.read())
+        assert answered == (200, "text/plain; charset=utf-8", b"ok"), channel
+    check = await stack.client.get(
+        "/webhooks/messenger",
+        params={"hub.mode": "subscribe", "hub.verify_token": "verify-me", "hub.challenge": "7"},
+    )
+    assert (check.headers["Content-Type"], await check.read()) == (
+        "text/plain; charset=utf-8",
+        b"7",
+    )
 
 
 async def test_a_person_replying_in_the_page_inbox_pauses_the_bot_in_that_thread(
