@@ -124,6 +124,10 @@ add_strings(
         "why.small_talk.greeting": ("Lời chào: trả lời lời chào", "A greeting: greeted back"),
         "why.small_talk.thanks": ("Lời cảm ơn: trả lời lịch sự", "Thanks: a polite reply"),
         "why.small_talk.goodbye": ("Lời tạm biệt: chào lại", "A goodbye: said goodbye"),
+        "why.small_talk.opener": (
+            "Lời mở đầu, chưa hỏi gì: mời người hỏi cứ hỏi",
+            "An opener, nothing asked yet: invited the question",
+        ),
         "why.small_talk.human": (
             "Người hỏi muốn gặp cán bộ tư vấn: gửi thông tin liên hệ",
             "The student asked for a person: the contacts were sent",

@@ -25,7 +25,7 @@ from bot.answer.parts import AnswererParts
 from bot.answer.query_plan import small_talk_answer
 from bot.answer.question import clean_question, is_question
 from bot.answer.replies import Answer
-from bot.answer.small_talk import small_talk
+from bot.answer.small_talk import MessageReading, read_message
 from bot.answer.stream import StreamDone, StreamEvent, StreamMeta, StreamReplace, StreamToken
 from bot.answer.tiers import AnswerTier, FallbackTier, FaqTier, not_a_question
 from bot.answer.why import faq_steps
@@ -48,25 +48,17 @@ class Answerer(Lookup):
         self.facts = FactsTier(parts)
         self.tiers: tuple[AnswerTier, ...] = (FaqTier(), self.facts, self.documents)
 
-    async def answer(self, raw_question: str) -> Answer:
+    async def answer(self, message: str | MessageReading) -> Answer:
         """The answer to a question: ``answer_stream``'s final answer (one path for both)."""
         final: Answer | None = None
-        async for event in self.answer_stream(raw_question):
+        async for event in self.answer_stream(message):
             if isinstance(event, StreamDone):
                 final = event.answer
         if final is None:  # answer_stream always ends with StreamDone
             raise RuntimeError("the answer stream ended without a final answer")
         return final
 
-    def _small_talk(self, question: str, language: Language) -> Answer | None:
-        """A greeting, a thank-you, a goodbye or a request for a person: a polite reply, no
-        search (bot.answer.small_talk)."""
-        kind = small_talk(question)
-        if kind is None:
-            return None
-        return small_talk_answer(kind, language, self.settings.contact, how="small talk")
-
-    async def answer_stream(self, raw_question: str) -> AsyncIterator[StreamEvent]:
+    async def answer_stream(self, message: str | MessageReading) -> AsyncIterator[StreamEvent]:
         """``answer()`` as events, streaming the LLM's tier-2 reply as it is written.
 
         Tier 1 and retrieval run exactly as in ``answer()``. Only a tier-2 answer in LLM mode
@@ -77,17 +69,23 @@ class Answerer(Lookup):
         ``StreamDone`` carrying the final ``Answer`` (for the streamed body: with its sources and
         disclaimer, as ``answer()`` formats them). Without an LLM, or when tier 1 answers, the
         stream is that single ``StreamDone``.
+
+        ``message`` is the student's text, or its reading when the conversation step has read it
+        (bot.answer.small_talk.read_message): small talk (a greeting, an opener, a thank-you, a
+        request for a person) gets a polite reply and no search; a question is answered without
+        the opener in front of it, as if asked alone.
         """
         timer = Timer()
         started = time.perf_counter()
-        question = clean_question(raw_question)
+        read = message if isinstance(message, MessageReading) else read_message(message)
+        question = clean_question(read.question)
         language: Language = detect_language(question)
         if not is_question(question):
             yield StreamDone(not_a_question(language))
             return
-        chat = self._small_talk(question, language)
-        if chat is not None:
-            yield StreamDone(chat)
+        if read.kind is not None:
+            contact = self.settings.contact
+            yield StreamDone(small_talk_answer(read.kind, language, contact, how="small talk"))
             return
         found = await self.find(question, language, timer)
         llm = self.parts.llm

@@ -1,6 +1,7 @@
 """Answering one message of a conversation (1/4): the use case the worker and the web chat both
 call. The message is read in its conversation (``bot.answer.followup``: alone first, context
-only for what it lacks), answered by the answerer, and the reading goes with the answer, to be
+only for what it lacks), answered by the answerer from that reading (its small talk, or its
+question without an opener: it is not read again), and the reading goes with the answer, to be
 stored and shown to staff."""
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ from bot.answer.followup import (
     Reading,
     Turn,
     alone,
-    own_terms,
     read_in_context,
     rewrite_with_llm,
     takes_a_topic,
 )
 from bot.answer.replies import Answer, answer_body
+from bot.answer.small_talk import MessageReading
+from bot.answer.standalone import own_terms
 from bot.answer.stream import StreamDone, StreamEvent
 from bot.conversations.store import earlier_turns
 
@@ -54,7 +56,8 @@ class ConversationAnswerer:
         reading = read_in_context(text, turns, self.rules, now)
         llm = self.answerer.parts.llm
         if reading.mode == "context" and llm is not None and turns:
-            reading = await rewrite_with_llm(llm, reading, text, turns[-1].text)
+            asked = reading.message.question if reading.message is not None else text
+            reading = await rewrite_with_llm(llm, reading, asked, turns[-1].text)
         return reading
 
     async def answer(
@@ -68,10 +71,10 @@ class ConversationAnswerer:
         ("thứ 7 có làm việc không" after the office's phone number) keeps it only if the answer
         holds one of the message's own words; otherwise the topic was another one ("trường có
         nuôi mèo không" after the fees) and the message is answered alone."""
-        answer = await self.answerer.answer(reading.asked)
+        answer = await self.answerer.answer(reading.answering())
         if takes_a_topic(reading) and not self._about_own_words(text, answer):
-            reading = alone(text, "new_topic")
-            answer = await self.answerer.answer(text)
+            reading = alone(reading.message or MessageReading(None, text), "new_topic")
+            answer = await self.answerer.answer(reading.answering())
         return _with_reading(answer, reading)
 
     def _about_own_words(self, text: str, answer: Answer) -> bool:
@@ -92,7 +95,7 @@ class ConversationAnswerer:
         if takes_a_topic(reading):
             yield StreamDone(await self.answer_reading(text, reading))
             return
-        async for event in self.answerer.answer_stream(reading.asked):
+        async for event in self.answerer.answer_stream(reading.answering()):
             if isinstance(event, StreamDone):
                 yield StreamDone(_with_reading(event.answer, reading))
             else:

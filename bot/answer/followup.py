@@ -3,7 +3,8 @@ only what it lacks.
 
 Students ask several questions in a row; most stand alone ("hp chương trình clc bn 1 năm vậy
 ad" after a question about AI asks about CLC, not about AI). Only a message that, alone, names
-no attribute or no subject to answer about looks back, and then takes only what it lacks:
+no attribute or no subject to answer about (bot.answer.standalone) looks back, and then takes
+only what it lacks:
 
 - a marked follow-up ("còn khmt thì sao", "… thì sao") names a subject and asks nothing: the
   previous question with the new value put in its place (``why`` "follow_up");
@@ -21,10 +22,14 @@ no attribute or no subject to answer about looks back, and then takes only what 
 Whether a message that lacks something is a follow-up or a question of its own ("năm nhất thì
 học ở cơ sở nào") is the context scorer's decision when one is fitted
 (retrieval/data/decisions.json, "context"), over what the message names and holds; without one,
-the rule above. Context never crosses small talk ("cảm ơn ạ"), a pause longer than
+the rule above. Context never crosses small talk ("cảm ơn ạ", or an opener: "ad ơi", "cho e
+hỏi" gives the question after it nothing to take), a pause longer than
 ``TUVAN_ANSWER__CONTEXT_PAUSE_MINUTES``, or a question that stood alone before the last one. The
-reading is stored with the answer and shown to staff (``Reading.to_json``). With an LLM, the
-model writes the standalone form, but only for a message the rule says lacks something.
+message is read once as it comes in (bot.answer.small_talk.read_message): small talk is read
+alone, and the rules read a question without the opener in front of it ("ad ơi còn khmt thì
+sao" follows up like "còn khmt thì sao"). The reading is stored with the answer and shown to
+staff (``Reading.to_json``). With an LLM, the model writes the standalone form, but only for a
+message the rule says lacks something.
 """
 
 from __future__ import annotations
@@ -32,31 +37,29 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
-from bot.answer.small_talk import small_talk
+from bot.answer.small_talk import MessageReading, read_message
+from bot.answer.standalone import (
+    NOT_A_TOPIC,
+    REFERENCE,
+    REFERRED,
+    Alone,
+    looks_like_follow_up,
+    read_alone,
+    stands_alone,
+)
 from bot.core.errors import TuvanError
 from bot.llm.client import LlmClient
 from retrieval.decisions.store import Decision
 from retrieval.guard.checks import NearMissGuard
-from retrieval.query import asks_something
 from retrieval.text.folding import fold
 from retrieval.text.pack import load_pack
 from retrieval.text.terms import TextProcessor
 
 log = logging.getLogger(__name__)
-
-# The marks of a follow-up and the categories it takes, from the language pack (follow_up):
-# folded, so "còn"/"con" and "thì sao"/"thi sao" are one marker each. A start is a whole word
-# ("con " and not "cong"), an end too (" thi sao").
-_WORDS = load_pack().follow_up
-_STARTS = tuple(f"{w} " for w in _WORDS.starts)
-_NOT_STARTS = _WORDS.not_starts
-_ENDS = tuple(f" {w}" for w in _WORDS.ends)
-MAX_FOLLOW_UP_WORDS = _WORDS.max_words
-MAX_ELLIPTICAL_WORDS = _WORDS.max_elliptical_words  # longer messages stand alone
 
 REWRITE_PROMPT = (
     "You rewrite a student's last message to a university admissions chatbot into one "
@@ -64,18 +67,8 @@ REWRITE_PROMPT = (
     "out (whom or what it is about, or what it asks). Keep the student's language. Reply with "
     "the question only."
 )
-
-# "ngành đó", "trường này": a reference to the value of that category in the previous question.
-_REFERENCE = re.compile(
-    rf"\b(?P<noun>{'|'.join(_WORDS.reference_nouns)})"
-    rf"(?: hoc)? (?P<det>{'|'.join(_WORDS.reference_determiners)})\b"
-)
-_REFERRED = _WORDS.reference_nouns
-# What a question is about (its subject), as the guard's categories read it.
-SUBJECTS = _WORDS.subjects
-_CARRIED = _WORDS.carried
-_NOT_A_TOPIC = _WORDS.not_a_topic
-_NOT_OWN = _WORDS.not_own
+# What a follow-up may take from the previous question, from the language pack (follow_up).
+_CARRIED = load_pack().follow_up.carried
 
 Why = Literal["follow_up", "reference", "no_subject", "no_attribute"]
 # Why the earlier questions were not used: small talk between, a long pause, nothing before, or
@@ -90,7 +83,7 @@ class Turn:
 
     text: str
     at: datetime | None = None
-    small_talk: bool = False  # it was a greeting, a thank-you…: context stops there
+    small_talk: bool = False  # it was a greeting, an opener, a thank-you…: context stops there
 
 
 @dataclass(frozen=True)
@@ -112,6 +105,15 @@ class Reading:
     stopped: Stopped | None = None
     probability: float | None = None  # the context scorer's, when it decided
     features: tuple[float, ...] = field(default=(), compare=False)
+    # The message read alone, as it came in: its small talk, or its question less an opener.
+    message: MessageReading | None = field(default=None, compare=False)
+
+    def answering(self) -> MessageReading:
+        """What the answerer is given: the message's own reading when it was read alone (its
+        small talk is answered as such), else the question written with its context."""
+        if self.mode == "alone" and self.message is not None:
+            return self.message
+        return MessageReading(None, self.asked)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -127,101 +129,14 @@ class Reading:
         }
 
 
-def alone(text: str, stopped: Stopped | None = None) -> Reading:
-    return Reading("alone", text, stopped=stopped)
-
-
-# -- what a message names, alone ------------------------------------------------------------
-
-# The context scorer's features: more of each is likelier a follow-up (``UP``) or not.
-CONTEXT_FEATURES = ("lacks_attribute", "lacks_subject", "marked", "own_words", "words")
-CONTEXT_UP = ("lacks_attribute", "lacks_subject", "marked")
-
-
-@dataclass(frozen=True)
-class Alone:
-    """What a message names by itself."""
-
-    attribute: bool
-    subject: bool
-    qualifier: bool  # a method, a campus, a year…
-    own_words: int  # content words no category reads ("năm nhất", "xác nhận nhập học")
-    words: int
-    marked: bool  # "còn …", "… thì sao", "ngành đó"
-    asks: bool = False  # a question of its own: "có … không", "… nào", "bao nhiêu"
-
-    @property
-    def features(self) -> tuple[float, ...]:
-        return (
-            float(not self.attribute),
-            float(not self.subject and not self.own_words),
-            float(self.marked),
-            float(min(self.own_words, 5)),
-            float(min(self.words, 20)) / 20.0,
-        )
-
-
-def own_terms(text: str, guard: NearMissGuard, processor: TextProcessor) -> list[str]:
-    """The message's content words no category of the guard reads ("năm nhất", "nuôi mèo"),
-    as keyword terms."""
-    unread = guard.unread(processor.expand_query(text))
-    return [
-        t
-        for t in processor.query_terms(unread)
-        if "_" not in t and not t.isdigit() and t not in _NOT_OWN
-    ]
+def alone(message: MessageReading, stopped: Stopped | None = None) -> Reading:
+    return Reading("alone", message.question, stopped=stopped, message=message)
 
 
 def takes_a_topic(reading: Reading) -> bool:
     """Read with the earlier question's whole topic put in front (the message named nothing the
     vocabulary reads): the reading whose answer must still be about the message's own words."""
     return reading.mode == "context" and any(t.slot == "topic" for t in reading.taken)
-
-
-def read_alone(text: str, guard: NearMissGuard, processor: TextProcessor) -> Alone:
-    expanded = processor.expand_query(text)
-    facets = guard.facets(expanded)
-    own = own_terms(text, guard, processor)
-    return Alone(
-        attribute="attribute" in facets,
-        subject=any(c in facets for c in SUBJECTS),
-        qualifier=bool(set(facets) - {"attribute", *SUBJECTS, *_NOT_A_TOPIC}),
-        own_words=len(own),
-        words=len(text.split()),
-        marked=looks_like_follow_up(text) or referred_category(text) is not None,
-        asks=asks_something(text),
-    )
-
-
-def stands_alone(mine: Alone) -> bool:
-    """The rule without a fitted scorer: a long message, one that names what it asks and about
-    what (its own words count as a subject: "năm nhất thì học ở cơ sở nào"), or a subject with
-    words of its own ("hb tài năng cần bao nhiêu điểm thi") stands alone."""
-    if mine.words > MAX_ELLIPTICAL_WORDS:
-        return True
-    if mine.attribute and (mine.subject or mine.own_words):
-        return True
-    # A subject and a question of its own ("ngành ttnt có xét học bạ không"), or words of its
-    # own besides ("hb tài năng cần bao nhiêu điểm thi").
-    return mine.subject and (mine.asks or mine.own_words >= 2)
-
-
-def looks_like_follow_up(question: str) -> bool:
-    folded = re.sub(r"[?!.…,]+", " ", fold(question)).strip()
-    if not folded or len(folded.split()) > MAX_FOLLOW_UP_WORDS:
-        return False
-    padded = f" {folded} "
-    if folded.startswith(_NOT_STARTS):
-        return False
-    return any(padded.startswith(" " + m) for m in _STARTS) or any(
-        padded.rstrip().endswith(m) for m in _ENDS
-    )
-
-
-def referred_category(text: str) -> str | None:
-    """The guard category a reference in ``text`` points back to ("ngành đó": major), or None."""
-    match = _REFERENCE.search(fold(text))
-    return _REFERRED[match.group("noun")] if match is not None else None
 
 
 # -- the step -------------------------------------------------------------------------------
@@ -240,27 +155,33 @@ def read_in_context(
 ) -> Reading:
     """The message read alone, or with what it lacks from the last question (the module
     docstring's rules)."""
+    message = read_message(text)
     if not turns:
-        return alone(text, "none_before")
+        return alone(message, "none_before")
     last = turns[-1]
-    if small_talk(text):
-        return alone(text)
+    if message.kind is not None:
+        return alone(message)
     if last.small_talk:
-        return alone(text, "small_talk")
+        return alone(message, "small_talk")
     if now is not None and last.at is not None and (now - last.at).total_seconds() > rules.pause_s:
-        return alone(text, "pause")
+        return alone(message, "pause")
+    text = message.question
     guard, processor = rules.guard, rules.processor
     mine = read_alone(text, guard, processor)
     probability = None
     if rules.decision is not None and not mine.marked:
         probability = rules.decision.scorer.probability(mine.features)
         if probability < rules.decision.point(0.5).threshold:
-            return Reading("alone", text, probability=probability, features=mine.features)
+            return Reading(
+                "alone", text, probability=probability, features=mine.features, message=message
+            )
     elif not mine.marked and stands_alone(mine):
-        return alone(text)
+        return alone(message)
     reading = _with_context(text, mine, last.text, guard, processor)
     if reading is None:
-        return Reading("alone", text, probability=probability, features=mine.features)
+        return Reading(
+            "alone", text, probability=probability, features=mine.features, message=message
+        )
     return Reading(
         "context",
         reading[0],
@@ -268,6 +189,7 @@ def read_in_context(
         reading[1],
         probability=probability,
         features=mine.features,
+        message=message,
     )
 
 
@@ -323,7 +245,7 @@ def _taken(text: str, asked: str, previous: str, guard: NearMissGuard) -> tuple[
     named = _named(previous, guard)
     out = []
     for category in theirs:
-        if category in mine or category in _NOT_A_TOPIC - {"year"}:
+        if category in mine or category in NOT_A_TOPIC - {"year"}:
             continue
         words = named.get(category) or ", ".join(sorted(theirs[category]))
         out.append(Taken(category, guard.label(category), words, previous))
@@ -332,10 +254,10 @@ def _taken(text: str, asked: str, previous: str, guard: NearMissGuard) -> tuple[
 
 def _resolve_reference(question: str, previous: str, guard: NearMissGuard) -> str | None:
     folded = " ".join(fold(w) for w in question.split())
-    match = _REFERENCE.search(folded)
+    match = REFERENCE.search(folded)
     if match is None:
         return None
-    value = _named(previous, guard).get(_REFERRED[match.group("noun")])
+    value = _named(previous, guard).get(REFERRED[match.group("noun")])
     if value is None:
         return None
     # Word indexes of the match in the question (folding keeps one word per word).
@@ -417,5 +339,5 @@ async def rewrite_with_llm(llm: LlmClient, reading: Reading, text: str, previous
         return reading
     rewritten = reply.strip().strip('"').strip()
     if rewritten and "\n" not in rewritten and len(rewritten) < 4 * len(text) + 200:
-        return Reading("context", rewritten, reading.taken, reading.why, None, reading.probability)
+        return replace(reading, asked=rewritten, stopped=None, features=())
     return reading

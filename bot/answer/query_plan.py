@@ -109,7 +109,8 @@ def small_talk_answer(
     kind: str, language: Language, contact: ContactSettings, *, how: str = "query plan"
 ) -> Answer:
     """A short, polite reply that states nothing about the university and invites the question;
-    a request for a person gets the office's contact and when staff answer."""
+    a request for a person gets the office's contact and when staff answer. An opener ("ad ơi",
+    "cho em hỏi") says a question is coming: the reply only bids the student ask it."""
     if kind == "greeting":
         text = replies.not_a_question_reply(language)
     elif kind == "human":
@@ -117,11 +118,13 @@ def small_talk_answer(
     elif language == "vi":
         text = {
             "thanks": "Không có gì ạ! Bạn cần hỏi thêm về tuyển sinh cứ nhắn cho mình nhé.",
+            "opener": "Chào bạn, bạn cứ hỏi nhé, mình đang nghe đây.",
             "goodbye": "Chào bạn, chúc bạn một ngày tốt lành! Cần gì cứ nhắn cho mình nhé.",
         }.get(kind, replies.not_a_question_reply(language))
     else:
         text = {
             "thanks": "You're welcome! Ask me anything else about admissions.",
+            "opener": "Hi! Go ahead and ask, I'm listening.",
             "goodbye": "Goodbye, and good luck! Write again any time.",
         }.get(kind, replies.not_a_question_reply(language))
     return Answer(

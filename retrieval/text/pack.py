@@ -25,8 +25,8 @@ from retrieval.text.datafiles import DATA_DIR, read_yaml
 PACK_FILE = DATA_DIR / "language.yaml"
 SECTIONS = ("questions", "small_talk", "follow_up", "listing", "facts", "guard")
 
-PhraseKind = Literal["greeting", "thanks", "goodbye"]
-_PHRASE_KINDS: tuple[PhraseKind, ...] = ("greeting", "thanks", "goodbye")
+PhraseKind = Literal["greeting", "thanks", "goodbye", "opener"]
+_PHRASE_KINDS: tuple[PhraseKind, ...] = ("greeting", "thanks", "goodbye", "opener")
 # What a folded entry looks like: what retrieval.text.folding.fold leaves of a phrase.
 _FOLDED = re.compile(r"[a-z0-9]+(?: [a-z0-9]+)*")
 # Stands in a filler for any number of vocatives (questions.fillers).
@@ -49,6 +49,8 @@ class QuestionWords:
 class SmallTalkWords:
     padding: tuple[str, ...]
     kinds: tuple[tuple[PhraseKind, tuple[str, ...]], ...]  # in the order they are tried
+    leading: tuple[str, ...]  # patterns: "ad ơi", "cho em hỏi" (openers taken off a question)
+    after_leading: tuple[str, ...]  # words that go with them ("ạ", "là")
     human: tuple[str, ...]  # patterns
     asking: tuple[str, ...]  # patterns
     about_staff: tuple[str, ...]
@@ -154,6 +156,8 @@ def read_pack(path: Path) -> LanguagePack:
         small_talk=SmallTalkWords(
             padding=small_talk.words("padding"),
             kinds=_phrase_kinds(small_talk),
+            leading=small_talk.patterns("leading"),
+            after_leading=small_talk.words("after_leading"),
             human=small_talk.patterns("human"),
             asking=small_talk.patterns("asking"),
             about_staff=small_talk.words("about_staff"),

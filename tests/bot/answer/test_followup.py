@@ -106,6 +106,24 @@ CASES = [
         None,
         None,
     ),
+    # an opener asks nothing and takes nothing (before: "hp cntt: ad oi")...
+    ("hp cntt bn", "ad oi", "alone", None, None),
+    ("điểm chuẩn khmt 2025", "cho e hỏi chút ạ", "alone", None, None),
+    # ...and in front of a question it is taken off: the question is read as if asked alone
+    (
+        "Học phí ngành Khoa học Máy tính năm 2026 là bao nhiêu?",
+        "ad ơi, còn ngành Công nghệ Thông tin thì sao?",
+        "context",
+        "follow_up",
+        "Học phí ngành Công nghệ Thông tin năm 2026 là bao nhiêu?",
+    ),
+    (
+        "điểm chuẩn khmt 2025",
+        "cho e hỏi học phí ngành ktpm 1 năm bn ạ",
+        "alone",
+        None,
+        "học phí ngành ktpm 1 năm bn ạ",
+    ),
 ]
 
 
@@ -140,6 +158,10 @@ def test_context_stops_at_small_talk_a_pause_and_the_first_message(parts: Answer
     # a thank-you itself is never read with the question before it
     recent = Turn("điểm chuẩn khmt 2025", NOW - timedelta(minutes=1))
     assert read_in_context("cảm ơn ạ", [recent], rules, NOW).mode == "alone"
+    # the question after an opener stands alone: the opener gives it nothing
+    opener = Turn("ad ơi cho e hỏi", NOW - timedelta(seconds=20), small_talk=True)
+    after = read_in_context("học phí bao nhiêu", [recent, opener], rules, NOW)
+    assert (after.mode, after.stopped, after.asked) == ("alone", "small_talk", "học phí bao nhiêu")
 
 
 def test_the_reading_is_stored_as_plain_data(parts: AnswererParts) -> None:

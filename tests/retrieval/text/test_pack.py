@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 from bot.answer.documents import asking_parts
-from bot.answer.followup import looks_like_follow_up, read_alone, referred_category, stands_alone
 from bot.answer.reading import read_question
 from bot.answer.small_talk import small_talk
+from bot.answer.standalone import looks_like_follow_up, read_alone, referred_category, stands_alone
 from bot.core.errors import ConfigError
 from retrieval.guard.vocabulary import load_guard
 from retrieval.query import asks_something, split_question

@@ -1,0 +1,125 @@
+"""What a message names by itself (1/4): the conversation step (bot.answer.followup) reads a
+message alone first, and looks back only when this says it lacks something.
+
+A message names an attribute ("học phí"), a subject (a major, a programme, a school), a
+qualifier (a method, a campus, a year), words of its own no category reads ("năm nhất"), and
+maybe a follow-up's mark ("còn …", "… thì sao", "ngành đó"). Those are the context scorer's
+features (retrieval/data/decisions.json, "context"), and, without a fitted scorer, the rule of
+``stands_alone``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from retrieval.guard.checks import NearMissGuard
+from retrieval.query import asks_something
+from retrieval.text.folding import fold
+from retrieval.text.pack import load_pack
+from retrieval.text.terms import TextProcessor
+
+# The marks of a follow-up and the categories it takes, from the language pack (follow_up):
+# folded, so "còn"/"con" and "thì sao"/"thi sao" are one marker each. A start is a whole word
+# ("con " and not "cong"), an end too (" thi sao").
+_WORDS = load_pack().follow_up
+_STARTS = tuple(f"{w} " for w in _WORDS.starts)
+_NOT_STARTS = _WORDS.not_starts
+_ENDS = tuple(f" {w}" for w in _WORDS.ends)
+MAX_FOLLOW_UP_WORDS = _WORDS.max_words
+MAX_ELLIPTICAL_WORDS = _WORDS.max_elliptical_words  # longer messages stand alone
+
+# "ngành đó", "trường này": a reference to the value of that category in the previous question.
+REFERENCE = re.compile(
+    rf"\b(?P<noun>{'|'.join(_WORDS.reference_nouns)})"
+    rf"(?: hoc)? (?P<det>{'|'.join(_WORDS.reference_determiners)})\b"
+)
+REFERRED = _WORDS.reference_nouns
+# What a question is about (its subject), as the guard's categories read it.
+SUBJECTS = _WORDS.subjects
+NOT_A_TOPIC = _WORDS.not_a_topic
+_NOT_OWN = _WORDS.not_own
+
+# The context scorer's features: more of each is likelier a follow-up (``UP``) or not.
+CONTEXT_FEATURES = ("lacks_attribute", "lacks_subject", "marked", "own_words", "words")
+CONTEXT_UP = ("lacks_attribute", "lacks_subject", "marked")
+
+
+@dataclass(frozen=True)
+class Alone:
+    """What a message names by itself."""
+
+    attribute: bool
+    subject: bool
+    qualifier: bool  # a method, a campus, a year…
+    own_words: int  # content words no category reads ("năm nhất", "xác nhận nhập học")
+    words: int
+    marked: bool  # "còn …", "… thì sao", "ngành đó"
+    asks: bool = False  # a question of its own: "có … không", "… nào", "bao nhiêu"
+
+    @property
+    def features(self) -> tuple[float, ...]:
+        return (
+            float(not self.attribute),
+            float(not self.subject and not self.own_words),
+            float(self.marked),
+            float(min(self.own_words, 5)),
+            float(min(self.words, 20)) / 20.0,
+        )
+
+
+def own_terms(text: str, guard: NearMissGuard, processor: TextProcessor) -> list[str]:
+    """The message's content words no category of the guard reads ("năm nhất", "nuôi mèo"),
+    as keyword terms."""
+    unread = guard.unread(processor.expand_query(text))
+    return [
+        t
+        for t in processor.query_terms(unread)
+        if "_" not in t and not t.isdigit() and t not in _NOT_OWN
+    ]
+
+
+def read_alone(text: str, guard: NearMissGuard, processor: TextProcessor) -> Alone:
+    expanded = processor.expand_query(text)
+    facets = guard.facets(expanded)
+    own = own_terms(text, guard, processor)
+    return Alone(
+        attribute="attribute" in facets,
+        subject=any(c in facets for c in SUBJECTS),
+        qualifier=bool(set(facets) - {"attribute", *SUBJECTS, *NOT_A_TOPIC}),
+        own_words=len(own),
+        words=len(text.split()),
+        marked=looks_like_follow_up(text) or referred_category(text) is not None,
+        asks=asks_something(text),
+    )
+
+
+def stands_alone(mine: Alone) -> bool:
+    """The rule without a fitted scorer: a long message, one that names what it asks and about
+    what (its own words count as a subject: "năm nhất thì học ở cơ sở nào"), or a subject with
+    words of its own ("hb tài năng cần bao nhiêu điểm thi") stands alone."""
+    if mine.words > MAX_ELLIPTICAL_WORDS:
+        return True
+    if mine.attribute and (mine.subject or mine.own_words):
+        return True
+    # A subject and a question of its own ("ngành ttnt có xét học bạ không"), or words of its
+    # own besides ("hb tài năng cần bao nhiêu điểm thi").
+    return mine.subject and (mine.asks or mine.own_words >= 2)
+
+
+def looks_like_follow_up(question: str) -> bool:
+    folded = re.sub(r"[?!.…,]+", " ", fold(question)).strip()
+    if not folded or len(folded.split()) > MAX_FOLLOW_UP_WORDS:
+        return False
+    padded = f" {folded} "
+    if folded.startswith(_NOT_STARTS):
+        return False
+    return any(padded.startswith(" " + m) for m in _STARTS) or any(
+        padded.rstrip().endswith(m) for m in _ENDS
+    )
+
+
+def referred_category(text: str) -> str | None:
+    """The guard category a reference in ``text`` points back to ("ngành đó": major), or None."""
+    match = REFERENCE.search(fold(text))
+    return REFERRED[match.group("noun")] if match is not None else None
