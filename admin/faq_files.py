@@ -1,5 +1,5 @@
-"""FAQ import and export from the page: JSONL and CSV (JSON, YAML read too) in knowledge.faq_files'
-format, the same as ``tuvan faq import/export``.
+"""FAQ import and export from the page: JSONL, CSV and Excel workbooks (JSON, YAML read too) in
+knowledge.faq_files' format, the same as ``tuvan faq import/export``.
 
 An import is all or nothing: the whole file is parsed and checked before anything is written,
 and the rows are written in one transaction, each re-embedded and audited (action ``import``).
@@ -8,6 +8,7 @@ Rows with an ``id`` update the entry with that external id; rows without one are
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from aiohttp import web
@@ -21,11 +22,16 @@ from admin.web import form, me, render, requires, runtime, translator
 from bot.core.clock import utcnow
 from bot.core.errors import FaqFileError
 from bot.db.models import FaqEntry, FaqStatus, StaffRole
-from bot.knowledge.faq_files import faq_file_text, parse_faq_text
+from bot.knowledge.faq_files import faq_file_bytes, parse_faq_bytes
 from retrieval.index.faq_entries import upsert_faq
 
 MAX_IMPORT_BYTES = 5 * 1024 * 1024
-EXPORTS = {"jsonl": ("application/x-ndjson", ".jsonl"), "csv": ("text/csv", ".csv")}
+XLSX_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+EXPORTS = {
+    "jsonl": ("application/x-ndjson", ".jsonl"),
+    "csv": ("text/csv", ".csv"),
+    "xlsx": (XLSX_TYPE, ".xlsx"),
+}
 
 add_strings(
     {
@@ -34,16 +40,19 @@ add_strings(
             "Tải về mọi câu hỏi (kèm các cách hỏi của nhân viên), để lưu trữ hoặc sửa hàng loạt.",
             "Download every entry (with the staff phrasings), to keep or to edit in bulk.",
         ),
+        "files.export_failed": ("Không xuất được tệp: {reason}", "Export failed: {reason}"),
         "files.import": ("Nhập tệp", "Import"),
         "files.import_help": (
-            "Tệp JSONL hoặc CSV với các cột id, question, answer, source, source_url, language, "
-            "status, variants (phân cách bằng |). Dòng có id trùng sẽ cập nhật mục đã có. "
+            "Tệp Excel (.xlsx, trang tính đầu tiên, dòng đầu là tên cột), CSV hoặc JSONL với các "
+            "cột id, question, answer, source, source_url, language, status, variants (phân "
+            "cách bằng |). Dòng có id trùng sẽ cập nhật mục đã có. "
             "Nếu tệp có lỗi, không dòng nào được nhập.",
-            "A JSONL or CSV file with the columns id, question, answer, source, source_url, "
-            "language, status, variants (separated by |). A row whose id exists updates that "
-            "entry. If the file has an error, nothing is imported.",
+            "An Excel workbook (.xlsx, its first sheet, the column names in the first row), CSV "
+            "or JSONL file with the columns id, question, answer, source, source_url, language, "
+            "status, variants (separated by |). A row whose id exists updates that entry. If the "
+            "file has an error, nothing is imported.",
         ),
-        "files.file": ("Tệp (.jsonl, .csv)", "File (.jsonl, .csv)"),
+        "files.file": ("Tệp (.xlsx, .csv, .jsonl)", "File (.xlsx, .csv, .jsonl)"),
         "files.as_draft": (
             "Nhập dưới dạng bản nháp (chưa trả lời cho đến khi xuất bản)",
             "Import as drafts (not answering until published)",
@@ -67,6 +76,7 @@ async def _page(
     request: web.Request,
     *,
     error: str = "",
+    export_error: str = "",
     imported: int | None = None,
     created: int = 0,
     status: int = 200,
@@ -76,6 +86,7 @@ async def _page(
         "faq_files.html",
         {
             "error": error,
+            "export_error": export_error,
             "imported": imported,
             "created": created,
             "updated": (imported or 0) - created,
@@ -100,14 +111,17 @@ async def export(request: web.Request) -> web.Response:
                 select(FaqEntry).options(selectinload(FaqEntry.variants)).order_by(FaqEntry.id)
             )
         ).all()
-    text = faq_file_text(entries, suffix)
-    if kind == "csv":
-        text = "\ufeff" + text  # spreadsheet programs read UTF-8 CSV right only with the BOM
+    try:
+        body = faq_file_bytes(entries, suffix)
+    except FaqFileError as exc:  # an answer longer than an Excel cell holds
+        return await _page(request, export_error=str(exc), status=409)
+    if kind == "csv":  # spreadsheet programs read UTF-8 CSV right only with the BOM
+        body = "\ufeff".encode() + body
     name = f"faq-{utcnow():%Y%m%d-%H%M}{suffix}"
     return web.Response(
-        text=text,
+        body=body,
         content_type=content_type,
-        charset="utf-8",
+        charset=None if kind == "xlsx" else "utf-8",
         headers={"Content-Disposition": f'attachment; filename="{name}"'},
     )
 
@@ -121,13 +135,12 @@ async def import_file(request: web.Request) -> web.Response:
     raw = upload.file.read(MAX_IMPORT_BYTES + 1)
     if len(raw) > MAX_IMPORT_BYTES:
         return await _page(request, error=_word(request, "files.too_large"), status=400)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return await _page(request, error=_word(request, "files.not_utf8"), status=400)
     name = Path(upload.filename).name
     try:
-        drafts = parse_faq_text(text, name)
+        # a workbook takes a while to unzip and parse: not on the loop every page shares
+        drafts = await asyncio.to_thread(parse_faq_bytes, raw, name)
+    except UnicodeDecodeError:
+        return await _page(request, error=_word(request, "files.not_utf8"), status=400)
     except FaqFileError as exc:
         return await _page(request, error=str(exc), status=400)
     as_draft = data.get("as_draft") == "1"

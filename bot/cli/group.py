@@ -56,7 +56,9 @@ COMMANDS: dict[str, LazyCommand] = {
         "from them (drafts / published / flagged for review); `remove` takes one out.",
     ),
     "faq": LazyCommand(
-        "bot.cli.commands.faq", "faq_group", "Import or export the FAQ (JSONL, CSV, YAML)."
+        "bot.cli.commands.faq",
+        "faq_group",
+        "Import or export the FAQ (JSONL, CSV, YAML, Excel .xlsx).",
     ),
     "augment": LazyCommand(
         "bot.cli.commands.augment",

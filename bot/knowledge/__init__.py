@@ -8,7 +8,8 @@ admin, the evaluation and the worker:
     stored_documents      documents and chunks as those jobs read them
     faq_paraphrases       generated phrasings of FAQ questions (with or without an LLM)
     faq_drafts            FAQ drafts written by the LLM from chunks (faq_draft_store: their SQL)
-    faq_files             FAQ files (JSONL, CSV, YAML) read, written, imported and exported
+    faq_files             FAQ files (JSONL, CSV, YAML, .xlsx) read, written, imported and exported
+    faq_workbook          the FAQ as an Excel workbook (.xlsx), for faq_files
     faq_check             published phrasings asked as a student would, problems listed
     sources               the indexed sources and what derives from each; a source removed
     link_graph            the communities of the pages' link graph, for hybrid+graph

@@ -1,9 +1,11 @@
-"""FAQ files: JSONL, CSV and YAML in the format of ../shared/datasets/README.md, and the FAQ
-imported from them and exported to them (`tuvan faq import|export`, the demo).
+"""FAQ files: JSONL, CSV, YAML and Excel workbooks (.xlsx, bot.knowledge.faq_workbook) in the
+format of ../shared/datasets/README.md, and the FAQ imported from them and exported to them
+(`tuvan faq import|export`, the admin, the demo).
 
 A row has ``question`` and ``answer``; optional ``id`` (kept as the entry's external id, so a
 re-import updates instead of duplicating), ``source``, ``source_url``/``url``, ``language``,
-``status`` (draft|published, default published) and ``variants`` (list, or ``|``-separated in CSV).
+``status`` (draft|published, default published) and ``variants`` (list, or ``|``-separated in
+CSV and workbooks). A workbook has the CSV's columns.
 """
 
 from __future__ import annotations
@@ -22,16 +24,20 @@ from sqlalchemy.orm import selectinload
 
 from bot.core.errors import FaqFileError
 from bot.db.models import FaqEntry, FaqStatus
+from bot.knowledge.faq_workbook import workbook_bytes, workbook_rows
 from bot.knowledge.jobs import Progress
 from retrieval.index.faq_entries import FaqDraft, upsert_faq
 from retrieval.index.indexer import Indexer
 
-FORMATS = (".jsonl", ".json", ".csv", ".yaml", ".yml")
+FORMATS = (".jsonl", ".json", ".csv", ".yaml", ".yml", ".xlsx")
+WORKBOOK = ".xlsx"
 CSV_FIELDS = ["id", "question", "answer", "source", "source_url", "language", "status", "variants"]
 
 
 def _rows(path: Path) -> list[dict[str, Any]]:
     try:
+        if path.suffix.lower() == WORKBOOK:
+            return workbook_rows(path.read_bytes(), str(path))
         raw = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise FaqFileError(f"cannot read {path}: {exc}") from exc
@@ -82,9 +88,17 @@ def read_faq_file(path: Path) -> list[FaqDraft]:
     return _drafts(_rows(path), str(path))
 
 
-def parse_faq_text(raw: str, name: str) -> list[FaqDraft]:
+def parse_faq_bytes(raw: bytes, name: str) -> list[FaqDraft]:
     """An uploaded FAQ file (the admin's import): the format from ``name``'s suffix; every row
-    is checked before any is returned, so a bad file imports nothing."""
+    is checked before any is returned, so a bad file imports nothing. A text format must be
+    UTF-8 (UnicodeDecodeError otherwise, for the caller to say so in its words)."""
+    if Path(name).suffix.lower() == WORKBOOK:
+        return _drafts(workbook_rows(raw, name), name)
+    return parse_faq_text(raw.decode("utf-8"), name)
+
+
+def parse_faq_text(raw: str, name: str) -> list[FaqDraft]:
+    """An FAQ file's text (any format but a workbook), as ``parse_faq_bytes``."""
     return _drafts(_parse_rows(raw.removeprefix("\ufeff"), Path(name).suffix.lower(), name), name)
 
 
@@ -128,8 +142,16 @@ def entry_row(entry: FaqEntry) -> dict[str, Any]:
     }
 
 
+def faq_file_bytes(entries: Sequence[FaqEntry], suffix: str) -> bytes:
+    """The entries as a FAQ file of the format ``suffix`` names (text formats in UTF-8)."""
+    if suffix == WORKBOOK:
+        return workbook_bytes([_flat(entry_row(e)) for e in entries], CSV_FIELDS)
+    return faq_file_text(entries, suffix).encode("utf-8")
+
+
 def faq_file_text(entries: Sequence[FaqEntry], suffix: str) -> str:
-    """The entries as a FAQ file of the format ``suffix`` names (.jsonl, .json, .csv, .yaml)."""
+    """The entries as a FAQ file of the text format ``suffix`` names (.jsonl, .json, .csv,
+    .yaml)."""
     rows = [entry_row(e) for e in entries]
     if suffix == ".jsonl":
         return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
@@ -146,9 +168,9 @@ def write_faq_file(path: Path, entries: Sequence[FaqEntry]) -> int:
     suffix = path.suffix.lower()
     if suffix not in FORMATS:
         raise FaqFileError(f"{path}: unknown FAQ format (use one of {', '.join(FORMATS)})")
-    text = faq_file_text(entries, suffix)
+    content = faq_file_bytes(entries, suffix)
     try:
-        path.write_text(text, encoding="utf-8")
+        path.write_bytes(content)
     except OSError as exc:
         raise FaqFileError(f"cannot write {path}: {exc.strerror or exc}") from exc
     return len(entries)
@@ -159,8 +181,13 @@ def _csv_text(rows: Iterable[dict[str, Any]]) -> str:
     writer = csv.DictWriter(out, fieldnames=CSV_FIELDS)
     writer.writeheader()
     for r in rows:
-        writer.writerow({**r, "variants": " | ".join(r["variants"])})
+        writer.writerow(_flat(r))
     return out.getvalue()
+
+
+def _flat(row: dict[str, Any]) -> dict[str, Any]:
+    """A row as a table's cells (CSV, workbook): the variants in one, ``|``-separated."""
+    return {**row, "variants": " | ".join(row["variants"])}
 
 
 async def import_faq(

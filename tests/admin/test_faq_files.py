@@ -1,4 +1,4 @@
-"""FAQ import and export from the page: JSONL and CSV, all or nothing, audited, answering."""
+"""FAQ import and export from the page: JSONL, CSV and Excel, all or nothing, audited, answering."""
 
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ import json
 from typing import Any
 
 import aiohttp
+from openpyxl import Workbook
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.db.models import AuditEntry, FaqEntry, FaqStatus
-from bot.knowledge.faq_files import parse_faq_text
+from bot.knowledge.faq_files import CSV_FIELDS, parse_faq_bytes
 from tests.admin._support import ASK_HEADERS, AdminBrowser
 
 ROWS: list[dict[str, Any]] = [
@@ -42,6 +43,19 @@ def upload(name: str, content: str | bytes, *, as_draft: bool = False) -> aiohtt
 
 def jsonl(rows: list[dict[str, Any]]) -> str:
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+
+
+def xlsx(rows: list[dict[str, Any]]) -> bytes:
+    book = Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.append(CSV_FIELDS)
+    for row in rows:
+        cells = {**row, "variants": " | ".join(row.get("variants", []))}
+        sheet.append([cells.get(name) or None for name in CSV_FIELDS])
+    out = io.BytesIO()
+    book.save(out)
+    return out.getvalue()
 
 
 async def count_entries(sm: async_sessionmaker[AsyncSession]) -> int:
@@ -123,20 +137,74 @@ async def test_a_malformed_file_imports_nothing_and_says_where(
     assert await count_entries(sessionmaker) == before
 
 
-async def test_export_round_trips_in_both_formats(
+async def test_xlsx_import_creates_entries_that_answer_with_their_phrasings(
+    editor: AdminBrowser, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    rows = [{**ROWS[0], "answer": ROWS[0]["answer"] + "\nĐăng ký tại phòng Công tác sinh viên."}]
+    response = await editor.post("/admin/faq/import", upload("faq.xlsx", xlsx(rows + ROWS[1:])))
+    assert response.status == 200
+    assert "Đã nhập 2 mục (2 mới, 0 cập nhật)." in await response.text()
+    answered = await ask(editor, ROWS[0]["question"])
+    assert (answered["tier"], answered["answer"]) == ("faq", rows[0]["answer"])
+    async with sessionmaker() as session:
+        entry = await session.scalar(select(FaqEntry).where(FaqEntry.external_id == "imp-ktx"))
+        assert entry is not None
+        await session.refresh(entry, ["variants"])
+        assert set(ROWS[0]["variants"]) <= {v.text for v in entry.variants}
+        assert entry.source == "ktx.md"
+        draft = await session.scalar(select(FaqEntry).where(FaqEntry.external_id == "imp-the"))
+        assert draft is not None
+        assert draft.status == FaqStatus.draft
+
+
+async def test_a_broken_workbook_is_a_visible_error_and_imports_nothing(
+    editor: AdminBrowser, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    before = await count_entries(sessionmaker)
+    whole = xlsx(ROWS)
+    for broken in (b"not a workbook", whole[: len(whole) // 2]):
+        response = await editor.post("/admin/faq/import", upload("faq.xlsx", broken))
+        assert response.status == 400
+        page = await response.text()
+        assert 'data-testid="import-error"' in page
+        assert "không có mục nào thay đổi" in page
+        assert "faq.xlsx is not a readable Excel workbook (.xlsx)" in page
+    missing = xlsx([ROWS[0], {"id": "x", "question": "Chỉ có câu hỏi?"}])
+    response = await editor.post("/admin/faq/import", upload("faq.xlsx", missing))
+    assert response.status == 400
+    assert "entry 2 needs both a question and an answer" in await response.text()
+    assert await count_entries(sessionmaker) == before
+
+
+async def test_export_round_trips_in_every_format(
     viewer: AdminBrowser, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     total = await count_entries(sessionmaker)
-    for kind in ("jsonl", "csv"):
-        response = await viewer.get(f"/admin/faq/export?format={kind}")
-        assert response.status == 200
-        assert response.headers["Content-Disposition"].startswith('attachment; filename="faq-')
-        assert response.headers["Content-Disposition"].endswith(f'.{kind}"')
-        text = await response.text()
-        drafts = parse_faq_text(text, f"export.{kind}")
+    for kind in ("jsonl", "csv", "xlsx"):
+        async with viewer.http.get(viewer.url(f"/admin/faq/export?format={kind}")) as response:
+            assert response.status == 200
+            content = await response.read()
+        disposition = response.headers["Content-Disposition"]
+        assert disposition.startswith('attachment; filename="faq-')
+        assert disposition.endswith(f'.{kind}"')
+        drafts = parse_faq_bytes(content, f"export.{kind}")
         assert len(drafts) == total
         assert any(d.external_id == "shut-faq01" for d in drafts)
     assert (await viewer.get("/admin/faq/export?format=xml")).status == 404
     page = await viewer.page("/admin/faq/files")
+    assert 'data-testid="export-xlsx"' in page
     assert 'data-testid="import-form"' not in page  # viewers export, editors import
     assert (await viewer.post("/admin/faq/import", upload("faq.jsonl", jsonl(ROWS)))).status == 403
+
+
+async def test_an_answer_too_long_for_excel_is_said_on_the_page_not_a_broken_file(
+    editor: AdminBrowser,
+) -> None:
+    long = {**ROWS[1], "id": "imp-dai", "answer": "đ" * 40_000}
+    assert (await editor.post("/admin/faq/import", upload("faq.jsonl", jsonl([long])))).ok
+    response = await editor.get("/admin/faq/export?format=xlsx")
+    assert response.status == 409
+    page = await response.text()
+    assert 'data-testid="export-error"' in page
+    assert "Không xuất được tệp: entry imp-dai: its answer has 40,000 characters" in page
+    assert (await editor.get("/admin/faq/export?format=jsonl")).status == 200

@@ -21,7 +21,7 @@ from bot.runtime import Runtime
 
 @click.group("faq")
 def faq_group() -> None:
-    """Import or export the FAQ (JSONL, CSV, YAML)."""
+    """Import or export the FAQ (JSONL, CSV, YAML, Excel .xlsx)."""
 
 
 @faq_group.command("import")

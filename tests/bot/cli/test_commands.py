@@ -6,22 +6,16 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 
 from bot.core.errors import FaqFileError
 from bot.db import migrate
-from bot.db.engine import start_embedded
 from bot.db.models import FaqEntry, FaqStatus, FaqVariant, VariantOrigin
 from bot.knowledge.faq_files import read_faq_file, write_faq_file
-
-TUVAN = Path(sys.executable).with_name("tuvan")
+from tests.bot.cli._support import ok, stored_faq, tuvan
 
 FAQ_ROWS: list[dict[str, Any]] = [
     {
@@ -44,50 +38,6 @@ FAQ_ROWS: list[dict[str, Any]] = [
         "status": "draft",
     },
 ]
-
-
-def tuvan(
-    *args: str, data_dir: Path, cwd: Path, extra_env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """Run the installed console script with a clean tuvan environment (no .env: cwd is tmp)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TUVAN_")}
-    env.update({"TUVAN_DATA_DIR": str(data_dir), **(extra_env or {})})
-    return subprocess.run(
-        [str(TUVAN), *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=600,
-        check=False,
-    )
-
-
-def ok(result: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
-    assert result.returncode == 0, f"exit {result.returncode}\n{result.stdout}\n{result.stderr}"
-    assert "Traceback" not in result.stderr
-    return result
-
-
-def stored_faq(data_dir: Path) -> list[tuple[object, ...]]:
-    """(id, question, answer, status, staff variants) from a data dir's embedded database."""
-    server = start_embedded(data_dir / "pg")
-    try:
-        url = server.url.replace("postgresql+psycopg://", "postgresql://", 1)
-        with psycopg.connect(url) as conn:
-            rows = conn.execute(
-                """
-                SELECT e.external_id, e.question, e.answer, e.status::text,
-                       coalesce(array_agg(v.text ORDER BY v.text)
-                                FILTER (WHERE v.origin = 'staff'), '{}')
-                FROM faq_entries e LEFT JOIN faq_variants v ON v.faq_id = e.id
-                GROUP BY e.id ORDER BY e.external_id
-                """
-            ).fetchall()
-    finally:
-        server.release()
-    return [tuple(row) for row in rows]
 
 
 @pytest.fixture(scope="module")
@@ -337,7 +287,7 @@ def test_unwritable_export_path_is_a_faq_file_error(tmp_path: Path) -> None:
         write_faq_file(tmp_path / "missing" / "faq.csv", [])
 
 
-@pytest.mark.parametrize("suffix", [".jsonl", ".json", ".csv", ".yaml"])
+@pytest.mark.parametrize("suffix", [".jsonl", ".json", ".csv", ".yaml", ".xlsx"])
 def test_written_faq_file_reads_back_the_same_entries(tmp_path: Path, suffix: str) -> None:
     entry = FaqEntry(
         external_id="x1",
