@@ -29,6 +29,7 @@ from common import (
 
 from bot.knowledge.ingest import expand_paths, ingest_paths
 from bot.runtime import build_parts
+from retrieval.chunking.base import ChunkSizes
 from retrieval.chunking.structure import chunk_document
 from retrieval.embedders.base import Embedder
 from retrieval.index.documents import chunk_search_text
@@ -101,7 +102,9 @@ async def main() -> None:
         (
             d,
             chunk_document(
-                d, count_tokens=parts.embedder.count_tokens, target_tokens=280, max_tokens=400
+                d,
+                count_tokens=parts.embedder.count_tokens,
+                sizes=ChunkSizes(target_tokens=280, max_tokens=400),
             ),
         )
         for d in docs

@@ -22,6 +22,7 @@ from common import DATASETS, read_jsonl
 
 from bot.core.errors import IngestError
 from bot.knowledge.ingest import expand_paths
+from retrieval.chunking.base import ChunkSizes
 from retrieval.chunking.structure import chunk_document
 from retrieval.embedders.base import Embedder
 from retrieval.index.documents import chunk_search_text
@@ -80,7 +81,9 @@ def real_chunks(
     for n, doc in enumerate(docs):
         # The sizes index_document uses (room for the contextual header in e5's 512 tokens).
         drafts = chunk_document(
-            doc, count_tokens=embedder.count_tokens, target_tokens=280, max_tokens=400
+            doc,
+            count_tokens=embedder.count_tokens,
+            sizes=ChunkSizes(target_tokens=280, max_tokens=400),
         )
         for d in drafts:
             search_text = chunk_search_text(doc.title, d)

@@ -13,7 +13,14 @@ vectors) `retrieval.embedders`.
 from __future__ import annotations
 
 from bot.core.types import CHUNKER_MODES, Chunker, ChunkerMode
-from retrieval.chunking.base import ChunkDraft, ChunkerFunction, TokenCounter, approx_tokens
+from retrieval.chunking.base import (
+    DEFAULT_SIZES,
+    ChunkDraft,
+    ChunkerFunction,
+    ChunkSizes,
+    TokenCounter,
+    approx_tokens,
+)
 from retrieval.chunking.legal import chunk_regulation, is_regulation
 from retrieval.chunking.markdown import chunk_markdown
 from retrieval.chunking.semantic import (
@@ -52,9 +59,7 @@ def chunk_for(
     mode: ChunkerMode,
     *,
     count_tokens: TokenCounter = approx_tokens,
-    target_tokens: int = 280,
-    max_tokens: int = 400,
-    overlap_sentences: int = 1,
+    sizes: ChunkSizes = DEFAULT_SIZES,
     embed: EmbedPassages | None = None,
 ) -> list[ChunkDraft]:
     """Drafts of `doc` by the chunker `mode` names (see `resolve_chunker`); "semantic" needs
@@ -66,40 +71,16 @@ def chunk_for(
         chunk = semantic_chunker(embed)
     else:
         chunk = CHUNKERS[chunker]
-    return chunk(
-        doc,
-        count_tokens=count_tokens,
-        target_tokens=target_tokens,
-        max_tokens=max_tokens,
-        overlap_sentences=overlap_sentences,
-    )
+    return chunk(doc, count_tokens=count_tokens, sizes=sizes)
 
 
 async def draft_chunks(
-    doc: LoadedDocument,
-    mode: ChunkerMode,
-    embedder: Embedder,
-    *,
-    target_tokens: int = 280,
-    max_tokens: int = 400,
+    doc: LoadedDocument, mode: ChunkerMode, embedder: Embedder, *, sizes: ChunkSizes = DEFAULT_SIZES
 ) -> list[ChunkDraft]:
     """`chunk_for` as the indexer runs it: sizes from the embedder's tokenizer, and the semantic
     chunker's sentences embedded on the embedding thread rather than on the event loop."""
     if resolve_chunker(doc, mode) != "semantic":
-        return chunk_for(
-            doc,
-            mode,
-            count_tokens=embedder.count_tokens,
-            target_tokens=target_tokens,
-            max_tokens=max_tokens,
-        )
-    pieces = semantic_pieces(doc, count_tokens=embedder.count_tokens, max_tokens=max_tokens)
+        return chunk_for(doc, mode, count_tokens=embedder.count_tokens, sizes=sizes)
+    pieces = semantic_pieces(doc, count_tokens=embedder.count_tokens, sizes=sizes)
     vectors = await embed_off_loop(embedder.embed_passages, [piece.text for piece in pieces])
-    return semantic_drafts(
-        doc,
-        pieces,
-        vectors,
-        count_tokens=embedder.count_tokens,
-        target_tokens=target_tokens,
-        max_tokens=max_tokens,
-    )
+    return semantic_drafts(doc, pieces, vectors, count_tokens=embedder.count_tokens, sizes=sizes)

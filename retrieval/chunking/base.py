@@ -1,9 +1,9 @@
 """What every chunker shares: the draft it makes, token counting, the size check and its signature.
 
-A chunker is a `Chunker` function: a `LoadedDocument` and the sizes in, `ChunkDraft`s out, numbered
-0..n-1 in reading order. It starts with `check_sizes`, so every chunker refuses the same bad
-sizes with the same message. Sizes come from `count_tokens`: the embedder's tokenizer when the
-caller has it, `approx_tokens` otherwise.
+A chunker is a `Chunker` function: a `LoadedDocument` and its `ChunkSizes` in, `ChunkDraft`s out,
+numbered 0..n-1 in reading order. `ChunkSizes` refuses bad sizes when it is made, so every chunker
+refuses the same ones with the same message. Sizes come from `count_tokens`: the embedder's
+tokenizer when the caller has it, `approx_tokens` otherwise.
 """
 
 from __future__ import annotations
@@ -84,6 +84,28 @@ def contextual_header(title: str, heading_path: tuple[str, ...], page: int | Non
     return header
 
 
+@dataclass(frozen=True)
+class ChunkSizes:
+    """How large a chunk may grow, in tokens: every chunker aims at `target_tokens` where it
+    has a choice and never passes `max_tokens`; a sentence cut carries `overlap_sentences`
+    sentences into the next piece. The defaults are the indexer's."""
+
+    target_tokens: int = 280
+    max_tokens: int = 400
+    overlap_sentences: int = 1
+
+    def __post_init__(self) -> None:
+        if not 0 < self.target_tokens <= self.max_tokens:
+            raise ValueError(
+                f"need 0 < target_tokens <= max_tokens, got {self.target_tokens}, {self.max_tokens}"
+            )
+        if self.overlap_sentences < 0:
+            raise ValueError(f"overlap_sentences must be >= 0, got {self.overlap_sentences}")
+
+
+DEFAULT_SIZES = ChunkSizes()
+
+
 class ChunkerFunction(Protocol):
     """The one signature of a chunker (the semantic one binds its embedder first)."""
 
@@ -92,18 +114,8 @@ class ChunkerFunction(Protocol):
         doc: LoadedDocument,
         *,
         count_tokens: TokenCounter = ...,
-        target_tokens: int = ...,
-        max_tokens: int = ...,
-        overlap_sentences: int = ...,
+        sizes: ChunkSizes = ...,
     ) -> list[ChunkDraft]: ...
-
-
-def check_sizes(target_tokens: int, max_tokens: int, overlap_sentences: int) -> None:
-    """`ValueError` unless 0 < target_tokens <= max_tokens and overlap_sentences >= 0."""
-    if not 0 < target_tokens <= max_tokens:
-        raise ValueError(f"need 0 < target_tokens <= max_tokens, got {target_tokens}, {max_tokens}")
-    if overlap_sentences < 0:
-        raise ValueError(f"overlap_sentences must be >= 0, got {overlap_sentences}")
 
 
 def memoized(count_tokens: TokenCounter) -> TokenCounter:

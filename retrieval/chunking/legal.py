@@ -20,7 +20,13 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from retrieval.chunking.base import ChunkDraft, TokenCounter, approx_tokens, check_sizes
+from retrieval.chunking.base import (
+    DEFAULT_SIZES,
+    ChunkDraft,
+    ChunkSizes,
+    TokenCounter,
+    approx_tokens,
+)
 from retrieval.chunking.structure import chunk_document
 from retrieval.loading.document import LoadedDocument, Section
 
@@ -65,22 +71,13 @@ def chunk_regulation(
     doc: LoadedDocument,
     *,
     count_tokens: TokenCounter = approx_tokens,
-    target_tokens: int = 280,
-    max_tokens: int = 400,
-    overlap_sentences: int = 1,
+    sizes: ChunkSizes = DEFAULT_SIZES,
 ) -> list[ChunkDraft]:
     """Chunks of `doc` in reading order, numbered 0..n-1: one per article that fits."""
-    check_sizes(target_tokens, max_tokens, overlap_sentences)
 
     def drafts_of(sections: list[Section]) -> list[ChunkDraft]:
         view = LoadedDocument(doc.source, doc.title, doc.url, doc.language, "", tuple(sections))
-        return chunk_document(
-            view,
-            count_tokens=count_tokens,
-            target_tokens=target_tokens,
-            max_tokens=max_tokens,
-            overlap_sentences=overlap_sentences,
-        )
+        return chunk_document(view, count_tokens=count_tokens, sizes=sizes)
 
     drafts: list[ChunkDraft] = []
     loose: list[Section] = []
@@ -104,7 +101,7 @@ def chunk_regulation(
         text = _article_text(block)
         page = block.lines[0][1]
         size = count_tokens(text)
-        if size <= max_tokens:
+        if size <= sizes.max_tokens:
             drafts.append(ChunkDraft(len(drafts), text, block.path, page, size))
         else:
             add(_with_pages(drafts_of([Section(block.path, text, page)]), block))

@@ -37,12 +37,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from retrieval.chunking.base import (
+    DEFAULT_SIZES,
     HEADING_SEPARATOR,
     TABLE_SEPARATOR_ROW,
     ChunkDraft,
+    ChunkSizes,
     TokenCounter,
     approx_tokens,
-    check_sizes,
     common_prefix,
     memoized,
 )
@@ -101,15 +102,12 @@ def chunk_markdown(
     doc: LoadedDocument,
     *,
     count_tokens: TokenCounter = approx_tokens,
-    target_tokens: int = 280,
-    max_tokens: int = 400,
-    overlap_sentences: int = 1,
+    sizes: ChunkSizes = DEFAULT_SIZES,
 ) -> list[ChunkDraft]:
-    """Chunks of `doc` in reading order, numbered 0..n-1, each at most `max_tokens`.
+    """Chunks of `doc` in reading order, numbered 0..n-1, each at most `sizes.max_tokens`.
 
     `target_tokens` and `overlap_sentences` only shape the pieces of a block too long to keep.
     """
-    check_sizes(target_tokens, max_tokens, overlap_sentences)
     count = memoized(count_tokens)
     sizer = Sizer(count, doc.sections)
     pieces: list[Piece] = []
@@ -128,8 +126,8 @@ def chunk_markdown(
             before = block
         if before is not None:
             previous = section
-    runs = _grow(pieces, boundaries, sizer, max_tokens)
-    return assemble(doc.sections, pieces, runs, count, target_tokens, max_tokens, overlap_sentences)
+    runs = _grow(pieces, boundaries, sizer, sizes.max_tokens)
+    return assemble(doc.sections, pieces, runs, count, sizes)
 
 
 # --- blocks --------------------------------------------------------------------------------------
@@ -329,9 +327,7 @@ def assemble(
     pieces: Sequence[Piece],
     runs: Sequence[tuple[int, int]],
     count: TokenCounter,
-    target_tokens: int,
-    max_tokens: int,
-    overlap_sentences: int,
+    sizes: ChunkSizes,
 ) -> list[ChunkDraft]:
     """Drafts from runs of pieces; a text over `max_tokens` is cut by the structure splitter."""
     drafts: list[ChunkDraft] = []
@@ -340,14 +336,8 @@ def assemble(
         text, path = render(sections, run)
         page = sections[run[0].section].page
         texts = [text]
-        if count(text) > max_tokens:
-            texts = split_text(
-                text,
-                count_tokens=count,
-                target_tokens=target_tokens,
-                max_tokens=max_tokens,
-                overlap_sentences=overlap_sentences,
-            )
+        if count(text) > sizes.max_tokens:
+            texts = split_text(text, count_tokens=count, sizes=sizes)
         for piece_text in texts:
             drafts.append(ChunkDraft(len(drafts), piece_text, path, page, count(piece_text)))
     return drafts

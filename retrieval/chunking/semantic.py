@@ -29,11 +29,12 @@ import numpy as np
 import numpy.typing as npt
 
 from retrieval.chunking.base import (
+    DEFAULT_SIZES,
     ChunkDraft,
     ChunkerFunction,
+    ChunkSizes,
     TokenCounter,
     approx_tokens,
-    check_sizes,
     memoized,
 )
 from retrieval.chunking.markdown import Block, Piece, Sizer, assemble, blocks_of
@@ -53,23 +54,12 @@ def chunk_semantic(
     *,
     embed: EmbedPassages,
     count_tokens: TokenCounter = approx_tokens,
-    target_tokens: int = 280,
-    max_tokens: int = 400,
-    overlap_sentences: int = 1,
+    sizes: ChunkSizes = DEFAULT_SIZES,
 ) -> list[ChunkDraft]:
     """Chunks of `doc` in reading order, numbered 0..n-1; `embed` gives one vector per text."""
-    check_sizes(target_tokens, max_tokens, overlap_sentences)
-    pieces = semantic_pieces(doc, count_tokens=count_tokens, max_tokens=max_tokens)
+    pieces = semantic_pieces(doc, count_tokens=count_tokens, sizes=sizes)
     vectors = embed([piece.text for piece in pieces]) if pieces else np.zeros((0, 1))
-    return semantic_drafts(
-        doc,
-        pieces,
-        vectors,
-        count_tokens=count_tokens,
-        target_tokens=target_tokens,
-        max_tokens=max_tokens,
-        overlap_sentences=overlap_sentences,
-    )
+    return semantic_drafts(doc, pieces, vectors, count_tokens=count_tokens, sizes=sizes)
 
 
 def semantic_chunker(embed: EmbedPassages) -> ChunkerFunction:
@@ -78,9 +68,13 @@ def semantic_chunker(embed: EmbedPassages) -> ChunkerFunction:
 
 
 def semantic_pieces(
-    doc: LoadedDocument, *, count_tokens: TokenCounter = approx_tokens, max_tokens: int = 400
+    doc: LoadedDocument,
+    *,
+    count_tokens: TokenCounter = approx_tokens,
+    sizes: ChunkSizes = DEFAULT_SIZES,
 ) -> list[Piece]:
-    """The pieces to embed, in order; a piece longer than `max_tokens` comes cut by words."""
+    """The pieces to embed, in order; a piece longer than `sizes.max_tokens` comes cut by
+    words."""
     count = memoized(count_tokens)
     pieces: list[Piece] = []
     for index, section in enumerate(doc.sections):
@@ -103,7 +97,7 @@ def semantic_pieces(
                 texts = _sentence_texts(blocks[start:end])
                 start = end
             for text, separator in texts:
-                for part_index, part in enumerate(_bounded(text, count, max_tokens)):
+                for part_index, part in enumerate(_bounded(text, count, sizes.max_tokens)):
                     pieces.append(
                         Piece(
                             part,
@@ -137,7 +131,7 @@ def _sentence_texts(paragraph: Sequence[Block]) -> list[tuple[str, str]]:
 def _bounded(text: str, count: TokenCounter, max_tokens: int) -> list[str]:
     if count(text) <= max_tokens:
         return [text]
-    return split_text(text, count_tokens=count, target_tokens=max_tokens, max_tokens=max_tokens)
+    return split_text(text, count_tokens=count, sizes=ChunkSizes(max_tokens, max_tokens))
 
 
 def semantic_drafts(
@@ -146,22 +140,19 @@ def semantic_drafts(
     vectors: Vectors,
     *,
     count_tokens: TokenCounter = approx_tokens,
-    target_tokens: int = 280,
-    max_tokens: int = 400,
+    sizes: ChunkSizes = DEFAULT_SIZES,
     min_tokens: int | None = None,
-    overlap_sentences: int = 1,
 ) -> list[ChunkDraft]:
     """Drafts from `pieces` and their vectors (row i for piece i)."""
-    check_sizes(target_tokens, max_tokens, overlap_sentences)
     if len(vectors) != len(pieces):
         raise ValueError(f"{len(pieces)} pieces but {len(vectors)} vectors")
     if not pieces:
         return []
     count = memoized(count_tokens)
     runs = _Boundaries(doc, pieces, vectors, Sizer(count, doc.sections)).runs(
-        min_tokens if min_tokens is not None else target_tokens // 3, max_tokens
+        min_tokens if min_tokens is not None else sizes.target_tokens // 3, sizes.max_tokens
     )
-    return assemble(doc.sections, pieces, runs, count, target_tokens, max_tokens, overlap_sentences)
+    return assemble(doc.sections, pieces, runs, count, sizes)
 
 
 class _Boundaries:

@@ -11,23 +11,15 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import count as counter
 
-from retrieval.chunking.base import TABLE_SEPARATOR_ROW, TokenCounter
+from retrieval.chunking.base import TABLE_SEPARATOR_ROW, ChunkSizes, TokenCounter
 from retrieval.loading.document import FENCE
 from retrieval.text.sentences import logical_lines, split_sentences
 
 
-def split_text(
-    text: str,
-    *,
-    count_tokens: TokenCounter,
-    target_tokens: int,
-    max_tokens: int,
-    overlap_sentences: int = 1,
-) -> list[str]:
+def split_text(text: str, *, count_tokens: TokenCounter, sizes: ChunkSizes) -> list[str]:
     """`text` cut as one section is cut here (blank lines, lines, sentences, words), each piece
-    at most `max_tokens`: the fallback of the other chunkers for a block that is too long."""
-    splitter = Splitter(count_tokens, target_tokens, max_tokens, overlap_sentences)
-    return splitter.split(text)
+    at most `sizes.max_tokens`: the fallback of the other chunkers for a block that is too long."""
+    return Splitter(count_tokens, sizes).split(text)
 
 
 @dataclass(frozen=True)
@@ -41,13 +33,13 @@ class _Unit:
 
 
 class Splitter:
-    def __init__(self, count_tokens: TokenCounter, target: int, limit: int, overlap: int) -> None:
+    def __init__(self, count_tokens: TokenCounter, sizes: ChunkSizes) -> None:
         self._count = count_tokens
         # An embedder's count includes its prefix and special tokens: joined units pay them once.
         self._overhead = max(0, count_tokens(""))
-        self._target = target
-        self._limit = limit
-        self._overlap = overlap
+        self._target = sizes.target_tokens
+        self._limit = sizes.max_tokens
+        self._overlap = sizes.overlap_sentences
         self._groups = counter()
 
     def split(self, text: str) -> list[str]:

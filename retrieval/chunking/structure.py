@@ -23,30 +23,31 @@ from collections.abc import Sequence
 from retrieval.chunking.base import (
     HEADING_SEPARATOR,
     ChunkDraft,
+    ChunkSizes,
     TokenCounter,
     approx_tokens,
-    check_sizes,
     common_prefix,
     memoized,
 )
 from retrieval.chunking.splitting import Splitter
 from retrieval.loading.document import LoadedDocument, Section
 
+# This chunker's sizes when the caller gives none: a little larger than the indexer's
+# (`DEFAULT_SIZES`, which `chunk_for` passes).
+STRUCTURE_SIZES = ChunkSizes(target_tokens=300, max_tokens=450)
+
 
 def chunk_document(
     doc: LoadedDocument,
     *,
     count_tokens: TokenCounter = approx_tokens,
-    target_tokens: int = 300,
-    max_tokens: int = 450,
-    overlap_sentences: int = 1,
+    sizes: ChunkSizes = STRUCTURE_SIZES,
 ) -> list[ChunkDraft]:
     """Chunks of `doc` in reading order, numbered 0..n-1; whitespace-only text gives none."""
-    check_sizes(target_tokens, max_tokens, overlap_sentences)
     count = memoized(count_tokens)
-    splitter = Splitter(count, target_tokens, max_tokens, overlap_sentences)
+    splitter = Splitter(count, sizes)
     drafts: list[ChunkDraft] = []
-    for section in _merge_small_sections(doc.sections, count, target_tokens):
+    for section in _merge_small_sections(doc.sections, count, sizes.target_tokens):
         for text in splitter.split(section.text):
             drafts.append(
                 ChunkDraft(len(drafts), text, section.heading_path, section.page, count(text))

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.db.models import Chunk, Document, FaqEntry, FaqVariant, VariantOrigin
 from retrieval.chunking import draft_chunks
-from retrieval.chunking.base import ChunkDraft, contextual_header
+from retrieval.chunking.base import ChunkDraft, ChunkSizes, contextual_header
 from retrieval.facts.years import document_validity
 from retrieval.guard.vocabulary import load_guard
 from retrieval.index.facts import facts_current, store_facts
@@ -99,7 +99,10 @@ async def index_document(
     if drafts is None:
         # The contextual header is embedded with the chunk: leave room for it in e5's 512 tokens.
         drafts = await draft_chunks(
-            doc, indexer.chunker, indexer.embedder, target_tokens=280, max_tokens=400
+            doc,
+            indexer.chunker,
+            indexer.embedder,
+            sizes=ChunkSizes(target_tokens=280, max_tokens=400),
         )
     search_texts = [chunk_search_text(doc.title, d, header=indexer.context_header) for d in drafts]
     vectors = await indexer.passages(search_texts, progress)

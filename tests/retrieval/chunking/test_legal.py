@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from bot.core.settings import IngestSettings, Settings
 from bot.core.types import CHUNKER_MODES
 from retrieval.chunking import AUTO_CHUNKER, chunk_for, resolve_chunker
-from retrieval.chunking.base import approx_tokens
+from retrieval.chunking.base import ChunkSizes, approx_tokens
 from retrieval.chunking.legal import chunk_regulation, is_regulation
 from retrieval.chunking.markdown import chunk_markdown
 from retrieval.chunking.structure import chunk_document
@@ -89,7 +89,9 @@ def test_one_chunk_per_article_with_number_and_title_in_the_heading_path() -> No
 
 def test_long_article_is_split_at_clause_borders_within_max_tokens() -> None:
     drafts = chunk_regulation(
-        regulation(), count_tokens=approx_tokens, target_tokens=280, max_tokens=400
+        regulation(),
+        count_tokens=approx_tokens,
+        sizes=ChunkSizes(target_tokens=280, max_tokens=400),
     )
 
     pieces = [d for d in drafts if d.heading_path[-1:] == ("Điều 3. Hồ sơ đăng ký",)]
@@ -121,7 +123,9 @@ def test_very_long_clause_falls_back_to_sentences_with_overlap() -> None:
     sentences = " ".join(f"Câu số {n} nói về hồ sơ xét tuyển đại học." for n in range(80))
     doc = regulation(f"Điều 1. Hồ sơ\n1. {sentences}\nĐiều 2. A\nB.\nĐiều 3. C\nD.", page=4)
 
-    drafts = chunk_regulation(doc, count_tokens=approx_tokens, target_tokens=100, max_tokens=150)
+    drafts = chunk_regulation(
+        doc, count_tokens=approx_tokens, sizes=ChunkSizes(target_tokens=100, max_tokens=150)
+    )
 
     pieces = [d for d in drafts if d.heading_path == ("Điều 1. Hồ sơ",)]
     assert len(pieces) > 2
@@ -250,8 +254,12 @@ def test_chunk_for_picks_the_chunker() -> None:
 
     assert chunk_for(doc, "auto") == chunk_regulation(doc)
     assert chunk_for(doc, "legal") == chunk_regulation(doc)
-    assert chunk_for(doc, "structure") == chunk_document(doc, target_tokens=280, max_tokens=400)
-    assert chunk_for(doc, "markdown") == chunk_markdown(doc, target_tokens=280, max_tokens=400)
+    assert chunk_for(doc, "structure") == chunk_document(
+        doc, sizes=ChunkSizes(target_tokens=280, max_tokens=400)
+    )
+    assert chunk_for(doc, "markdown") == chunk_markdown(
+        doc, sizes=ChunkSizes(target_tokens=280, max_tokens=400)
+    )
     assert chunk_for(page, "auto") == chunk_for(page, AUTO_CHUNKER)
     assert [resolve_chunker(d, "auto") for d in (doc, page)] == ["legal", AUTO_CHUNKER]
     assert [resolve_chunker(page, m) for m in CHUNKER_MODES if m != "auto"] == [

@@ -8,7 +8,7 @@ import pytest
 
 from bot.answer.parts import AnswererParts
 from retrieval.chunking import chunk_for
-from retrieval.chunking.base import ChunkDraft, approx_tokens, contextual_header
+from retrieval.chunking.base import ChunkDraft, ChunkSizes, approx_tokens, contextual_header
 from retrieval.chunking.markdown import chunk_markdown
 from retrieval.crawl.pages import extract_page, page_document
 from retrieval.loading import load_file
@@ -43,7 +43,9 @@ def markdown_file(tmp_path: Path, body: str, name: str = "trang.md") -> LoadedDo
 def chunks(doc: LoadedDocument, *, max_tokens: int = 2000) -> list[ChunkDraft]:
     target = min(280, max_tokens)
     return chunk_markdown(
-        doc, count_tokens=approx_tokens, target_tokens=target, max_tokens=max_tokens
+        doc,
+        count_tokens=approx_tokens,
+        sizes=ChunkSizes(target_tokens=target, max_tokens=max_tokens),
     )
 
 
@@ -258,9 +260,11 @@ def test_a_crawled_page_is_chunked_by_its_markdown_headings() -> None:
 
 def test_chunk_for_markdown_is_this_chunker(tmp_path: Path) -> None:
     doc = markdown_file(tmp_path, f"## A\n{lines(300)}\n\n## B\n{lines(300, start=1)}")
-    assert chunk_for(doc, "markdown") == chunk_markdown(doc, target_tokens=280, max_tokens=400)
+    assert chunk_for(doc, "markdown") == chunk_markdown(
+        doc, sizes=ChunkSizes(target_tokens=280, max_tokens=400)
+    )
     with pytest.raises(ValueError, match="target_tokens"):
-        chunk_markdown(doc, target_tokens=500, max_tokens=400)
+        chunk_markdown(doc, sizes=ChunkSizes(target_tokens=500, max_tokens=400))
 
 
 def test_chunks_and_their_headers_fit_e5_with_its_own_token_counts(

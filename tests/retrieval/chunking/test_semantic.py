@@ -9,7 +9,7 @@ import pytest
 
 from bot.answer.parts import AnswererParts
 from retrieval.chunking import chunk_for, draft_chunks
-from retrieval.chunking.base import approx_tokens
+from retrieval.chunking.base import ChunkSizes, approx_tokens
 from retrieval.chunking.semantic import Vectors, chunk_semantic, semantic_pieces
 from retrieval.loading import load_file
 from retrieval.loading.document import LoadedDocument, Section
@@ -71,8 +71,7 @@ def test_sizes_bound_the_chunks_of_one_long_topic(parts: AnswererParts) -> None:
         document(Section(("Học phí",), text)),
         embed=parts.embedder.embed_passages,
         count_tokens=approx_tokens,
-        target_tokens=280,
-        max_tokens=300,
+        sizes=ChunkSizes(target_tokens=280, max_tokens=300),
     )
     assert len(drafts) > 4
     assert all(93 <= d.token_count <= 300 for d in drafts)
@@ -88,7 +87,10 @@ def test_pages_always_part_and_heading_paths_are_shared(parts: AnswererParts) ->
         Section(("Thể thao",), " ".join(FOOTBALL[:2]), 2),
     )
     drafts = chunk_semantic(
-        doc, embed=parts.embedder.embed_passages, count_tokens=approx_tokens, target_tokens=280
+        doc,
+        embed=parts.embedder.embed_passages,
+        count_tokens=approx_tokens,
+        sizes=ChunkSizes(target_tokens=280),
     )
     assert [(d.page, d.heading_path) for d in drafts] == [(1, ("Tuyển sinh",)), (2, ("Thể thao",))]
     # Merged sections keep their own headings as lines.
@@ -112,8 +114,7 @@ def test_table_rows_and_list_items_stay_whole(tmp_path: Path, parts: AnswererPar
         doc,
         embed=parts.embedder.embed_passages,
         count_tokens=approx_tokens,
-        target_tokens=150,
-        max_tokens=150,
+        sizes=ChunkSizes(target_tokens=150, max_tokens=150),
     )
     assert len(drafts) > 2
     lines = [line for d in drafts for line in d.text.split("\n")]
@@ -128,7 +129,9 @@ async def test_the_indexer_path_embeds_off_the_loop_with_the_same_result(
     parts: AnswererParts,
 ) -> None:
     doc = document(Section((), " ".join(TUITION + FOOTBALL)))
-    drafts = await draft_chunks(doc, "semantic", parts.embedder, target_tokens=280, max_tokens=400)
+    drafts = await draft_chunks(
+        doc, "semantic", parts.embedder, sizes=ChunkSizes(target_tokens=280, max_tokens=400)
+    )
     assert drafts == chunk_for(
         doc,
         "semantic",

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.chunking.base import ChunkDraft, approx_tokens, contextual_header
+from retrieval.chunking.base import ChunkDraft, ChunkSizes, approx_tokens, contextual_header
 from retrieval.chunking.structure import chunk_document
 from retrieval.loading import SUPPORTED_SUFFIXES, load_directory, load_file
 from retrieval.loading.document import LoadedDocument, Section
@@ -244,7 +244,9 @@ def test_long_paragraph_splits_at_sentences_with_one_sentence_overlap() -> None:
 
 
 def test_overlap_can_be_turned_off() -> None:
-    chunks = chunk_document(document(Section((), " ".join(SENTENCES))), overlap_sentences=0)
+    chunks = chunk_document(
+        document(Section((), " ".join(SENTENCES))), sizes=ChunkSizes(300, 450, overlap_sentences=0)
+    )
 
     assert " ".join(c.text for c in chunks) == " ".join(SENTENCES)
 
@@ -255,7 +257,9 @@ def test_sentences_do_not_end_at_abbreviations_or_list_markers() -> None:
         * 40
     )
 
-    chunks = chunk_document(document(Section((), text.strip())), target_tokens=100, max_tokens=150)
+    chunks = chunk_document(
+        document(Section((), text.strip())), sizes=ChunkSizes(target_tokens=100, max_tokens=150)
+    )
 
     assert len(chunks) > 2
     for chunk in chunks:
@@ -275,7 +279,9 @@ def test_giant_sentence_is_split_between_words_and_stays_under_max() -> None:
 def test_giant_word_is_split_between_characters() -> None:
     text = "x" * 5000
 
-    chunks = chunk_document(document(Section((), text)), target_tokens=50, max_tokens=60)
+    chunks = chunk_document(
+        document(Section((), text)), sizes=ChunkSizes(target_tokens=50, max_tokens=60)
+    )
 
     assert all(c.token_count <= 60 for c in chunks)
     assert "".join(c.text for c in chunks) == text
@@ -294,7 +300,9 @@ def test_a_real_tokenizer_count_is_respected() -> None:
     text = "\n\n".join(SENTENCES)
 
     chunks = chunk_document(
-        document(Section((), text)), count_tokens=words, target_tokens=40, max_tokens=60
+        document(Section((), text)),
+        count_tokens=words,
+        sizes=ChunkSizes(target_tokens=40, max_tokens=60),
     )
 
     assert all(c.token_count == words(c.text) <= 40 for c in chunks)
@@ -303,9 +311,13 @@ def test_a_real_tokenizer_count_is_respected() -> None:
 def test_a_counter_with_constant_overhead_packs_as_full_as_one_without() -> None:
     doc = document(Section((), "\n".join(SENTENCES)))
 
-    plain = chunk_document(doc, count_tokens=words, target_tokens=40, max_tokens=60)
+    plain = chunk_document(
+        doc, count_tokens=words, sizes=ChunkSizes(target_tokens=40, max_tokens=60)
+    )
     padded = chunk_document(
-        doc, count_tokens=lambda text: words(text) + 5, target_tokens=45, max_tokens=65
+        doc,
+        count_tokens=lambda text: words(text) + 5,
+        sizes=ChunkSizes(target_tokens=45, max_tokens=65),
     )
 
     assert [c.text for c in padded] == [c.text for c in plain]
@@ -328,7 +340,8 @@ def test_uit_chunks_fit_under_max_with_the_real_e5_tokenizer() -> None:
 def test_bad_sizes_are_rejected(target: int, limit: int, overlap: int) -> None:
     with pytest.raises(ValueError):
         chunk_document(
-            document(), target_tokens=target, max_tokens=limit, overlap_sentences=overlap
+            document(),
+            sizes=ChunkSizes(target_tokens=target, max_tokens=limit, overlap_sentences=overlap),
         )
 
 
