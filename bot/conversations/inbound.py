@@ -1,5 +1,6 @@
 """Recording an inbound event: once per platform event id, in one statement, with the
-per-conversation cap on questions waiting to be answered (the same rule for every channel).
+per-conversation cap on questions waiting to be answered (the same rule for every channel), and
+a question held by that cap taken up again once there is room (``release_held``).
 
 Functions take the session (or an autocommit connection) first and never commit.
 """
@@ -172,3 +173,36 @@ async def record_inbound(
     return Recorded(
         message_id, int(row.conversation_id), bool(row.held) and stored, bool(row.noticed)
     )
+
+
+# A held question taken up again, if its conversation has room now: the same count as
+# _RECORD_INBOUND's (the last :window messages, questions received or being answered).
+_RELEASE_HELD = text(
+    """
+    UPDATE messages m SET status = 'received', error = NULL, done_at = NULL
+    WHERE m.id = :id AND m.status = 'skipped' AND m.error = :held_error
+      AND (CAST(:cap AS integer) = 0 OR (
+          SELECT count(*) FROM (
+              SELECT r.direction, r.status FROM messages r
+              WHERE r.conversation_id = m.conversation_id
+              ORDER BY r.id DESC LIMIT :window
+          ) recent
+          WHERE recent.direction = 'in' AND recent.status IN ('received', 'answering')
+      ) < CAST(:cap AS integer))
+    RETURNING m.id
+    """
+)
+
+
+async def release_held(session: AsyncSession, message_id: int, *, max_pending: int) -> bool:
+    """Let a held question (``HELD_ERROR``) wait to be answered again once fewer than
+    ``max_pending`` questions of its conversation are waiting: the web chat's page sends a held
+    question again with the same message id, and that resend is the one to answer. False: still
+    held (or no longer held: another request took it up first)."""
+    params = {
+        "id": message_id,
+        "held_error": HELD_ERROR,
+        "cap": max_pending,
+        "window": PENDING_WINDOW,
+    }
+    return (await session.scalar(_RELEASE_HELD, params)) is not None

@@ -36,6 +36,13 @@ stored reply comes back as a single ``done`` (after waiting for the first reques
 answering; 409 if it takes longer than ``duplicate_wait_s``). A message id already used by
 another visitor, or for another text, is a 409.
 
+A refusal for being busy says when to come back: 429 (the address's, network's or visitor's
+bucket is empty, or the conversation has too many questions waiting) and 503 (no answer place
+free) carry ``Retry-After`` in seconds. The page keeps the question, says the assistant is busy,
+and sends it again then with the same message id; a question held by the conversation's cap is
+stored, and that resend answers it once the earlier ones are. Only 413 means the text is too
+long.
+
 ``GET /api/chat/history`` with the header ``X-Visitor-Id: ...`` (never in the URL: proxies log
 URLs) gives ``{"messages": [...], "human": bool, "expired": bool}``: the last messages, and
 whether staff have the conversation. ``GET /api/chat/updates?since=<message id>`` (same header)

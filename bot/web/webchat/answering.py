@@ -4,7 +4,9 @@ The request records the message and claims it in one transaction (``bot.conversa
 the worker's lease rule), so no worker ever sees it waiting. The answer runs in a task of its
 own: a reader who leaves does not stop it being stored, and the same message id posted again
 then gets the stored reply. A repeated message id waits for the first request's reply, or
-takes the message over once that request's lease has run out.
+takes the message over once that request's lease has run out. A question held by the
+per-conversation cap (429) is answered when the same message id comes again and the
+conversation has room by then; so the page's resend after ``Retry-After`` is answered once.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from bot.answer import replies
 from bot.answer.question import clean_question
 from bot.answer.replies import Answer
 from bot.answer.stream import StreamDone, StreamMeta, StreamReplace, StreamToken
+from bot.conversations.inbound import release_held
 from bot.conversations.queue import (
     ClaimedInbound,
     claim_inbound,
@@ -166,6 +169,7 @@ class Answers:
         """A repeated message id: the first request's reply, once there is one."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.duplicate_wait_s
+        max_pending = runtime.settings.limits.pending_per_conversation
         while True:
             async with runtime.sessionmaker.begin() as session:
                 found = await inbound_event(session, CHANNEL, chat.message_id)
@@ -175,7 +179,14 @@ class Answers:
                 if visitor_id != chat.visitor_id or inbound.text != chat.text:
                     return Conflict("this message_id was already used for another message")
                 if inbound.status == MessageStatus.skipped:
-                    return Held() if inbound.error == HELD_ERROR else HandedOver()
+                    if inbound.error != HELD_ERROR:
+                        return HandedOver()
+                    if await _handed_over(session, inbound.conversation_id):
+                        return HandedOver()  # held, then staff took over: theirs to answer
+                    # Held when first sent: the page sends it again after Retry-After, and it
+                    # is answered now if the visitor's earlier questions have been meanwhile.
+                    if not await release_held(session, inbound.id, max_pending=max_pending):
+                        return Held()
                 if inbound.status == MessageStatus.answered:
                     reply = await bot_reply_to(session, inbound.id)
                     if reply is None:

@@ -15,12 +15,13 @@ from typing import Any
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from bot.answer.answerer import Answerer
 from bot.answer.parts import AnswererParts
 from bot.conversations.store import HELD_ERROR, record_inbound
+from bot.core.clock import utcnow
 from bot.core.messages import InboundMessage
 from bot.core.settings import Settings
 from bot.db.engine import make_engine, make_sessionmaker
@@ -306,3 +307,87 @@ async def test_a_question_past_the_pending_cap_is_stored_held_and_refused_with_4
     assert again.status == 429
     other = await client.post("/api/chat", json=chat_body(FAQ_QUESTION, visitor="calm"))
     assert other.status == 200
+
+
+# -- the page's resend after a 429: the same message id, answered once -----------------------------
+
+
+async def answers_to(
+    sessionmaker: async_sessionmaker[AsyncSession], message_id: str
+) -> tuple[Message, list[int]]:
+    """The question stored for a message id, and the ids of the bot's replies to it."""
+    async with sessionmaker() as session:
+        question = await session.scalar(select(Message).where(Message.event_id == message_id))
+        assert question is not None
+        replies = await session.scalars(
+            select(Message.id).where(Message.reply_to_id == question.id, Message.author == "bot")
+        )
+        return question, list(replies.all())
+
+
+async def done_of(response: Any) -> Any:
+    assert response.status == 200, await response.text()
+    events = parse_sse(await response.text())
+    assert [e.name for e in events].count("done") == 1
+    return events[-1].data
+
+
+async def test_a_question_refused_by_the_visitors_bucket_is_answered_once_when_sent_again(
+    make_runtime: Callable[..., Runtime],
+    serve_webchat: Any,
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    limit = RateLimit(per_minute=20.0, burst=1)  # a question every 3 s
+    client, _ = await serve_webchat(
+        make_runtime(chat_visitor_per_minute=limit.per_minute, chat_visitor_burst=limit.burst)
+    )
+    async with sessionmaker.begin() as session:  # the visitor's other tab just asked
+        assert await take_token(session, "chat-visitor:quick", limit) is None
+    body = chat_body(FAQ_QUESTION, visitor="quick")
+    refused = await client.post("/api/chat", json=body)
+    assert refused.status == 429
+    assert body["message_id"] not in await stored_ids(sessionmaker)
+    await asyncio.sleep(wait_of(refused))
+    first = await done_of(await client.post("/api/chat", json=body))  # the page's resend
+    await asyncio.sleep(limit.interval_s)  # a page that missed the answer sends it once more
+    again = await done_of(await client.post("/api/chat", json=body))
+    assert again["reply_id"] == first["reply_id"] is not None
+    question, replies = await answers_to(sessionmaker, body["message_id"])
+    assert question.status == MessageStatus.answered
+    assert replies == [first["reply_id"]]
+
+
+async def test_a_held_question_sent_again_once_the_earlier_ones_are_answered_is_answered_once(
+    make_runtime: Callable[..., Runtime],
+    serve_webchat: Any,
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    client, _ = await serve_webchat(make_runtime(pending_per_conversation=2))
+    earlier = []
+    async with sessionmaker.begin() as session:  # two questions of this visitor still waiting
+        for _ in range(2):
+            message = InboundMessage(
+                channel="web",
+                event_id=str(uuid.uuid4()),
+                external_user_id="patient",
+                kind="text",
+                text="học phí?",
+            )
+            earlier.append((await record_inbound(session, message, max_pending=2)).message_id)
+    body = chat_body(FAQ_QUESTION, visitor="patient")
+    held = await client.post("/api/chat", json=body)
+    assert held.status == 429
+    async with sessionmaker.begin() as session:  # the earlier two are answered meanwhile
+        await session.execute(
+            update(Message)
+            .where(Message.id.in_(earlier))
+            .values(status=MessageStatus.answered, done_at=utcnow())
+        )
+    first = await done_of(await client.post("/api/chat", json=body))  # the page's resend
+    assert first["tier"] == "faq"
+    again = await done_of(await client.post("/api/chat", json=body))
+    assert again["reply_id"] == first["reply_id"] is not None
+    question, replies = await answers_to(sessionmaker, body["message_id"])
+    assert question.status == MessageStatus.answered
+    assert question.error is None
+    assert replies == [first["reply_id"]]
