@@ -19,9 +19,10 @@ class LimitsSettings(BaseModel):
     chat_ip_per_minute: float = Field(default=30.0, gt=0)
     chat_ip_burst: int = Field(default=10, ge=1)
     # ... and per visitor id (one browser): nobody types and reads an answer more than every
-    # 6 s for long; 5 at once covers a few quick follow-ups and the page's own retries.
+    # 6 s for long; 8 at once covers how students start ("ad oi", "cho e hoi", then short
+    # questions: seven in ten seconds) and a retry of the page's.
     chat_visitor_per_minute: float = Field(default=10.0, gt=0)
-    chat_visitor_burst: int = Field(default=5, ge=1)
+    chat_visitor_burst: int = Field(default=8, ge=1)
     # ... and per network (an IPv4 /`network_v4_prefix`, an IPv6 /`network_v6_prefix`): looser
     # than per address, for a school's NAT pool, and the bound on a client rotating its address
     # inside the block its provider gives it. Votes count apart under the same limits.
