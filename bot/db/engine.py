@@ -28,6 +28,7 @@ from sqlalchemy.ext.asyncio import (
 
 from bot.core.errors import DatabaseError
 from bot.core.settings import Settings
+from bot.db.liveness import check_on_checkout
 
 log = logging.getLogger(__name__)
 
@@ -145,7 +146,11 @@ def database_url(settings: Settings) -> Iterator[str]:
 
 
 def make_engine(url: str, *, pool_size: int = 5) -> AsyncEngine:
-    return create_async_engine(url, pool_size=pool_size, pool_pre_ping=True)
+    """An engine whose pool hands out only connections the server has not closed, checked
+    without a round trip (``bot.db.liveness``)."""
+    engine = create_async_engine(url, pool_size=pool_size)
+    check_on_checkout(engine)
+    return engine
 
 
 def make_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
