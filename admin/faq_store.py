@@ -25,12 +25,7 @@ from sqlalchemy.orm import selectinload
 
 from admin import audit
 from bot.db.models import FaqEntry, FaqOrigin, FaqStatus, FaqVariant, VariantOrigin
-from retrieval.index.faq_entries import (
-    drop_folded_variants,
-    embed_faq_entry,
-    flag_generated_variants,
-    read_validity,
-)
+from retrieval.index.faq_entries import FaqDraft, FaqValidity, drop_folded_variants, write_faq
 from retrieval.index.indexer import Indexer
 from retrieval.text.folding import fold
 
@@ -283,39 +278,33 @@ async def save_entry(
     form: EntryForm,
     actor: str,
 ) -> FaqEntry:
-    """Create (``entry`` None) or update an entry from a checked form, re-embedded at once."""
+    """Create (``entry`` None) or update an entry from a checked form, re-embedded at once
+    (``write_faq``, the writer every entry's text goes through), and audited."""
     before = snapshot(entry) if entry is not None else None
-    # The year and valid-until date are read again from a changed text unless staff changed
-    # them in the same save; a new entry with neither given gets them from its text.
-    validity_set = (
-        entry is not None
-        and form.validity_given
-        and (form.year != str(entry.year or "") or form.until != entry.valid_until)
-    )
-    text_changed = entry is None or (entry.question, entry.answer) != (form.question, form.answer)
+    # The year and valid-until date are staff's if they changed them in this save (a new
+    # entry: if they gave them); else the writer reads them again from a changed text.
     if entry is None:
-        entry = FaqEntry(origin=FaqOrigin.staff)
-        session.add(entry)
         validity_set = bool(form.year or form.valid_until)
-    elif entry.question != form.question:
-        await flag_generated_variants(session, entry.id)
-    entry.question = form.question
-    entry.answer = form.answer
-    if text_changed and not validity_set:
-        read_validity(entry)
-    elif validity_set:
-        entry.year = int(form.year) if form.year else None
-        entry.valid_until = form.until
-    entry.source = form.source or None
-    entry.source_url = form.source_url or None
-    entry.language = form.language
-    entry.status = FaqStatus(form.status)
+    else:
+        validity_set = form.validity_given and (
+            form.year != str(entry.year or "") or form.until != entry.valid_until
+        )
+    draft = FaqDraft(
+        question=form.question,
+        answer=form.answer,
+        source=form.source or None,
+        source_url=form.source_url or None,
+        language=form.language,
+        status=FaqStatus(form.status),
+        updated_by=actor,
+        validity=FaqValidity(int(form.year) if form.year else None, form.until)
+        if validity_set
+        else None,
+    )
+    entry = await write_faq(session, indexer, entry, draft)
     entry.needs_review = form.needs_review
     if not form.needs_review:
         entry.review_note = None
-    entry.updated_by = actor
-    await embed_faq_entry(session, indexer, entry)
-    await drop_folded_variants(session, entry)
     after = snapshot(entry)
     if before != after:
         await audit.record(

@@ -1,4 +1,8 @@
-"""FAQ entries in the store: inserted or updated from a draft, embedded, their variants set."""
+"""FAQ entries in the store: inserted or updated from a draft, embedded, their variants set.
+
+``write_faq`` is the one writer of an entry's text, whoever gives it: a file or an evaluation
+(through ``upsert_faq``, by external id) and the admin's form (``admin.faq_store``, which adds
+the review flag and the audit)."""
 
 from __future__ import annotations
 
@@ -9,15 +13,25 @@ from datetime import date
 from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.db.models import FaqEntry, FaqStatus, FaqVariant, VariantOrigin
+from bot.db.models import FaqEntry, FaqOrigin, FaqStatus, FaqVariant, VariantOrigin
 from retrieval.facts.years import valid_until, year_of
 from retrieval.index.indexer import Indexer
 from retrieval.text.language import detect_language
 
 
+@dataclass(frozen=True)
+class FaqValidity:
+    """The year an entry speaks of and the day it holds until, as staff set them."""
+
+    year: int | None
+    valid_until: date | None
+
+
 @dataclass
 class FaqDraft:
-    """An FAQ entry as a file, the admin or a job gives it, before it is stored."""
+    """An FAQ entry as a file, the admin or a job gives it, before it is stored. ``validity``:
+    what staff set; None to read it from the text (when the entry is new or its text changed).
+    ``variants``: the staff phrasings ``upsert_faq`` stores with it."""
 
     question: str
     answer: str
@@ -28,6 +42,7 @@ class FaqDraft:
     status: FaqStatus = FaqStatus.published
     variants: list[str] = field(default_factory=list)
     updated_by: str | None = None
+    validity: FaqValidity | None = None
 
 
 async def flag_generated_variants(session: AsyncSession, faq_id: int) -> None:
@@ -40,15 +55,14 @@ async def flag_generated_variants(session: AsyncSession, faq_id: int) -> None:
     )
 
 
-async def upsert_faq(session: AsyncSession, indexer: Indexer, draft: FaqDraft) -> FaqEntry:
-    """Create or update an FAQ entry (by ``external_id`` when given), embedded at once."""
-    entry = None
-    if draft.external_id:
-        entry = await session.scalar(
-            select(FaqEntry).where(FaqEntry.external_id == draft.external_id)
-        )
+async def write_faq(
+    session: AsyncSession, indexer: Indexer, entry: FaqEntry | None, draft: FaqDraft
+) -> FaqEntry:
+    """Create (``entry`` None) or update an entry from ``draft``, embedded at once, so the very
+    next question is matched against the new text. Its phrasings are left as they are."""
+    text_changed = entry is None or (entry.question, entry.answer) != (draft.question, draft.answer)
     if entry is None:
-        entry = FaqEntry(external_id=draft.external_id)
+        entry = FaqEntry(external_id=draft.external_id, origin=FaqOrigin.staff)
         session.add(entry)
     elif entry.question != draft.question:
         await flag_generated_variants(session, entry.id)
@@ -59,10 +73,27 @@ async def upsert_faq(session: AsyncSession, indexer: Indexer, draft: FaqDraft) -
     entry.language = draft.language or detect_language(draft.question)
     entry.status = draft.status
     entry.updated_by = draft.updated_by
-    read_validity(entry)
+    if draft.validity is not None:
+        entry.year, entry.valid_until = draft.validity.year, draft.validity.valid_until
+    elif text_changed:
+        # An unchanged text keeps what was read or set before: read again today, a date of
+        # the text that has passed would no longer count, and an expired entry look current.
+        read_validity(entry)
     await embed_faq_entry(session, indexer, entry)
-    await set_variants(session, indexer, entry, draft.variants)
     await drop_folded_variants(session, entry)
+    return entry
+
+
+async def upsert_faq(session: AsyncSession, indexer: Indexer, draft: FaqDraft) -> FaqEntry:
+    """Create or update an FAQ entry (by ``external_id`` when given), embedded at once, its
+    staff phrasings replaced by the draft's."""
+    entry = None
+    if draft.external_id:
+        entry = await session.scalar(
+            select(FaqEntry).where(FaqEntry.external_id == draft.external_id)
+        )
+    entry = await write_faq(session, indexer, entry, draft)
+    await set_variants(session, indexer, entry, draft.variants)
     return entry
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
+from datetime import date
 
 import pytest
 from sqlalchemy import func, select
@@ -17,7 +18,13 @@ from bot.db.models import (
 )
 from retrieval.faq.candidates import faq_candidates
 from retrieval.faq.lexicon import faq_lexicon
-from retrieval.index.faq_entries import FaqDraft, set_variants, upsert_faq
+from retrieval.index.faq_entries import (
+    FaqDraft,
+    FaqValidity,
+    set_variants,
+    upsert_faq,
+    write_faq,
+)
 from retrieval.index.indexer import Indexer
 
 # -- FAQ ----------------------------------------------------------------------------------------
@@ -128,3 +135,27 @@ async def test_candidates_carry_the_stored_answer_not_the_lexicon_copy(
     lexicon.entries[entry.id] = replace(known, answer="(a copy gone stale)")
     again = await faq_candidates(session, indexer.processor, asked, terms, vector, limit=3)
     assert again[0].answer == "Từ 6 giờ đến 22 giờ."
+
+
+async def test_the_one_writer_keeps_what_staff_set_until_the_text_changes(
+    session: AsyncSession, indexer: Indexer
+) -> None:
+    question = "Hạn nộp hồ sơ xét tuyển đợt 1 là khi nào?"
+    imported = FaqDraft(question, "Hạn chót là ngày 30/6/2099.", external_id="t-han-nop")
+    entry = await upsert_faq(session, indexer, replace(imported, variants=["han nop ho so"]))
+    assert (entry.year, entry.valid_until) == (2099, date(2099, 6, 30))  # read from the text
+
+    # The admin's form goes through the same writer: staff's dates win, phrasings stay.
+    staff = FaqValidity(2098, date(2098, 12, 31))
+    await write_faq(session, indexer, entry, replace(imported, validity=staff))
+    assert (entry.year, entry.valid_until) == (2098, date(2098, 12, 31))
+    phrasings = await session.scalars(select(FaqVariant.text).where(FaqVariant.faq_id == entry.id))
+    assert list(phrasings) == ["han nop ho so"]
+
+    again = await upsert_faq(session, indexer, imported)  # the same file imported again
+    assert again.id == entry.id
+    assert (again.year, again.valid_until) == (2098, date(2098, 12, 31))
+
+    changed = replace(imported, answer="Hạn chót là ngày 15/7/2099.")
+    await upsert_faq(session, indexer, changed)
+    assert (again.year, again.valid_until) == (2099, date(2099, 7, 15))
