@@ -15,13 +15,8 @@ from typing import Any, Final
 
 import aiohttp
 
-from adapters.sending import (
-    http_failure,
-    read_json_response,
-    retry_after_seconds,
-    send_parts,
-    split_text,
-)
+from adapters.sending import send_parts, split_text
+from adapters.zalo.calls import post_zalo
 from adapters.zalo.events import zalo_id
 from adapters.zalo.tokens import TokenProvider
 from bot.core.errors import SendError
@@ -120,22 +115,9 @@ async def _post_text(
 ) -> dict[str, Any]:
     url = f"{settings.api_base.rstrip('/')}/v3.0/oa/message/cs"
     payload = {"recipient": {"user_id": user_id}, "message": message}
-    try:
-        async with http.post(url, json=payload, headers={"access_token": token}) as response:
-            if response.status >= 400:
-                detail = without_secret(await response.text(), token)[:200]
-                raise http_failure(
-                    response.status,
-                    "zalo send",
-                    detail,
-                    retry_after_seconds(response.headers.get("Retry-After")),
-                )
-            data = await read_json_response(response, "zalo send")
-    except (aiohttp.ClientError, TimeoutError) as exc:
-        raise SendError(f"zalo send: network error: {type(exc).__name__}", retryable=True) from exc
-    if not isinstance(data, dict):
-        raise SendError("zalo send: the answer is not a JSON object", retryable=True)
-    return data
+    return await post_zalo(
+        http, url, "zalo send", json=payload, headers={"access_token": token}, secrets=[token]
+    )
 
 
 def _error_code(data: Mapping[str, Any]) -> int:

@@ -12,9 +12,8 @@ from typing import Final, Protocol
 
 import aiohttp
 
-from adapters.sending import http_failure, read_json_response, retry_after_seconds
+from adapters.zalo.calls import post_zalo, scrubbed
 from bot.core.errors import SendError
-from bot.core.redact import without_secret
 from bot.core.settings import ZaloSettings
 
 # The refresh runs while a database row lock is held (bot.channels.zalo_tokens): bound it.
@@ -55,28 +54,16 @@ async def refresh_tokens(
         "app_id": settings.app_id,
         "grant_type": "refresh_token",
     }
-    try:
-        async with http.post(
-            url,
-            data=form,
-            headers={"secret_key": secret},
-            timeout=aiohttp.ClientTimeout(total=REFRESH_TIMEOUT_S),
-        ) as response:
-            if response.status >= 400:
-                detail = _scrub(await response.text(), refresh_token, secret)[:200]
-                raise http_failure(
-                    response.status,
-                    "zalo token refresh",
-                    detail,
-                    retry_after_seconds(response.headers.get("Retry-After")),
-                )
-            data = await read_json_response(response, "zalo token refresh")
-    except (aiohttp.ClientError, TimeoutError) as exc:
-        raise SendError(
-            f"zalo token refresh: network error: {type(exc).__name__}", retryable=True
-        ) from exc
-    if not isinstance(data, dict):
-        raise SendError("zalo token refresh: the answer is not a JSON object", retryable=False)
+    data = await post_zalo(
+        http,
+        url,
+        "zalo token refresh",
+        form=form,
+        headers={"secret_key": secret},
+        secrets=[refresh_token, secret],
+        within_s=REFRESH_TIMEOUT_S,
+        retry_unreadable=False,
+    )
     access, refreshed = data.get("access_token"), data.get("refresh_token")
     error = data.get("error")
     if error or data.get("error_name") or not isinstance(access, str) or not access:
@@ -86,12 +73,11 @@ async def refresh_tokens(
             if data.get(k)
         )
         raise SendError(
-            _scrub(
+            scrubbed(
                 f"zalo token refresh refused ({reason or 'no access token in the answer'}): "
                 "the refresh token may be spent or expired; a person must authorise the OA "
                 "again and set new tokens",
-                refresh_token,
-                secret,
+                [refresh_token, secret],
             )[:500],
             retryable=False,
             code=str(error) if error else None,
@@ -113,9 +99,3 @@ def _expires_in(value: object) -> int:
     except ValueError:
         return DEFAULT_EXPIRES_IN_S
     return seconds if seconds > 0 else DEFAULT_EXPIRES_IN_S
-
-
-def _scrub(text: str, *secrets: str) -> str:
-    for secret in secrets:
-        text = without_secret(text, secret)
-    return text
