@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 
+from bot.core.types import Chunker
 from retrieval.chunking import CHUNKERS
 from retrieval.chunking.base import ChunkSizes, approx_tokens
 from retrieval.loading.document import LoadedDocument, Section
@@ -37,7 +38,7 @@ def test_the_default_sizes_are_the_indexers_and_cannot_change() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(CHUNKERS))
-def test_every_chunker_is_bounded_by_the_one_sizes_value(name: str) -> None:
+def test_every_chunker_is_bounded_by_the_one_sizes_value(name: Chunker) -> None:
     text = "\n\n".join(f"{SENTENCE} Đợt {n}." for n in range(12))
     doc = LoadedDocument("tuyen-sinh.md", "Tuyển sinh", None, "vi", "0" * 64, (Section((), text),))
     sizes = ChunkSizes(target_tokens=40, max_tokens=60, overlap_sentences=0)
