@@ -23,7 +23,7 @@ from bot.core.messages import (
     Vote,
 )
 from bot.core.settings import MessengerSettings
-from bot.core.votes import THUMBS, read_vote_payload
+from bot.core.votes import THUMBS, read_vote
 
 # The Page Inbox (Meta Business Suite) app: its echoes are a person answering in the inbox.
 PAGE_INBOX_APP_ID = "263902037430900"
@@ -122,9 +122,8 @@ def _event(
         else:
             quick_reply = message.get("quick_reply")
             payload = json_str(quick_reply.get("payload")) if isinstance(quick_reply, dict) else ""
-            found = read_vote_payload(payload)
-            if found is not None:
-                vote = Vote(*found)
+            vote = read_vote(payload)
+            if vote is not None:
                 kind, text = "vote", THUMBS[vote.value]
             else:
                 # Our quick replies carry the whole FAQ question as payload; the title may be cut.

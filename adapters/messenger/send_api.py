@@ -55,7 +55,9 @@ async def send_reply(
     if sources is not None:
         parts.append(sources)
     questions = with_votes(
-        reply.feedback_id, quick_replies(reply.quick_replies, settings.quick_replies)
+        reply.feedback_id,
+        quick_replies(reply.quick_replies, settings.quick_replies),
+        reply.language,
     )
 
     async def send_one(index: int, part: str | SourceBlock) -> str | None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from adapters.sending import button_title
 from bot.core.citations import SourceBlock
+from bot.core.types import Language
 from bot.core.votes import DOWN, LABELS, UP, vote_payload
 
 # Quick replies: at most 13, titles at most 20 characters, payloads at most 1000.
@@ -43,16 +44,19 @@ def quick_replies(questions: tuple[str, ...], limit: int) -> list[dict[str, str]
     return out
 
 
-def with_votes(feedback_id: int | None, questions: list[dict[str, str]]) -> list[dict[str, str]]:
-    """An answer's quick replies: 👍 and 👎 first (their payload names the answer, and comes
-    back as ``message.quick_reply.payload``), then as many suggested questions as still fit."""
+def with_votes(
+    feedback_id: int | None, questions: list[dict[str, str]], language: Language = "vi"
+) -> list[dict[str, str]]:
+    """An answer's quick replies: 👍 and 👎 first, labelled in the answer's ``language`` (their
+    payload names the answer and the language, and comes back as
+    ``message.quick_reply.payload``), then as many suggested questions as still fit."""
     if feedback_id is None:
         return questions
     votes = [
         {
             "content_type": "text",
-            "title": LABELS[value],
-            "payload": vote_payload(feedback_id, value),
+            "title": LABELS[language][value],
+            "payload": vote_payload(feedback_id, value, language),
         }
         for value in (UP, DOWN)
     ]

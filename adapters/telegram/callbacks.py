@@ -26,10 +26,14 @@ CHOSEN = " ✓"  # after the thumb the student chose, on the edited keyboard
 
 
 def thanks(message: InboundMessage, recorded: bool) -> str:
-    """The few words Telegram shows once the vote is taken (or refused)."""
-    if not recorded or message.vote is None:
-        return NOT_TAKEN
-    return f"{THANKS} {THUMBS[message.vote.value]}"
+    """The few words Telegram shows once the vote is taken (or refused), in the language of
+    the answer voted on; the same toast for a vote cast again, which adds nothing to the chat."""
+    vote = message.vote
+    if vote is None:
+        return NOT_TAKEN["vi"]
+    if not recorded:
+        return NOT_TAKEN[vote.language]
+    return f"{THANKS[vote.language]} {THUMBS[vote.value]}"
 
 
 def webhook_answer(message: InboundMessage, recorded: bool) -> dict[str, Any] | None:

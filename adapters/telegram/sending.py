@@ -21,6 +21,7 @@ from adapters.telegram.client import BotApiClient
 from bot.core.citations import SourceBlock, source_links
 from bot.core.errors import SendError
 from bot.core.messages import OutboundReply, SendResult
+from bot.core.types import Language
 from bot.core.votes import DOWN, THUMBS, UP, vote_payload
 
 # sendMessage: "1-4096 characters after entities parsing" (core.telegram.org/bots/api#sendmessage)
@@ -53,7 +54,9 @@ async def send_reply(bot: Callable[[], BotApiClient], reply: OutboundReply) -> S
                 parse_mode=ParseMode.HTML,
                 link_preview_options=LinkPreviewOptions(is_disabled=True),
                 reply_markup=(
-                    _markup(sources, reply.quick_replies, reply.feedback_id) if last else None
+                    _markup(sources, reply.quick_replies, reply.feedback_id, reply.language)
+                    if last
+                    else None
                 ),
             ),
         )
@@ -62,17 +65,21 @@ async def send_reply(bot: Callable[[], BotApiClient], reply: OutboundReply) -> S
     return await send_parts(parts, reply.first_part, send_one, reply.on_part_sent)
 
 
-def vote_buttons(answer_id: int) -> list[InlineKeyboardButton]:
-    """👍 and 👎 in one row; a tap comes back as a ``callback_query`` whose ``data`` is the
-    vote's payload (``bot.core.votes``: within the 64 bytes ``callback_data`` may hold)."""
+def vote_buttons(answer_id: int, language: Language = "vi") -> list[InlineKeyboardButton]:
+    """👍 and 👎 in one row (the thumbs alone: no words to translate); a tap comes back as a
+    ``callback_query`` whose ``data`` is the vote's payload (``bot.core.votes``: within the 64
+    bytes ``callback_data`` may hold), naming ``language`` for the thanks."""
     return [
-        InlineKeyboardButton(THUMBS[value], callback_data=vote_payload(answer_id, value))
+        InlineKeyboardButton(THUMBS[value], callback_data=vote_payload(answer_id, value, language))
         for value in (UP, DOWN)
     ]
 
 
 def _markup(
-    sources: SourceBlock | None, quick_replies: tuple[str, ...], feedback_id: int | None = None
+    sources: SourceBlock | None,
+    quick_replies: tuple[str, ...],
+    feedback_id: int | None = None,
+    language: Language = "vi",
 ) -> ReplyKeyboardMarkup | InlineKeyboardMarkup | None:
     """What goes under the last part: the source links and an answer's 👍/👎 (one inline
     keyboard), else the suggested questions. A message has one keyboard: the votes win over
@@ -84,7 +91,7 @@ def _markup(
             for link in sources.links[:SOURCE_BUTTONS]
         ]
     if feedback_id is not None:
-        rows.append(vote_buttons(feedback_id))
+        rows.append(vote_buttons(feedback_id, language))
     if rows:
         return InlineKeyboardMarkup(rows)
     if quick_replies:

@@ -16,8 +16,8 @@ from telegram import CallbackQuery, Message, Update, User
 
 from adapters.payloads import is_json_int
 from bot.core.errors import WebhookPayloadError
-from bot.core.messages import InboundKind, InboundMessage, Vote
-from bot.core.votes import THUMBS, read_vote_payload
+from bot.core.messages import InboundKind, InboundMessage
+from bot.core.votes import THUMBS, read_vote
 
 # "/start", "/start@my_bot", "/start <deep-link payload>"
 _COMMAND = re.compile(r"/(start|help)(?:@\w+)?(?=\s|$)", re.ASCII)
@@ -79,8 +79,8 @@ def _vote(
     """A tap on one of our 👍/👎 buttons, or None for any other callback query. The voter is
     the chat the answer went to (a private chat's id is its user's id)."""
     payload = query.data
-    found = read_vote_payload(payload) if isinstance(payload, str) else None
-    if found is None or not isinstance(query.id, str) or not query.id:
+    vote = read_vote(payload, ack_id=query.id) if isinstance(payload, str) else None
+    if vote is None or not isinstance(query.id, str) or not query.id:
         return None
     chat: Any = query.message.chat if query.message is not None else None
     person: Any = query.from_user
@@ -90,16 +90,15 @@ def _vote(
         voter = str(person.id)
     else:
         raise WebhookPayloadError("a Telegram callback query must name its chat or its sender")
-    answer_id, value = found
     return InboundMessage(
         channel="telegram",
         event_id=event_id,
         external_user_id=voter,
         kind="vote",
-        text=THUMBS[value],
+        text=THUMBS[vote.value],
         user_name=_name(person),
         raw=raw,
-        vote=Vote(answer_id, value, ack_id=query.id),
+        vote=vote,
     )
 
 

@@ -19,7 +19,7 @@ from bot.core.messages import (
     SkippedEvent,
     Vote,
 )
-from bot.core.votes import THUMBS, read_vote_payload
+from bot.core.votes import THUMBS, read_vote
 
 log = logging.getLogger(__name__)
 
@@ -68,9 +68,8 @@ def _read_event(body: dict[str, Any]) -> list[InboundMessage]:
         if not isinstance(given_text, str):
             raise WebhookPayloadError("zalo: user_send_text without message.text")
         kind, event_id = "text", msg_id
-        voted = read_vote_payload(given_text)
-        if voted is not None:
-            vote = Vote(*voted)
+        vote = read_vote(given_text)
+        if vote is not None:
             kind, text = "vote", THUMBS[vote.value]
     elif event == "follow":
         user = required_id(_object(body, "follower"), "id")

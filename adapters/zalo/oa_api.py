@@ -23,6 +23,7 @@ from bot.core.errors import SendError
 from bot.core.messages import OutboundReply, SendResult
 from bot.core.redact import without_secret
 from bot.core.settings import ZaloSettings
+from bot.core.types import Language
 from bot.core.votes import DOWN, LABELS, UP, vote_payload
 
 log = logging.getLogger(__name__)
@@ -67,7 +68,7 @@ async def send_reply(
 
     async def send_one(index: int, part: str) -> str | None:
         nonlocal token
-        message = _message(part, votes if index == len(parts) - 1 else None)
+        message = _message(part, votes if index == len(parts) - 1 else None, reply.language)
         data = await _post_text(http, settings, token, reply.external_user_id, message)
         code = _error_code(data)
         if code in TOKEN_REJECTED:
@@ -91,15 +92,16 @@ async def send_reply(
     return await send_parts(parts, reply.first_part, send_one, reply.on_part_sent)
 
 
-def _message(text: str, feedback_id: int | None) -> dict[str, Any]:
-    """One customer-service message: the text, with an answer's 👍/👎 buttons under it."""
+def _message(text: str, feedback_id: int | None, language: Language = "vi") -> dict[str, Any]:
+    """One customer-service message: the text, with an answer's 👍/👎 buttons under it,
+    labelled in the answer's ``language``."""
     if feedback_id is None:
         return {"text": text}
     buttons = [
         {
-            "title": LABELS[value],
+            "title": LABELS[language][value],
             "type": "oa.query.hide",
-            "payload": vote_payload(feedback_id, value),
+            "payload": vote_payload(feedback_id, value, language),
         }
         for value in (UP, DOWN)
     ]

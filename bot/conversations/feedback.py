@@ -9,11 +9,18 @@ changes. The flag (``conversations.flagged_since``) is set by a 👎 if not set 
 on the same answer clears it, unless another 👎 of the conversation, cast since the flag was
 set, still stands. Staff clear it too (their reply, or "handled"), elsewhere.
 
+A vote is thanked in the student's language. Where the platform shows a passing note of its own
+(Telegram's callback answer) or the client does (the web chat), the caller does it; elsewhere
+(Messenger, Zalo) ``record_vote`` queues a short bot message with ``thank``, for the first vote
+on an answer only: a vote changed or cast again is stored without another message in the chat.
+The bot stays quiet where staff have the conversation or paused it.
+
 Functions take the session first and never commit: the caller owns the transaction.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,9 +28,11 @@ from datetime import datetime
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
+from bot.conversations.queue import OUTBOX_CHANNEL
 from bot.core.clock import utcnow
 from bot.core.metrics import METRICS
-from bot.core.votes import DOWN, UP
+from bot.core.types import Language
+from bot.core.votes import DOWN, THANKS, UP
 from bot.db.models import AnswerFeedback
 
 
@@ -35,6 +44,8 @@ class VoteOutcome:
     recorded: bool
     conversation_id: int | None = None
     flagged: bool = False
+    first: bool = False  # no vote on this answer before: a vote, not a change of mind
+    thanked: bool = False  # a thank-you message was queued for the student
 
 
 # The answer, only if it is the bot's answer in this sender's conversation on this channel;
@@ -67,6 +78,20 @@ _FLAG = text(
     """
 )
 
+# The thanks for a first vote, queued as the bot's message (no tier: no vote buttons on it),
+# unless staff have the conversation or paused the bot there.
+_THANK = text(
+    """
+    INSERT INTO messages (conversation_id, channel, direction, author, kind, text, details,
+                          status, created_at)
+    SELECT c.id, c.channel, 'out', 'bot', 'text', :text, CAST(:details AS jsonb), 'queued', :now
+    FROM conversations c
+    WHERE c.id = :conversation_id AND c.mode <> 'human'
+      AND (c.paused_until IS NULL OR c.paused_until <= :now)
+    RETURNING id
+    """
+)
+
 # A 👍 replacing a 👎 lifts the flag, unless another 👎 cast since the flag was set stands.
 _UNFLAG = text(
     """
@@ -88,10 +113,13 @@ async def record_vote(
     answer_id: int,
     value: int,
     now: datetime | None = None,
+    thank: bool = False,
+    language: Language = "vi",
 ) -> VoteOutcome:
     """Record ``voter``'s ``value`` (``UP`` 1 or ``DOWN`` -1) on the answer ``answer_id``, if
     it is the bot's answer in ``voter``'s conversation on ``channel``; counted in
-    ``tuvan_feedback_total``. ``voter`` is the platform's user id (the web visitor's id)."""
+    ``tuvan_feedback_total``. ``voter`` is the platform's user id (the web visitor's id). With
+    ``thank``, the first vote on the answer queues a thank-you in ``language``."""
     if value not in (UP, DOWN):
         raise ValueError("a vote is 1 (👍) or -1 (👎)")
     now = now or utcnow()
@@ -117,7 +145,21 @@ async def record_vote(
         text("SELECT flagged_since IS NOT NULL FROM conversations WHERE id = :id"),
         {"id": conversation_id},
     )
-    return VoteOutcome(recorded=True, conversation_id=conversation_id, flagged=bool(flagged))
+    first = row.previous is None
+    thanked = False
+    if thank and first:
+        thanks = {"conversation_id": conversation_id, "now": now, "text": THANKS[language]}
+        details = json.dumps({"notice": "vote_thanks", "language": language})
+        thanked = await session.scalar(_THANK, {**thanks, "details": details}) is not None
+        if thanked:
+            await session.execute(text(f"NOTIFY {OUTBOX_CHANNEL}"))
+    return VoteOutcome(
+        recorded=True,
+        conversation_id=conversation_id,
+        flagged=bool(flagged),
+        first=first,
+        thanked=thanked,
+    )
 
 
 async def votes_on(session: AsyncSession, answer_ids: Sequence[int]) -> dict[int, int]:

@@ -99,6 +99,9 @@ async def store_events(
                             voter=message.external_user_id,
                             answer_id=message.vote.answer_id,
                             value=message.vote.value,
+                            # No acknowledgement the platform shows itself: a message thanks.
+                            thank=message.vote.ack_id is None,
+                            language=message.vote.language,
                         )
                         votes.append((message, outcome))
             except STORE_ERRORS as exc:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from bot.core.types import Channel
+from bot.core.types import Channel, Language
 
 # What a student sent, as far as tuvan cares:
 #   text         a question to answer
@@ -48,11 +48,14 @@ class RawRequest:
 class Vote:
     """A student's 👍 (``value`` 1) or 👎 (-1) on the answer stored as ``answer_id`` (the id a
     vote button carries, ``bot.core.votes``). ``ack_id``: what the platform needs to hear back
-    (Telegram's callback query id), if anything."""
+    (Telegram's callback query id), if anything: the platform then shows the thanks itself;
+    without one, the first vote on an answer is thanked by a message. ``language``: the
+    answer's, which the button carries back; the thanks speak it."""
 
     answer_id: int
     value: int
     ack_id: str | None = None
+    language: Language = "vi"
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,7 @@ class OutboundReply:
     # The id of the bot's answer this reply is: the platform shows 👍/👎 buttons naming it
     # (``bot.core.votes``). None for greetings and staff replies, which get no buttons.
     feedback_id: int | None = None
+    language: Language = "vi"  # the answer's: the buttons' labels speak it
     # Called with the number of parts delivered after each part the platform accepted (the
     # worker records it); an exception from it stops the send.
     on_part_sent: Callable[[int], Awaitable[None]] | None = field(default=None, compare=False)

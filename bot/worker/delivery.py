@@ -168,6 +168,7 @@ class Delivery:
             human_agent=human_agent,
             # The bot's answers carry 👍/👎 buttons; greetings and staff replies do not.
             feedback_id=claim.id if claim.author == "bot" and claim.tier is not None else None,
+            language="en" if details.get("language") == "en" else "vi",
             on_part_sent=lambda parts_sent: self._record_parts(claim, parts_sent),
         )
         try:

@@ -266,6 +266,7 @@ class Worker:
             wants_staff = answer.wants_staff
             citations = citations_json(answer.citations)
             details = {
+                "language": answer.language,  # the vote buttons' labels speak it
                 "scores": answer.scores,
                 "timings_ms": answer.timings_ms,
                 "reason": answer.reason,

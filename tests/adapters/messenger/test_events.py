@@ -139,6 +139,18 @@ def test_a_vote_quick_reply_is_a_vote_not_a_question(adapter: MessengerAdapter) 
     assert message.vote == Vote(55, 1)
 
 
+def test_an_english_vote_quick_reply_is_a_vote_in_english(adapter: MessengerAdapter) -> None:
+    event = from_user(
+        message={
+            "mid": "m_vote_en",
+            "text": "👎 Not helpful",
+            "quick_reply": {"payload": "tuvan-vote:55:down:en"},
+        }
+    )
+    [message] = adapter.parse(post(webhook([event]))).messages
+    assert message.vote == Vote(55, -1, language="en")
+
+
 def test_echo_of_our_own_send_is_an_event(adapter: MessengerAdapter) -> None:
     [message] = adapter.parse(post(webhook([echo(int(APP_ID))]))).messages
     assert message.kind == "event"

@@ -156,6 +156,21 @@ def test_a_tap_on_a_vote_button_is_a_vote_of_the_chat_with_its_query_id() -> Non
     assert message.raw == update
 
 
+def test_a_vote_carries_the_language_its_button_was_labelled_in() -> None:
+    update = {
+        "update_id": 13,
+        "callback_query": {
+            "id": "q-en",
+            "from": USER,
+            "message": {"message_id": 44, "chat": PRIVATE_CHAT, "date": DATE, "text": "…"},
+            "chat_instance": "-8271717171",
+            "data": "tuvan-vote:987:up:en",
+        },
+    }
+    message = only(parse_update(update))
+    assert message.vote == Vote(987, 1, ack_id="q-en", language="en")
+
+
 def test_my_chat_member_is_an_event_of_the_chat() -> None:
     bot = {"id": 7000000001, "is_bot": True, "first_name": "Tư vấn", "username": "tuvan_bot"}
     update = {

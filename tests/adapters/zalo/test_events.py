@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from bot.core.errors import WebhookPayloadError
+from bot.core.messages import Vote
 from tests.adapters.zalo._support import (
     APP_ID,
     TEXT_EVENT,
@@ -27,6 +28,13 @@ def test_user_send_text_becomes_a_text_message() -> None:
     assert message.text == "Học phí ngành CNTT bao nhiêu?"
     assert message.sent_at == datetime(2023, 11, 3, 9, 31, 21, 354000, tzinfo=UTC)
     assert message.raw == TEXT_EVENT
+
+
+def test_a_vote_buttons_hidden_query_is_a_vote_in_its_language() -> None:
+    body = {**TEXT_EVENT, "message": {"text": "tuvan-vote:31:down:en", "msg_id": "v1"}}
+    [message] = offline_adapter().parse(signed(body)).messages
+    assert (message.kind, message.text) == ("vote", "👎")
+    assert message.vote == Vote(31, -1, language="en")
 
 
 def test_numeric_zalo_ids_are_kept_as_strings() -> None:

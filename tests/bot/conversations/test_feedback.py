@@ -1,7 +1,8 @@
 """Votes on answers (bot.conversations.feedback) on a real PostgreSQL, inside the test's
 rolled-back transaction: taken only on the bot's answer in the voter's own conversation, the
 latest vote wins, a 👎 flags the conversation and a 👍 on the same answer lifts the flag unless
-another 👎 since the flag stands."""
+another 👎 since the flag stands; where asked (no toast of the platform's), a first vote queues
+one thank-you in its language."""
 
 from __future__ import annotations
 
@@ -9,18 +10,20 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.conversations.feedback import record_vote, votes_on
 from bot.conversations.store import queue_staff_reply, upsert_conversation
 from bot.core.clock import utcnow
 from bot.core.metrics import METRICS
+from bot.core.types import Language
 from bot.core.votes import DOWN, UP
 from bot.db.models import (
     AnswerFeedback,
     Author,
     Conversation,
+    ConversationMode,
     Direction,
     Message,
     MessageStatus,
@@ -219,3 +222,82 @@ async def test_votes_on_staff_replies_greetings_and_questions_are_refused(
         == 0
     )
     assert await flagged_since(session, lan) is None
+
+
+# -- thanks where the platform shows none ---------------------------------------------------------
+
+
+async def thanks_queued(
+    session: AsyncSession, where: Thread
+) -> list[tuple[str, str, dict[str, str]]]:
+    """(text, status, details) of the bot's messages without a tier in ``where``: notices."""
+    rows = await session.execute(
+        select(Message.text, Message.status, Message.details).where(
+            Message.conversation_id == where.conversation_id,
+            Message.author == Author.bot,
+            Message.tier.is_(None),
+        )
+    )
+    return [(t, s.value, d) for t, s, d in rows]
+
+
+async def thanked_vote(
+    session: AsyncSession, where: Thread, answer_id: int, value: int, language: Language = "vi"
+) -> bool:
+    outcome = await record_vote(
+        session,
+        channel=where.channel,
+        voter=where.user,
+        answer_id=answer_id,
+        value=value,
+        thank=True,
+        language=language,
+    )
+    return outcome.thanked
+
+
+async def test_a_first_vote_queues_one_thank_you_in_its_language_and_no_more(
+    session: AsyncSession,
+) -> None:
+    where = await thread(session, "messenger")
+    first, second = await answer(session, where), await answer(session, where)
+    assert await thanked_vote(session, where, first, UP, "en")
+    assert not await thanked_vote(session, where, first, DOWN, "en")  # a change of mind
+    assert not await thanked_vote(session, where, first, DOWN, "en")  # the same, again
+    assert await thanks_queued(session, where) == [
+        ("Thanks for your feedback!", "queued", {"notice": "vote_thanks", "language": "en"})
+    ]
+    assert await thanked_vote(session, where, second, UP)  # another answer: its own first vote
+    assert [t for t, _, _ in await thanks_queued(session, where)] == [
+        "Thanks for your feedback!",
+        "Cảm ơn bạn đã góp ý!",
+    ]
+
+
+async def test_no_thank_you_is_queued_unasked_refused_or_where_staff_answer(
+    session: AsyncSession,
+) -> None:
+    where = await thread(session, "zalo")
+    plain = await answer(session, where)
+    assert not (
+        await record_vote(session, channel="zalo", voter=where.user, answer_id=plain, value=UP)
+    ).thanked
+    stranger = await thread(session, "zalo")
+    assert not await thanked_vote(session, stranger, await answer(session, where), UP)
+    taken = await answer(session, where)
+    await session.execute(
+        update(Conversation)
+        .where(Conversation.id == where.conversation_id)
+        .values(mode=ConversationMode.human)
+    )
+    assert not await thanked_vote(session, where, taken, DOWN)
+    paused = await thread(session, "messenger")
+    quiet = await answer(session, paused)
+    await session.execute(
+        update(Conversation)
+        .where(Conversation.id == paused.conversation_id)
+        .values(paused_until=utcnow() + timedelta(minutes=30))
+    )
+    assert not await thanked_vote(session, paused, quiet, UP)
+    assert await thanks_queued(session, where) == []
+    assert await thanks_queued(session, paused) == []

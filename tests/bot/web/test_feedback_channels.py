@@ -1,15 +1,13 @@
 """👍/👎 on the messaging platforms, end to end: a question in through the webhook, the real
 worker's answer out to the fake platform with its vote buttons, the student's tap back in through
-the webhook, stored as feedback (never answered); a forged vote, or one on someone else's answer,
-changes nothing; a staff reply carries no buttons. Telegram's long polling takes votes too."""
+the webhook, stored as feedback (never answered as a question); a forged vote, or one on someone
+else's answer, changes nothing; a staff reply carries no buttons. Telegram's long polling takes
+votes too. How a vote is thanked, in which language: test_vote_thanks."""
 
 from __future__ import annotations
 
 import asyncio
-import json
-import time
 import uuid
-from typing import Any
 
 import pytest
 from sqlalchemy import text
@@ -17,37 +15,25 @@ from sqlalchemy import text
 from admin.recheck_queue import queue_item
 from bot.channels.telegram_polling import poll_into_store
 from bot.conversations.store import queue_staff_reply
-from bot.core.votes import NOT_TAKEN, THANKS, read_vote_payload
+from bot.core.votes import NOT_TAKEN, THANKS
 from tests.adapters.telegram._support import wait_for
-from tests.bot.web._support import (
-    FAQ_QUESTION,
-    SECRET,
-    Stack,
-    chat_id,
-    messenger_batch,
-    post_telegram,
-    post_zalo,
-    signed,
-    telegram_update,
-    text_event,
-    zalo_text,
+from tests.bot.web._support import FAQ_QUESTION, Stack, chat_id, post_zalo, zalo_text
+from tests.bot.web._votes import (
+    callback_update,
+    feedback,
+    inbound,
+    messenger_answer,
+    messenger_sent,
+    post_callback,
+    post_messenger,
+    quick_reply_event,
+    telegram_answer,
+    votes_of,
+    zalo_answer,
+    zalo_sent,
 )
 
 pytestmark = pytest.mark.usefixtures("demo_kb")
-
-
-async def feedback(stack: Stack, external_id: str) -> list[tuple[int, str, int]]:
-    """(answer id, channel, value) of the votes in this user's conversation."""
-    async with stack.sm() as session:
-        rows = await session.execute(
-            text(
-                "SELECT f.message_id, f.channel, f.value FROM answer_feedback f "
-                "JOIN conversations c ON c.id = f.conversation_id "
-                "JOIN contacts k ON k.id = c.contact_id WHERE k.external_id = :u ORDER BY f.id"
-            ),
-            {"u": external_id},
-        )
-        return [(m, c, v) for m, c, v in rows]
 
 
 async def flagged(stack: Stack, external_id: str) -> bool:
@@ -60,21 +46,6 @@ async def flagged(stack: Stack, external_id: str) -> bool:
             {"u": external_id},
         )
         return since is not None
-
-
-async def inbound(stack: Stack, external_id: str) -> list[tuple[str, str, str]]:
-    """(kind, status, text) of the user's inbound messages, in order."""
-    async with stack.sm() as session:
-        rows = await session.execute(
-            text(
-                "SELECT m.kind, m.status::text, m.text FROM messages m "
-                "JOIN conversations c ON c.id = m.conversation_id "
-                "JOIN contacts k ON k.id = c.contact_id "
-                "WHERE k.external_id = :u AND m.direction = 'in' ORDER BY m.id"
-            ),
-            {"u": external_id},
-        )
-        return [(k, s, t) for k, s, t in rows]
 
 
 async def conversation_of(stack: Stack, external_id: str) -> int:
@@ -106,54 +77,7 @@ async def recheck_signals(stack: Stack, answer_id: int) -> tuple[str, ...]:
     return () if item is None else item.signals
 
 
-def votes_of(payloads: list[str]) -> list[tuple[int, int]]:
-    return [found for p in payloads if (found := read_vote_payload(p)) is not None]
-
-
 # -- Telegram -----------------------------------------------------------------------------------
-
-
-def callback_update(update_id: int, chat: int, sent: dict[str, Any], data: str) -> dict[str, Any]:
-    """A tap on a button of the message ``sent`` (the fake's sendMessage result), as Telegram
-    sends it: the message comes back with its keyboard."""
-    return {
-        "update_id": update_id,
-        "callback_query": {
-            "id": f"cbq-{update_id}",
-            "from": {"id": chat, "is_bot": False, "first_name": "Lan"},
-            "chat_instance": "-4242",
-            "data": data,
-            "message": {
-                "message_id": sent["message_id"],
-                "date": 1_764_400_100,
-                "chat": {"id": chat, "type": "private"},
-                "from": {"id": 123456, "is_bot": True, "first_name": "Fake"},
-                "text": "…",
-                "reply_markup": sent["reply_markup"],
-            },
-        },
-    }
-
-
-async def telegram_answer(stack: Stack, chat: int) -> tuple[dict[str, Any], list[str]]:
-    """Ask the FAQ question in ``chat``; the answer as sent, and its buttons' callback data."""
-    assert await post_telegram(stack, telegram_update(chat, chat, FAQ_QUESTION)) == 200
-    await stack.worker.drain()
-    [call] = stack.telegram.calls_to("sendMessage")
-    keyboard = call.body["reply_markup"]["inline_keyboard"]
-    data = [b["callback_data"] for row in keyboard for b in row if "callback_data" in b]
-    sent = {"message_id": 101, "reply_markup": call.body["reply_markup"]}  # the fake's first id
-    return sent, data
-
-
-async def post_callback(stack: Stack, update: dict[str, Any]) -> Any:
-    response = await stack.client.post(
-        "/webhooks/telegram",
-        data=json.dumps(update).encode(),
-        headers={"X-Telegram-Bot-Api-Secret-Token": SECRET, "Content-Type": "application/json"},
-    )
-    assert response.status == 200
-    return await response.json()
 
 
 async def test_a_telegram_answer_has_vote_buttons_and_a_tap_is_stored_and_acknowledged(
@@ -170,7 +94,7 @@ async def test_a_telegram_answer_has_vote_buttons_and_a_tap_is_stored_and_acknow
     assert ack == {
         "method": "answerCallbackQuery",
         "callback_query_id": f"cbq-{chat + 1}",
-        "text": f"{THANKS} 👎",
+        "text": f"{THANKS['vi']} 👎",
     }
     assert await feedback(stack, str(chat)) == [(answer_id, "telegram", -1)]
     assert await flagged(stack, str(chat))
@@ -194,12 +118,12 @@ async def test_a_telegram_vote_on_another_chats_answer_is_refused(stack: Stack) 
     chat, intruder = chat_id(), chat_id()
     sent, data = await telegram_answer(stack, chat)
     ack = await post_callback(stack, callback_update(intruder, intruder, sent, data[1]))
-    assert ack["text"] == NOT_TAKEN
+    assert ack["text"] == NOT_TAKEN["vi"]
     # A payload made up for an answer that is not the bot's (the question's own id) as well.
     answer_id = votes_of(data)[0][0]
     forged = f"tuvan-vote:{answer_id - 1}:down"
     ack = await post_callback(stack, callback_update(chat + 1, chat, sent, forged))
-    assert ack["text"] == NOT_TAKEN
+    assert ack["text"] == NOT_TAKEN["vi"]
     assert await feedback(stack, str(chat)) == []
     assert await feedback(stack, str(intruder)) == []
     assert not await flagged(stack, str(chat))
@@ -230,7 +154,7 @@ async def test_telegram_long_polling_stores_a_vote_and_marks_the_choice(stack: S
         await asyncio.wait_for(task, 5)
     [answered] = stack.telegram.calls_to("answerCallbackQuery")
     assert answered.body["callback_query_id"] == f"cbq-{chat + 1}"
-    assert answered.body["text"] == f"{THANKS} 👍"
+    assert answered.body["text"] == f"{THANKS['vi']} 👍"
     [edited] = stack.telegram.calls_to("editMessageReplyMarkup")
     assert edited.body["message_id"] == sent["message_id"]
     labels = [b["text"] for row in edited.body["reply_markup"]["inline_keyboard"] for b in row]
@@ -239,32 +163,6 @@ async def test_telegram_long_polling_stores_a_vote_and_marks_the_choice(stack: S
 
 
 # -- Messenger ----------------------------------------------------------------------------------
-
-
-def quick_reply_event(psid: str, mid: str, title: str, payload: str) -> dict[str, Any]:
-    return {
-        "sender": {"id": psid},
-        "recipient": {"id": "PAGE"},
-        "timestamp": int(time.time() * 1000),
-        "message": {"mid": mid, "text": title, "quick_reply": {"payload": payload}},
-    }
-
-
-async def messenger_answer(stack: Stack, psid: str) -> list[dict[str, str]]:
-    body = messenger_batch(text_event(psid, f"q-{psid}", FAQ_QUESTION))
-    assert (
-        await stack.client.post("/webhooks/messenger", data=body, headers=signed(body))
-    ).status == 200
-    await stack.worker.drain()
-    [answer] = [m for m in stack.messenger.messages if m["recipient"]["id"] == psid]
-    quick: list[dict[str, str]] = answer["message"]["quick_replies"]
-    return quick
-
-
-async def post_messenger(stack: Stack, *events: dict[str, Any]) -> None:
-    body = messenger_batch(*events)
-    response = await stack.client.post("/webhooks/messenger", data=body, headers=signed(body))
-    assert response.status == 200
 
 
 async def test_a_messenger_quick_reply_vote_is_stored_and_not_answered(stack: Stack) -> None:
@@ -280,9 +178,10 @@ async def test_a_messenger_quick_reply_vote_is_stored_and_not_answered(stack: St
     assert await feedback(stack, psid) == [(answer_id, "messenger", -1)]
     assert await flagged(stack, psid)
     assert "disliked" in await recheck_signals(stack, answer_id)
-    sent_before = len(stack.messenger.messages)
+    sent_before = len(messenger_sent(stack, psid))
     await stack.worker.drain()
-    assert len(stack.messenger.messages) == sent_before  # not a question: nothing answered
+    # not a question: nothing answered, only thanked
+    assert messenger_sent(stack, psid)[sent_before:] == [{"text": THANKS["vi"]}]
     assert (await inbound(stack, psid))[-1] == ("vote", "skipped", "👎")
 
 
@@ -295,6 +194,8 @@ async def test_a_messenger_vote_on_someone_elses_answer_is_refused(stack: Stack)
     assert await feedback(stack, psid) == []
     assert await feedback(stack, intruder) == []
     assert not await flagged(stack, psid)
+    await stack.worker.drain()
+    assert messenger_sent(stack, intruder) == []  # a refused vote is not thanked
 
 
 async def test_a_messenger_staff_reply_has_no_vote_quick_replies(stack: Stack) -> None:
@@ -307,14 +208,6 @@ async def test_a_messenger_staff_reply_has_no_vote_quick_replies(stack: Stack) -
 
 
 # -- Zalo ---------------------------------------------------------------------------------------
-
-
-async def zalo_answer(stack: Stack, user: str) -> list[dict[str, Any]]:
-    assert await post_zalo(stack, zalo_text(user, f"q-{user}", FAQ_QUESTION)) == 200
-    await stack.worker.drain()
-    [send] = [s for s in stack.zalo.sends if s.body["recipient"]["user_id"] == user]
-    buttons: list[dict[str, Any]] = send.body["message"]["attachment"]["payload"]["buttons"]
-    return buttons
 
 
 async def test_a_zalo_answer_has_vote_buttons_and_a_tap_is_stored_and_not_answered(
@@ -331,9 +224,9 @@ async def test_a_zalo_answer_has_vote_buttons_and_a_tap_is_stored_and_not_answer
     assert await feedback(stack, user) == [(answer_id, "zalo", -1)]
     assert await flagged(stack, user)
     assert "disliked" in await recheck_signals(stack, answer_id)
-    sends = len(stack.zalo.sends)
+    sends = len(zalo_sent(stack, user))
     await stack.worker.drain()
-    assert len(stack.zalo.sends) == sends
+    assert zalo_sent(stack, user)[sends:] == [{"text": THANKS["vi"]}]  # thanked, not answered
     assert (await inbound(stack, user))[-1] == ("vote", "skipped", "👎")
 
 
