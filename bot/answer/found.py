@@ -14,6 +14,7 @@ from bot.core.citations import Citation
 from bot.core.types import Language
 from retrieval.facts.book import FactsBook
 from retrieval.faq.decision import FaqDecision
+from retrieval.faq.sources import SourceDocument
 from retrieval.search.hits import Hit
 from retrieval.thresholds import Thresholds
 
@@ -58,6 +59,8 @@ class Found:
     documents_probability: float | None = None
     # The school's facts tables and catalogue, for the exact answers before tier 2.
     facts: FactsBook | None = None
+    # The ingested document the accepted FAQ entry names as its source, cited by tier 1.
+    faq_document: SourceDocument | None = None
 
 
 def hit_citation(n: int, hit: Hit) -> Citation:

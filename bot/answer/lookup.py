@@ -19,6 +19,7 @@ from retrieval.faq.candidates import FaqCandidate, coverage_terms, faq_candidate
 from retrieval.faq.decision import FaqDecision, decide_faq
 from retrieval.faq.judge import FaqJudge, current_judge
 from retrieval.faq.lexicon import current_lexicon
+from retrieval.faq.sources import SourceDocument, source_documents
 from retrieval.index.state import get_index_state
 from retrieval.query import PreparedQuery, prepare_query, question_vector, search_query
 from retrieval.restore.store import current_restorer
@@ -62,6 +63,10 @@ class Lookup:
             parts.read_catalogue(book)
             with timer.stage("faq"):
                 decision = await self.match_faq(session, prepared, vector)
+                accepted = decision.accepted
+                cited: dict[int, SourceDocument] = {}
+                if accepted is not None:  # its source, cited as documents are (tiers.faq_answer)
+                    cited = await source_documents(session, [accepted.faq_id])
             hits: list[Hit] = []
             planned = decision.accepted is None and self._plans_queries
             if decision.accepted is None and not planned:
@@ -100,6 +105,7 @@ class Lookup:
         found = Found(question, language, terms, thresholds, decision, hits, trace, scores)
         found.small_talk = small_talk
         found.facts = book
+        found.faq_document = cited.get(accepted.faq_id) if accepted is not None else None
         found.expanded = prepared.dense
         found.parts = tuple((p.text, p.dense) for p in prepared.parts)
         if decision.accepted is not None or small_talk is not None:

@@ -175,7 +175,7 @@ def text_only_reply(language: Language) -> str:
 def answer_body(answer: Answer) -> str:
     """What the reply says, without its sources block (titles and URLs there would match short
     key facts such as a year)."""
-    if answer.tier != "documents":
+    if answer.tier not in ("documents", "faq"):
         return answer.answer
     for heading in (f"\n\n{h}" for h in SOURCES_HEADING.values()):
         if heading in answer.answer:

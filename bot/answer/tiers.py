@@ -7,6 +7,7 @@ import logging
 from typing import Protocol
 
 from bot.answer import replies
+from bot.answer.faq_citation import faq_citation
 from bot.answer.found import Found, Timer, hit_citation
 from bot.answer.llm_answer import generate_fallback
 from bot.answer.parts import AnswererParts
@@ -16,6 +17,7 @@ from bot.core.citations import Citation
 from bot.core.errors import LlmError
 from bot.core.types import Language
 from retrieval.faq.decision import FaqDecision
+from retrieval.faq.sources import SourceDocument
 from retrieval.search.hits import Hit
 from retrieval.thresholds import Thresholds
 
@@ -35,26 +37,24 @@ class FaqTier:
     async def answer(self, found: Found, timer: Timer) -> Answer | None:
         if found.decision.accepted is None:
             return None
-        return faq_answer(found.decision, found.language)
+        return faq_answer(found.decision, found.language, found.faq_document)
 
 
-def faq_answer(decision: FaqDecision, language: Language) -> Answer:
+def faq_answer(
+    decision: FaqDecision, language: Language, document: SourceDocument | None = None
+) -> Answer:
+    """The accepted entry's answer, verbatim, and its source (``document``: the ingested
+    document the entry names, if any) cited below it as a documents answer cites its own."""
     entry = decision.accepted
     assert entry is not None  # checked by the caller
-    citations = []
-    if entry.source or entry.source_url:
-        citations.append(
-            Citation(
-                n=1,
-                title=entry.source or entry.source_url or "",
-                source=entry.source or "",
-                url=entry.source_url,
-                page=None,
-            )
-        )
+    cited = faq_citation(entry.source, entry.source_url, document)
+    citations = [cited] if cited is not None else []
+    text = entry.answer  # verbatim, by design
+    if citations:
+        text = f"{text}\n\n{replies.sources_block(citations, language)}"
     return Answer(
         tier="faq",
-        answer=entry.answer,  # verbatim, by design
+        answer=text,
         language=language,
         citations=citations,
         faq_id=entry.faq_id,

@@ -36,6 +36,11 @@ _WEB_ADDRESS = re.compile(r"^https?://", re.IGNORECASE)
 _ROOTED_PATH = re.compile(r"^(?:[/\\~]|[A-Za-z]:[/\\]|\.{1,2}[/\\])")
 # "kb/hoc-phi.md": no space, a separator, and a file extension at the end.
 _RELATIVE_PATH = re.compile(r"^[^\s]*[/\\][^\s/\\]+\.[A-Za-z0-9]{1,5}$")
+# "hoc-phi-2026.md", "De an 2026.PDF": a file's name alone, by the extensions documents have.
+_FILE_NAME = re.compile(
+    r"^[^/\\]+\.(?:md|markdown|txt|html?|pdf|csv|docx?|xlsx?|pptx?|odt|rtf|jsonl?|ya?ml)$",
+    re.IGNORECASE,
+)
 _SOURCE_LINE = re.compile(r"^\[(\d+)\] (.*?) — (https?://\S+?)(?:, (?:trang|page) \d+)?$")
 
 
@@ -84,6 +89,15 @@ def shown_name(text: str) -> str:
     if _ROOTED_PATH.match(text) or _RELATIVE_PATH.match(text):
         return re.split(r"[/\\]", text.rstrip("/\\"))[-1]
     return text
+
+
+def names_file(text: str) -> bool:
+    """Whether ``text`` is where a file lies (a path, or a file's name alone) rather than a
+    title or a web address: what a student is never shown as a source."""
+    text = text.strip()
+    if not text or _WEB_ADDRESS.match(text):
+        return False
+    return bool(_ROOTED_PATH.match(text) or _RELATIVE_PATH.match(text) or _FILE_NAME.match(text))
 
 
 def public_url(url: str | None) -> str | None:

@@ -13,6 +13,8 @@ from bot.answer.answerer import Answerer
 from bot.answer.documents import asking_parts
 from bot.answer.parts import AnswererParts
 from bot.answer.question import MAX_QUESTION_CHARS, clean_question
+from bot.answer.replies import answer_body
+from bot.core.citations import public_citation
 from bot.db.models import FaqEntry, FaqStatus
 from bot.knowledge.demo import demo_kb_dir
 from tests.bot.answer._support import verbatim_only, with_answer_settings
@@ -27,8 +29,37 @@ async def test_faq_question_is_answered_verbatim(answerer: Answerer) -> None:
     result = await answerer.answer("Chỉ tiêu ngành Khoa học Máy tính năm 2026 là bao nhiêu?")
     assert result.tier == "faq"
     assert result.faq_external_id == "shut-faq02"
-    assert result.answer == FAQ["shut-faq02"]["answer"]
-    assert result.citations[0].source == "nganh-dao-tao-2026.md"
+    assert answer_body(result) == FAQ["shut-faq02"]["answer"]
+
+
+async def test_an_faq_answer_cites_the_document_its_entry_names_by_title_and_address(
+    answerer: Answerer,
+) -> None:
+    # The entry's source is "nganh-dao-tao-2026.md": the demo document of that name is cited
+    # as a documents answer cites it, below the entry's answer, never by the file's name.
+    result = await answerer.answer("Chỉ tiêu ngành Khoa học Máy tính năm 2026 là bao nhiêu?")
+    assert result.tier == "faq"
+    [cited] = result.citations
+    title = "Danh sách ngành đào tạo và chỉ tiêu tuyển sinh năm 2026"
+    url = "https://tuyensinh.shut.example.vn/nganh-dao-tao-2026"
+    assert (cited.title, cited.url) == (title, url)
+    assert cited.source.endswith("/nganh-dao-tao-2026.md")  # where staff pages find it
+    assert result.answer == f"{FAQ['shut-faq02']['answer']}\n\nNguồn:\n[1] {title} — {url}"
+    assert public_citation(cited) == {"n": 1, "title": title, "url": url, "page": None}
+
+
+async def test_an_english_faq_answer_cites_its_document_under_an_english_heading(
+    answerer: Answerer,
+) -> None:
+    english = next(e for e in FAQ.values() if e["language"] == "en")
+    result = await answerer.answer(english["question"])
+    assert result.tier == "faq"
+    assert result.language == "en"
+    [cited] = result.citations
+    assert cited.url is not None
+    assert cited.url.startswith("https://admissions.shut.example.vn/")
+    assert "\n\nSources:\n[1] " in result.answer
+    assert english["source"] not in result.answer
 
 
 async def test_an_unaccented_abbreviated_paraphrase_gets_its_entry_s_answer(

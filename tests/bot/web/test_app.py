@@ -192,8 +192,18 @@ async def test_question_is_answered_as_json(client: Client) -> None:
     assert FAQ01["answer"][:40] in raw  # not \u-escaped
     answer = json.loads(raw)
     assert answer["tier"] == "faq"
-    assert answer["answer"] == FAQ01["answer"]
+    assert answer["answer"].startswith(FAQ01["answer"] + "\n\nNguồn:\n[1] ")
     assert answer["faq_external_id"] == FAQ01["id"]
+    # its entry names "tong-quan.md": cited as that document, never by the file's name
+    assert answer["citations"] == [
+        {
+            "n": 1,
+            "title": "Tổng quan về Trường Đại học Công nghệ Sông Hồng",
+            "url": "https://tuyensinh.shut.example.vn/tong-quan",
+            "page": None,
+        }
+    ]
+    assert FAQ01["source"] not in raw
     assert "trace" not in answer
 
 
