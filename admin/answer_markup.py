@@ -85,3 +85,14 @@ _MD = _parser()
 def answer_html(text: Any) -> Markup:
     """``text`` rendered as HTML (escaped text, http(s) links only)."""
     return Markup(_MD.render(str(text)[:MAX_ANSWER_CHARS]))  # noqa: S704 - markdown-it escapes
+
+
+def excerpt_html(text: str, limit: int) -> Markup:
+    """The start of ``text`` (a passage found) rendered like an answer, cut after the last whole
+    line within ``limit`` characters, so a table cut short is still a table (fewer rows), not
+    its pipes; a first line longer than ``limit`` is cut where it reaches it."""
+    if len(text) <= limit:
+        return answer_html(text)
+    cut = text.rfind("\n", 0, limit + 1)
+    kept = text[:cut] if cut > 0 else text[:limit]
+    return answer_html(kept.rstrip() + "\n\n…")

@@ -9,6 +9,9 @@ dashboard) and Python (``confidence_of``, for a page's rows) read it alike.
 
 ``TUVAN_ADMIN__REVIEW_BELOW`` (bot.core.settings.AdminSettings.review_below) is the line: an
 answer below it is unsure; 0 turns the signal off.
+
+Staff read the confidence in words (``sureness``): "Chắc chắn", "Khá chắc", "Không chắc"; the
+figure itself stays under "Chi tiết kỹ thuật".
 """
 
 from __future__ import annotations
@@ -24,6 +27,11 @@ from bot.core.settings import AdminSettings
 SCORED_TIERS = ("faq", "documents")
 # The line by default, for callers without the settings at hand (benchmarks, tests).
 REVIEW_BELOW: float = AdminSettings.model_fields["review_below"].default
+# The words' bands. The confidence is calibrated, so "Chắc chắn" means right nine times in ten
+# or more; an answer more likely wrong than right is "Không chắc" even when the review line is
+# lower or off (the line decides what "Cần xem lại" lists, not what the words may claim).
+SURE_FROM = 0.9
+UNSURE_BELOW_AT_LEAST = 0.5
 
 add_strings(
     {
@@ -32,6 +40,14 @@ add_strings(
             "tuvan was unsure of this answer (confidence {pct}%, below {below}%).",
         ),
         "confidence.figure": ("Độ tin cậy", "Confidence"),
+        "confidence.figure_value": (
+            "{pct}% (xác suất câu trả lời đúng)",
+            "{pct}% (the chance the answer is right)",
+        ),
+        "confidence.label": ("Mức chắc chắn", "How sure"),
+        "confidence.sure": ("Chắc chắn", "Sure"),
+        "confidence.fairly": ("Khá chắc", "Fairly sure"),
+        "confidence.unsure_word": ("Không chắc", "Not sure"),
     }
 )
 
@@ -70,3 +86,14 @@ def unsure_sentence(t: Translator, confidence: float, review_below: float) -> st
     """Why an unsure answer is in "Cần xem lại" (the line as set: 0.755 is 75.5%)."""
     below = f"{round(review_below * 100, 4):g}"
     return t("confidence.unsure", pct=percent(confidence), below=below)
+
+
+def sureness(confidence: float, review_below: float) -> str:
+    """How sure tuvan was, as the key of its words: "confidence.sure" from ``SURE_FROM`` (or
+    from the review line, when that is higher), "confidence.unsure_word" below the review line
+    (what "Cần xem lại" calls unsure) or below an even chance, "confidence.fairly" between."""
+    if confidence < max(review_below, UNSURE_BELOW_AT_LEAST):
+        return "confidence.unsure_word"
+    if confidence >= max(review_below, SURE_FROM):
+        return "confidence.sure"
+    return "confidence.fairly"

@@ -16,15 +16,17 @@ from aiohttp import web
 
 from admin import audit
 from admin.attention import mark_handled
-from admin.confidence import confidence_of, is_unsure, unsure_sentence
+from admin.confidence import confidence_of
 from admin.conversation_store import (
     ConversationFilters,
+    Line,
     list_conversations,
     transcript,
 )
 from admin.explanations import explain_error, explain_reply
 from admin.i18n import add_strings
 from admin.readings import parse_reading, sentences
+from admin.reply_view import ReplyView, SourceLink, faq_id_of, faq_questions, reply_view
 from admin.web import (
     PAGE_SIZE,
     field,
@@ -104,7 +106,6 @@ add_strings(
         "conv.tier.documents": ("Tài liệu", "Documents"),
         "conv.tier.fallback": ("Chưa trả lời được", "Not answered"),
         "conv.standalone": ("Hiểu là: {question}", "Read as: {question}"),
-        "conv.sources": ("Nguồn", "Sources"),
         "conv.page": ("trang {page}", "page {page}"),
         "conv.status.received": ("đang chờ", "waiting"),
         "conv.status.answering": ("đang trả lời", "being answered"),
@@ -153,6 +154,10 @@ def _conversation_id(request: web.Request) -> int:
     return int(request.match_info["conversation_id"])
 
 
+def _entry(line: Line) -> int | None:
+    return faq_id_of(line.tier, line.details) if line.author == "bot" else None
+
+
 async def conversations_page(request: web.Request) -> web.Response:
     filters = ConversationFilters.from_query(request.query)
     async with runtime(request).sessionmaker() as session:
@@ -182,6 +187,9 @@ async def _transcript_page(
         found = await transcript(
             session, _conversation_id(request), int(before) if before.isdigit() else None
         )
+        # the question of each FAQ entry that answered, to name it where it is linked
+        lines = found.lines if found is not None else []
+        entries = await faq_questions(session, filter(None, map(_entry, lines)))
     if found is None:
         raise web.HTTPNotFound()
     t = translator(request)
@@ -195,15 +203,23 @@ async def _transcript_page(
     # goes: the reading names the question answered when it differs from the message).
     texts = {line.id: line.text for line in found.lines if line.author == "user"}
     readings: dict[int, list[str]] = {}
-    unsure: dict[int, str] = {}
+    views: dict[int, ReplyView] = {}
     review_below = runtime(request).settings.admin.review_below
     for line in found.lines:
         reading = parse_reading(line.details.get("reading"))
         if reading is not None:
             readings[line.id] = sentences(t, reading, texts.get(line.reply_to or 0))
-        confidence = confidence_of(line.details)
-        if confidence is not None and is_unsure(line.tier, confidence, review_below):
-            unsure[line.id] = unsure_sentence(t, confidence, review_below)
+        if line.author == "bot":
+            entry = _entry(line)
+            views[line.id] = reply_view(
+                t,
+                line.text,
+                line.tier,
+                confidence_of(line.details),
+                review_below,
+                entry=None if entry is None else (entry, entries.get(entry)),
+                cited=[SourceLink(c.title, c.href, c.page, n=c.n) for c in line.citations],
+            )
     read = {line.reply_to for line in found.lines if line.id in readings}
     return await render(
         request,
@@ -214,7 +230,7 @@ async def _transcript_page(
             "errors": errors,
             "readings": readings,
             "read": read,
-            "unsure": unsure,
+            "views": views,
             "older_page": before.isdigit(),
             "human": found.conversation.mode == ConversationMode.human,
             "can_edit": me(request).may(StaffRole.editor),

@@ -1,10 +1,12 @@
 """Why a reply is what it is, in the staff's words: read from the structured ``why`` stored with
 it (bot.answer.why), never by translating the English ``reason``.
 
-``explain_reply`` gives the sentences a page shows ("Không tìm thấy câu hỏi đủ giống (gần
-nhất: mục #18). Trả lời từ tài liệu: trích 3 đoạn.") and the figures it keeps folded under
-"Chi tiết kỹ thuật" (similarities, thresholds, the scorer's confidence, the English reason,
-the time taken). A reply stored before ``why`` existed is explained by its tier alone.
+``explain_reply`` gives what a page shows in plain words, the outcome ("Trả lời từ tài liệu:
+trích nguyên văn (3 đoạn).", "Chưa trả lời được: …"), apart from what it keeps folded under
+"Chi tiết kỹ thuật": how the FAQ entries were weighed (the guard's reasons: "Mục #25: câu hỏi
+hỏi về … nhưng mục này không nói về …", which read as engine talk to an admissions officer)
+and the figures (similarities, thresholds, the scorer's confidence, the English reason, the time
+taken). A reply stored before ``why`` existed is explained by its tier alone.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from admin.confidence import confidence_of
+from admin.confidence import confidence_of, percent
 from admin.i18n import Translator, add_strings
 from bot.conversations.store import HELD_ERROR
 
@@ -164,15 +166,17 @@ add_strings(
     }
 )
 
-SHOWN_STEPS = 3  # FAQ entries explained in a summary; the rest are in Try it's table
+SHOWN_STEPS = 3  # FAQ entries explained under a reply; the rest are in Try it's table
 
 
 @dataclass(frozen=True)
 class Explanation:
-    """What a page says of one reply: sentences, and the figures kept folded."""
+    """What a page says of one reply: the outcome in plain words (``sentences``), and what it
+    keeps folded: how the FAQ entries were weighed (``steps``) and the figures."""
 
     sentences: list[str]
     figures: list[tuple[str, str]] = field(default_factory=list)
+    steps: list[str] = field(default_factory=list)
 
     @property
     def text(self) -> str:
@@ -234,10 +238,7 @@ def _documents(t: Translator, docs: Mapping[str, Any]) -> list[str]:
     n = docs.get("passages", 0)
     if result == "answered":
         how = str(docs.get("how") or "extractive")
-        said = [t(f"why.docs.{how}" if t.knows(f"why.docs.{how}") else "why.docs.extractive", n=n)]
-        if docs.get("faq_passage"):
-            said.append(t("why.docs.faq_passage", id=docs["faq_passage"]))
-        return said
+        return [t(f"why.docs.{how}" if t.knows(f"why.docs.{how}") else "why.docs.extractive", n=n)]
     if result == "out_of_scope":
         return [
             t("why.docs.out_of_scope", values=_names(named.get("values")), label=named.get("label"))
@@ -249,7 +250,8 @@ def _documents(t: Translator, docs: Mapping[str, Any]) -> list[str]:
 
 
 def summary(t: Translator, tier: str | None, why: Mapping[str, Any]) -> list[str]:
-    """The sentences that say why a reply of ``tier`` is what it is."""
+    """The sentences that say, in plain words, what became of the question: which entry or the
+    documents answered it, or why nothing could (``weighing`` says how the FAQ was read)."""
     if why.get("error"):
         return [t("why.error")]
     if why.get("not_a_question"):
@@ -263,12 +265,26 @@ def summary(t: Translator, tier: str | None, why: Mapping[str, Any]) -> list[str
     steps = [_mapping(s) for s in _list(why.get("faq"))]
     if steps and steps[0].get("result") in ("accepted", "verbatim"):
         return step_sentences(t, steps[0])
+    said = _documents(t, _mapping(why.get("documents")))
+    if tier == "fallback":
+        said.append(t("why.fallback"))
+    return said
+
+
+def weighing(t: Translator, why: Mapping[str, Any]) -> list[str]:
+    """How the nearest FAQ entries were weighed before the documents answered (or nothing did):
+    the guard's reasons, for "Chi tiết kỹ thuật"; empty when an entry answered."""
+    if "faq" not in why or any(why.get(k) for k in ("error", "not_a_question", "small_talk")):
+        return []
+    steps = [_mapping(s) for s in _list(why.get("faq"))]
+    if steps and steps[0].get("result") in ("accepted", "verbatim"):
+        return []
     said = [s for step in steps[:SHOWN_STEPS] for s in step_sentences(t, step)]
     if not steps:
         said.append(t("why.faq.none"))
-    said += _documents(t, _mapping(why.get("documents")))
-    if tier == "fallback":
-        said.append(t("why.fallback"))
+    faq_passage = _mapping(why.get("documents")).get("faq_passage")
+    if faq_passage:
+        said.append(t("why.docs.faq_passage", id=faq_passage))
     return said
 
 
@@ -293,14 +309,16 @@ def explain_reply(
         figures.append((t("why.fig.score"), value))
     confidence = confidence_of(details)
     if confidence is not None:
-        figures.append((t("confidence.figure"), f"{confidence:.3f}"))
+        value = t("confidence.figure_value", pct=percent(confidence))
+        figures.append((t("confidence.figure"), value))
     reason = details.get("reason")
     if isinstance(reason, str) and reason:
         figures.append((t("why.fig.reason"), reason))
     total = _number(_mapping(details.get("timings_ms")).get("total"))
     if total is not None:
         figures.append((t("why.fig.time"), t("why.fig.ms", ms=f"{total:.0f}")))
-    return Explanation(summary(t, tier, _mapping(details.get("why"))), figures)
+    why = _mapping(details.get("why"))
+    return Explanation(summary(t, tier, why), figures, weighing(t, why))
 
 
 # Errors a message is stored with that staff see often, in their words (the rest: a general

@@ -1,11 +1,12 @@
 """ "Try it": ask a question as a student would and see why tuvan answers the way it does.
 
-Runs the real answerer (nothing is stored) and lays out its trace: the reply as the student
-reads it (its Markdown rendered: admin.answer_markup), why it is what it is in the staff's words
-(admin.explanations), the nearest FAQ entries with what became of each, and the passages found
-with the sources' titles and addresses, the scorer's confidence, and how the question was read
-(admin.readings). The figures (similarities, thresholds, ranks, time) are folded under "Chi tiết
-kỹ thuật".
+Runs the real answerer (nothing is stored) and lays it out as the conversation view does
+(admin.reply_view): the reply as the student reads it (its Markdown rendered), why it is what it
+is in plain words (admin.explanations), where it came from (the FAQ entry, the documents' titles
+and addresses), how sure tuvan was, and how the question was read (admin.readings). The rest is
+folded under "Chi tiết kỹ thuật": the tier, how the nearest FAQ entries were weighed and what
+became of each, the passages found (their Markdown rendered too: a table is a table), and the
+figures (similarities, thresholds, ranks, the confidence, time).
 
 An earlier question (``?prev=``) tries a follow-up: the question is made standalone with it by
 bot.answer.followup.standalone_question, as the worker and the web chat do, then answered.
@@ -19,11 +20,11 @@ from typing import Any
 from aiohttp import web
 from markupsafe import Markup
 
-from admin.answer_markup import answer_html
-from admin.confidence import is_unsure, percent, unsure_sentence
+from admin.answer_markup import excerpt_html
 from admin.explanations import Explanation, explain_reply, step_sentences
 from admin.i18n import Translator, add_strings
 from admin.readings import Reading, parse_reading, sentences
+from admin.reply_view import ReplyView, SourceLink, reply_view
 from admin.web import render, runtime, translator
 from bot.answer.followup import Turn
 from bot.answer.question import MAX_QUESTION_CHARS
@@ -47,11 +48,7 @@ add_strings(
             "Để thử một câu hỏi tiếp theo, như “ngành đó học phí bao nhiêu”.",
             "To try a follow-up, such as “what does that major cost”.",
         ),
-        "try.reading": ("Cách đọc: {sentences}", "Reading: {sentences}"),
-        "try.confidence": (
-            "Độ tin cậy: {pct}% (xác suất câu trả lời đúng).",
-            "Confidence: {pct}% (the chance the answer is right).",
-        ),
+        "try.reading_label": ("Cách đọc", "Reading"),
         "try.unsure_note": (
             "Câu trả lời như vậy sẽ vào “Cần xem lại”.",
             "Such an answer goes to “To look at again”.",
@@ -75,9 +72,6 @@ add_strings(
         "try.verdict": ("Kết luận", "Verdict"),
         "try.accepted": ("được chọn", "accepted"),
         "try.refused": ("không chọn", "not taken"),
-        "try.entry": ("Mục", "Entry"),
-        "try.figures_faq": ("Độ giống của các câu hỏi thường gặp", "FAQ similarities"),
-        "try.figures_passages": ("Điểm của các đoạn tài liệu", "Passage scores"),
         "try.chunks": ("Đoạn tài liệu tìm được", "Retrieved passages"),
         "try.chunks_none": (
             "Không tìm tài liệu (câu hỏi thường gặp đã trả lời) hoặc không có đoạn nào.",
@@ -96,7 +90,6 @@ add_strings(
             "Câu hỏi có {n} ý, mỗi ý được tìm riêng: {parts}",
             "The question asks {n} things, each searched on its own: {parts}",
         ),
-        "try.sources": ("Nguồn", "Sources"),
     }
 )
 
@@ -109,14 +102,19 @@ class Weighed:
     sentences: list[str]
 
 
+EXCERPT_CHARS = 400  # of a passage found; its whole lines, so a table stays one
+
+
 @dataclass(frozen=True)
 class Passage:
-    """One passage found: the hit, its source as staff may see it, whether tier 2 used it."""
+    """One passage found: the hit, its source as staff may see it, whether tier 2 used it, and
+    the start of its text rendered."""
 
     hit: Hit
     label: str
     href: str | None
     used: bool
+    excerpt: Markup
 
 
 @dataclass(frozen=True)
@@ -124,7 +122,7 @@ class Explained:
     """What the template shows, taken from an answer and its trace (absent parts are empty)."""
 
     answer: Answer
-    answer_html: Markup
+    view: ReplyView
     why: Explanation
     weighed: list[Weighed]
     passages: list[Passage]
@@ -134,8 +132,6 @@ class Explained:
     restored: str | None
     parts: list[str]
     reading: list[str]  # how the question was read, in words
-    confidence: int | None  # the scorer's, as a percentage
-    unsure: str  # why such an answer would be looked at again, or ""
 
 
 def explain(
@@ -157,17 +153,36 @@ def explain(
         "timings_ms": answer.timings_ms,
         "confidence": answer.confidence,
     }
-    confidence = answer.confidence
+    verdicts = decision.verdicts if decision is not None else ()
+    entry = None
+    if answer.tier == "faq" and answer.faq_id is not None:
+        named = (v.candidate.question for v in verdicts if v.candidate.faq_id == answer.faq_id)
+        entry = (answer.faq_id, next(named, None))
+    view = reply_view(
+        t,
+        answer.answer,
+        answer.tier,
+        answer.confidence,
+        review_below,
+        entry=entry,
+        cited=[
+            SourceLink(citation_label(c.title, c.source), public_url(c.url), c.page, n=c.n)
+            for c in answer.citations
+        ],
+    )
     return Explained(
         answer=answer,
-        answer_html=answer_html(answer.answer),
+        view=view,
         why=explain_reply(t, answer.tier, details),
-        weighed=[
-            Weighed(v, step_sentences(t, faq_step(v, t_faq)))
-            for v in (decision.verdicts if decision is not None else ())
-        ],
+        weighed=[Weighed(v, step_sentences(t, faq_step(v, t_faq))) for v in verdicts],
         passages=[
-            Passage(h, citation_label(h.title, h.source), public_url(h.url), h.chunk_id in passing)
+            Passage(
+                h,
+                citation_label(h.title, h.source),
+                public_url(h.url),
+                h.chunk_id in passing,
+                excerpt_html(h.text, EXCERPT_CHARS),
+            )
             for h in trace.get("hits") or []
         ],
         thresholds=thresholds,
@@ -176,12 +191,6 @@ def explain(
         restored=trace.get("restored"),
         parts=list(trace.get("parts") or []),
         reading=sentences(t, reading, asked, alone="reading.try_alone"),
-        confidence=percent(confidence) if confidence is not None else None,
-        unsure=(
-            unsure_sentence(t, confidence, review_below)
-            if confidence is not None and is_unsure(answer.tier, confidence, review_below)
-            else ""
-        ),
     )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from admin.answer_markup import answer_html
+from admin.answer_markup import answer_html, excerpt_html
 
 
 def test_bold_lists_and_tables_are_rendered() -> None:
@@ -44,3 +44,19 @@ def test_a_sources_block_keeps_its_lines_and_links_its_addresses() -> None:
     assert '<a href="https://shut.example.vn/de-an?a=1&amp;b=2"' in html
     assert ">https://shut.example.vn/de-an?a=1&amp;b=2</a>, trang 3" in html
     assert "[2] hoc-phi.pdf" in html
+
+
+def test_a_passages_excerpt_keeps_whole_lines_so_a_table_stays_a_table() -> None:
+    passage = (
+        "Bảng học phí\n| Chương trình | Học phí |\n|---|---|\n| Chuẩn | 32.500.000 đồng |\n"
+        "| <script>x()</script> | 36.000.000 đồng |\n| Chất lượng cao | 45.000.000 đồng |"
+    )
+    cut = passage.index("| Chất lượng cao")
+    html = excerpt_html(passage, cut + 5)  # the last row would be cut in its middle
+    assert "<td>Chuẩn</td>" in html
+    assert "<td>&lt;script&gt;x()&lt;/script&gt;</td>" in html
+    assert "Chất lượng cao" not in html
+    assert "|---|" not in html
+    assert html.rstrip().endswith("<p>…</p>")
+    assert excerpt_html("Ngắn gọn.", 400) == answer_html("Ngắn gọn.")
+    assert excerpt_html("x" * 50, 10) == "<p>xxxxxxxxxx</p>\n<p>…</p>\n"

@@ -122,11 +122,16 @@ async def test_try_it_reads_one_question_alone_and_shows_how_sure_it_is(
     monkeypatch.setattr(answerer, "answer", answer)
     page = await viewer.page(f"/admin/try?q=học phí {SCRIPT}")
     assert asked == [f"học phí {SCRIPT}"]
-    assert shown(page, "try-reading") == "Cách đọc: Đọc riêng câu hỏi này."
-    assert shown(page, "try-confidence") == (
-        "Độ tin cậy: 55% (xác suất câu trả lời đúng). tuvan không chắc câu trả lời này "
-        "(độ tin cậy 55%, dưới mức 80%). Câu trả lời như vậy sẽ vào “Cần xem lại”."
+    assert shown(page, "try-reading") == "Đọc riêng câu hỏi này."
+    assert shown(page, "try-sure") == "Không chắc"
+    assert shown(page, "try-unsure") == (
+        "tuvan không chắc câu trả lời này (độ tin cậy 55%, dưới mức 80%). "
+        "Câu trả lời như vậy sẽ vào “Cần xem lại”."
     )
+    # the figure itself under "Chi tiết kỹ thuật"
+    figure = "<strong>Độ tin cậy:</strong> 55% (xác suất câu trả lời đúng)"
+    assert figure in page
+    assert figure not in outside_details(page)
     escaped_only(page)
 
     async def sure(question: str) -> Answer:
@@ -134,13 +139,16 @@ async def test_try_it_reads_one_question_alone_and_shows_how_sure_it_is(
 
     monkeypatch.setattr(answerer, "answer", sure)
     page = await viewer.page("/admin/try?q=mã trường")
-    assert shown(page, "try-confidence") == "Độ tin cậy: 97% (xác suất câu trả lời đúng)."
+    assert shown(page, "try-sure") == "Chắc chắn"
+    assert "<strong>Độ tin cậy:</strong> 97% (xác suất câu trả lời đúng)" in page
 
     async def unscored(question: str) -> Answer:
         return Answer("fallback", "Xin lỗi", "vi")
 
     monkeypatch.setattr(answerer, "answer", unscored)
-    assert "try-confidence" not in await viewer.page("/admin/try?q=thời tiết")
+    unsure = await viewer.page("/admin/try?q=thời tiết")
+    assert "try-sure" not in unsure
+    assert "Độ tin cậy" not in unsure
 
 
 async def test_try_it_with_an_earlier_question_tries_a_follow_up(
@@ -161,7 +169,7 @@ async def test_try_it_with_an_earlier_question_tries_a_follow_up(
     assert "Khoa học máy tính" not in standalone
     # It names another major, so only what it lacks comes from the earlier question.
     reading = shown(page, "try-reading")
-    assert reading.startswith("Cách đọc: Tin nhắn hỏi tiếp câu trước"), reading
+    assert reading.startswith("Tin nhắn hỏi tiếp câu trước"), reading
     assert "điều được hỏi “chỉ tiêu”" in reading
     assert "Khoa học máy tính" not in reading.split("Câu được trả lời:")[1]
     assert reading.endswith(f"Câu được trả lời: “{standalone}”.")
@@ -169,6 +177,6 @@ async def test_try_it_with_an_earlier_question_tries_a_follow_up(
     # A question that stands on its own after it: read alone.
     alone = "Ký túc xá của trường nằm ở cơ sở nào và có những tiện ích gì?"
     page = await viewer.page(f"/admin/try?q={alone}&prev={earlier}")
-    assert shown(page, "try-reading") == "Cách đọc: Đọc riêng câu hỏi này."
+    assert shown(page, "try-reading") == "Đọc riêng câu hỏi này."
     page = await viewer.page(f"/admin/try?q=ngành đó học phí bao nhiêu&prev={SCRIPT} ngành CNTT")
     escaped_only(page)

@@ -29,10 +29,15 @@ async def test_a_faq_question_shows_the_matches_and_the_verbatim_reply(
     assert FAQ[1]["answer"] in page
     faq_table = section(page, "try-faq")
     assert "được chọn" in faq_table
-    assert 'class="score"' not in faq_table  # the figures are folded, not in the table
     reason = section(page, "try-reason", "</p>")
     assert re.search(r"Trả lời từ câu hỏi thường gặp #\d+", reason), reason
+    # the entry that answered, linked by its question
+    assert re.search(
+        rf'<a href="/admin/faq/\d+">#\d+ · {re.escape(FAQ[1]["question"])}</a>',
+        section(page, "try-sources", "</ul>"),
+    )
     folded = technical(page)
+    assert faq_table in folded  # the candidates and their figures are folded
     assert "<summary>Chi tiết kỹ thuật</summary>" in folded
     assert re.search(r'class="score">0\.\d{4}<', folded)  # the accepted match's similarity
     assert re.search(r"độ tin cậy câu hỏi thường gặp = [01]\.\d{3}", folded)  # this FAQ's threshold
@@ -52,7 +57,10 @@ async def test_a_look_alike_question_says_in_vietnamese_why_the_entry_was_not_ta
     assert "câu hỏi nói về Kỹ thuật máy tính (ngành), mục này nói về Khoa học máy tính" in (
         faq_table
     )
-    assert "near-miss guard" not in faq_table
+    assert faq_table in technical(page)  # the guard's reasoning is folded
+    plain = page.replace(technical(page), "")
+    assert "mục này nói về" not in plain
+    assert "near-miss guard" not in plain  # its English note, beside it in the table
     reason = section(page, "try-reason", "</p>")
     assert "Trả lời từ tài liệu" in reason, reason
     assert "chunks" not in reason
