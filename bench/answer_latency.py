@@ -18,9 +18,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import time
+from pathlib import Path
 
 from common import DATASETS, Report, bench_settings, markdown_table, percentiles, read_jsonl
-from small_sets import cited_corpus, faq_sample, first_questions
+from small_sets import faq_sample, small_corpus
 
 from bot.answer.answerer import Answerer
 from bot.evaluation.data import (
@@ -41,15 +42,15 @@ UIT = DATASETS / "uit-admissions"
 def _questions(quick: bool) -> list[str]:
     if quick:
         _, queries = _quick_faq()
-        asked = [q.question for q in _quick_questions()] + [q.query for q in queries]
+        asked = [q.question for q in _quick_questions()[0]] + [q.query for q in queries]
     else:
         asked = [r["question"] for r in read_jsonl(UIT / "questions.jsonl")]
         asked += [r["query"] for r in read_jsonl(UIT / "faq_queries.jsonl")]
     return [form for q in asked for form in (q, fold(q))]
 
 
-def _quick_questions() -> list[Question]:
-    return first_questions(read_questions(UIT / "questions.jsonl"))
+def _quick_questions() -> tuple[list[Question], Path]:
+    return small_corpus(read_questions(UIT / "questions.jsonl"), UIT / "corpus")
 
 
 def _quick_faq() -> tuple[list[FaqItem], list[FaqQuery]]:
@@ -70,7 +71,7 @@ async def main() -> None:
     questions = _questions(args.quick)
     corpus, faq, warmup = UIT / "corpus", read_faq_items(UIT / "faq.jsonl"), args.warmup
     if args.quick:
-        corpus, faq, warmup = cited_corpus(corpus, _quick_questions()), _quick_faq()[0], 2
+        corpus, faq, warmup = _quick_questions()[1], _quick_faq()[0], 2
     by_tier: dict[str, list[float]] = {}
     async with throwaway_database() as workspace:
         started = time.perf_counter()

@@ -2,12 +2,14 @@
 knowledge they cite.
 
 A ``--quick`` run is the smoke test CI runs on every push (``bench/quick.py``): it goes through
-the code of the full run, but on so little that it takes seconds. Indexing a whole corpus does
-not (the UIT corpus alone takes over a minute on two cores), so a quick run keeps the first few
-questions of a set and loads only the files or passages those questions cite, with a few more
-as distractors. The figures it prints mean nothing; that it runs to the end is the point.
+the code of the full run, but on so little that it takes seconds. What costs is embedding
+passages (e5-small on two cores: about a second per few thousand tokens), so a quick run keeps
+the first questions of a set whose cited files or passages fit in a few kilobytes, and loads
+only those. The figures it prints mean nothing; that it runs to the end is the point.
 
-    from small_sets import cited_corpus, cited_passages, first_questions, faq_sample
+    questions, corpus = small_corpus(read_questions(...), folder)      # a folder of files
+    questions, passages = small_passages(read_questions(...), passages)
+    items, queries = faq_sample(items, queries)
 """
 
 from __future__ import annotations
@@ -22,53 +24,82 @@ from common import CACHE_DIR
 from bot.evaluation.data import FaqItem, FaqQuery, Passage, Question
 from bot.knowledge.ingest import expand_paths
 
-QUESTIONS = 6  # a set's first questions
-FILES = 3  # corpus files loaded at most
-DISTRACTORS = 12  # passages loaded beside the cited ones
-FAQ_ENTRIES = 6
+QUESTIONS = 5  # a set's first questions (and its first out-of-scope one)
+BUDGET = 6_000  # bytes of knowledge loaded at most
+DISTRACTORS = 4  # passages cited by none of the questions, where the budget allows
+FAQ_ENTRIES = 5
 QUERIES_PER_KIND = 3  # paraphrases, near misses, out of scope
 SMALL_DIR = CACHE_DIR / "quick"
 
 
-def first_questions(questions: Sequence[Question], n: int = QUESTIONS) -> list[Question]:
-    """The first ``n`` questions, and the set's first out-of-scope one if none is among them
-    (the fallback is a path of its own)."""
-    kept = list(questions[:n])
-    if not any(q.out_of_scope for q in kept):
-        kept += [q for q in questions[n:] if q.out_of_scope][:1]
-    return kept
+def _within(
+    questions: Sequence[Question], cites: dict[str, set[str]], size: dict[str, int], n: int
+) -> tuple[list[Question], set[str]]:
+    """The first ``n`` questions whose cited units (with those of the questions before) fit in
+    the budget, and the set's first out-of-scope question: the fallback is a path of its own."""
+    kept: list[Question] = []
+    units: set[str] = set()
+    for q in questions:
+        if len(kept) == n:
+            break
+        wanted = units | cites[q.id]
+        if q.out_of_scope or not cites[q.id] or sum(size[u] for u in wanted) > BUDGET:
+            continue
+        kept.append(q)
+        units = wanted
+    kept += [q for q in questions if q.out_of_scope][:1]
+    return kept, units
 
 
-def cited_corpus(corpus: Path, questions: Sequence[Question], most: int = FILES) -> Path:
-    """A folder with the files of ``corpus`` the questions cite (the first ``most`` of them; the
-    folder's first files when they cite none), under bench/.cache/quick, made once."""
+def small_corpus(
+    questions: Sequence[Question], corpus: Path, n: int = QUESTIONS
+) -> tuple[list[Question], Path]:
+    """The first questions whose cited files of ``corpus`` fit in the budget, and a folder with
+    those files (the smallest file if they cite none), made once under bench/.cache/quick."""
     files = {p.name: p for p in expand_paths([corpus])}
-    names = [s.source for q in questions for s in q.sources if s.source in files]
-    chosen = list(dict.fromkeys(names))[:most] or sorted(files)[:most]
-    digest = hashlib.sha256(str(corpus.resolve()).encode())
-    for name in chosen:
-        stat = files[name].stat()
-        digest.update(f"\0{name}\0{stat.st_size}\0{stat.st_mtime_ns}".encode())
-    folder = SMALL_DIR / f"{corpus.parent.name}-{digest.hexdigest()[:12]}"
+    size = {name: p.stat().st_size for name, p in files.items()}
+    cites = {q.id: {s.source for s in q.sources if s.source in files} for q in questions}
+    kept, names = _within(questions, cites, size, n)
+    chosen = sorted(names) or [min(files, key=lambda name: size[name])]
+    return kept, files_folder(corpus.parent.name, [files[name] for name in chosen])
+
+
+def files_folder(label: str, files: Sequence[Path]) -> Path:
+    """A folder holding copies of ``files`` (same names), made once under bench/.cache/quick:
+    a corpus of only these files."""
+    digest = hashlib.sha256()
+    for path in files:
+        stat = path.stat()
+        digest.update(f"\0{path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}".encode())
+    folder = SMALL_DIR / f"{label}-{digest.hexdigest()[:12]}"
     if not folder.is_dir():
         building = folder.with_name(folder.name + ".tmp")
         shutil.rmtree(building, ignore_errors=True)
         building.mkdir(parents=True)
-        for name in chosen:
-            shutil.copy2(files[name], building / name)
+        for path in files:
+            shutil.copy2(path, building / path.name)
         building.rename(folder)
     return folder
 
 
-def cited_passages(
-    passages: Sequence[Passage], questions: Sequence[Question], distractors: int = DISTRACTORS
-) -> list[Passage]:
-    """The passages the questions name as relevant, and the first ``distractors`` others, in
-    the file's order."""
-    cited = {i for q in questions for i in q.relevant_ids}
-    extra = [p.id for p in passages if p.id not in cited][:distractors]
-    kept = cited | set(extra)
-    return [p for p in passages if p.id in kept]
+def small_passages(
+    questions: Sequence[Question], passages: Sequence[Passage], n: int = QUESTIONS
+) -> tuple[list[Question], list[Passage]]:
+    """The first questions whose relevant passages fit in the budget; those passages and a few
+    others as distractors, in the file's order."""
+    size = {p.id: len(p.text.encode()) for p in passages}
+    cites = {q.id: {i for i in q.relevant_ids if i in size} for q in questions}
+    kept, ids = _within(questions, cites, size, n)
+    room = BUDGET - sum(size[i] for i in ids)
+    others: list[str] = []
+    for p in passages:
+        if len(others) == DISTRACTORS:
+            break
+        if p.id not in ids and size[p.id] <= room:
+            others.append(p.id)
+            room -= size[p.id]
+    ids |= set(others)
+    return kept, [p for p in passages if p.id in ids]
 
 
 def faq_sample(

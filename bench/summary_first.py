@@ -9,9 +9,10 @@ No LLM is reachable, so URAG-D's own summaries cannot be made. Measured instead:
 3. the whole answerer (key facts, tiers) in "hybrid" and in "summary" over those summaries.
 
     export TUVAN_TEXT__GUARD_VOCABULARY_FILE=bench/uit-guard.yaml
-    .venv/bin/python bench/summary_first.py /work/shared/datasets/uit-admissions
+    .venv/bin/python bench/summary_first.py [/work/shared/datasets/uit-admissions] [--quick]
 
-Prints one table; nothing is written.
+Prints one table; nothing is written. ``--quick`` (a smoke run): the set's first questions over
+only the files they cite.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+
+from common import DATASETS
+from small_sets import small_corpus
 
 import retrieval.search.summary
 from bot.core.settings import Settings
@@ -34,6 +38,7 @@ from bot.knowledge.document_augment import DocumentAugmentOptions
 from bot.knowledge.extractive_summaries import ExtractiveSummaryJob
 from bot.runtime import build_parts
 
+UIT = DATASETS / "uit-admissions"
 KS = (1, 3, 5, 10)
 
 
@@ -46,14 +51,17 @@ def row(label: str, m: dict[str, float]) -> str:
     return f"| {label} | {cells} |"
 
 
-async def main(dataset: Path) -> None:
+async def main(dataset: Path, quick: bool) -> None:
     parts = build_parts(Settings())
     questions = read_questions(dataset / "questions.jsonl")
-    print(f"{len(questions)} questions, corpus {dataset / 'corpus'}")
+    corpus = dataset / "corpus"
+    if quick:
+        questions, corpus = small_corpus(questions, corpus)
+    print(f"{len(questions)} questions, corpus {corpus}")
     lines = ["| ranking (document level) | Hit@1 | Hit@5 | MRR@10 |", "|---|---|---|---|"]
     async with throwaway_database() as workspace:
         started = time.perf_counter()
-        chunks, _ = await load_corpus(workspace, parts, dataset / "corpus")
+        chunks, _ = await load_corpus(workspace, parts, corpus)
         print(f"indexed {chunks} chunks in {time.perf_counter() - started:.0f} s")
         levels = ["document"]
         ranked = await rank_questions(
@@ -105,5 +113,13 @@ async def main(dataset: Path) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("dataset", type=Path, help="a folder with questions.jsonl and corpus/")
-    asyncio.run(main(parser.parse_args().dataset))
+    parser.add_argument(
+        "dataset",
+        type=Path,
+        nargs="?",
+        default=UIT,
+        help=f"a folder with questions.jsonl and corpus/ (default {UIT})",
+    )
+    parser.add_argument("--quick", action="store_true", help="a smoke run: a few questions")
+    args = parser.parse_args()
+    asyncio.run(main(args.dataset, args.quick))
