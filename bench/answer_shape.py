@@ -24,7 +24,9 @@ bodies (characters before the sources) and the factoid median, out-of-scope ques
 fell back, the time to compose an answer from what was found (p50 / p95 ms), and the quotes
 of the documents answers with a defect of shape (``quote_hygiene``: a number cut at its thousands
 dot, a letterhead or page furniture, a piece of a sentence) out of all their quotes.
-``--quick`` reads the questions as written only (not folded too): half the time.
+``--quick`` (a smoke run, both steps when none is named) reads a few questions as written only,
+over only the files or passages they cite, of ALQAC and the demo dialogues unless ``--sets``
+names others; its cache is kept apart (``SET-quick.pickle``).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from typing import Any
 
 from common import CACHE_DIR, DATASETS, bench_settings, markdown_table
 from quote_hygiene import quote_count, quote_defects
+from small_sets import faq_sample, small_corpus, small_passages
 
 from bot.answer.answerer import Answerer
 from bot.answer.followup import ContextRules, Turn, read_in_context
@@ -73,6 +76,7 @@ CACHE = CACHE_DIR / "answers"
 PTIT_PAGES = DATASETS / "ptit-admissions" / "corpus"
 DEFECTS = ("cut number", "furniture", "mid-sentence")
 _EVERY_PAGE = PdfOptions(ocr=OcrOptions(budget_s=3600, timeout_s=600))
+QUICK_SETS = "ALQAC,demo-dialogues"  # pre-cut passages; a folder, an FAQ and follow-ups
 
 
 @dataclass(frozen=True)
@@ -111,19 +115,33 @@ def answer_sets() -> list[AnswerSet]:
     return [s for s in sets if s.questions.exists()]
 
 
-async def retrieve(answer_set: AnswerSet, forms: tuple[str, ...]) -> None:
+def cache_path(name: str, quick: bool = False) -> Path:
+    return CACHE / f"{name}{'-quick' if quick else ''}.pickle"
+
+
+async def retrieve(answer_set: AnswerSet, forms: tuple[str, ...], quick: bool = False) -> None:
     parts = build_parts(bench_settings())
     questions = read_questions(answer_set.questions)
+    earlier = _previous(answer_set.questions)
+    passages = read_passages(answer_set.passages) if answer_set.passages is not None else None
+    folder = answer_set.corpus
+    if quick and passages is not None:
+        questions, passages = small_passages(questions, passages)
+    elif quick and folder is not None:
+        # Two follow-ups of a dialogue first, if the set has some: their reading is a path.
+        follow_ups = [q for q in questions if q.id in earlier][:2]
+        ordered = follow_ups + [q for q in questions if q not in follow_ups]
+        questions, folder = small_corpus(ordered, folder)
     found: dict[tuple[str, str], Any] = {}
     async with throwaway_database() as workspace:
-        if answer_set.passages is not None:
-            await load_passages(workspace, parts, read_passages(answer_set.passages))
+        if passages is not None:
+            await load_passages(workspace, parts, passages)
         else:
-            assert answer_set.corpus is not None
-            corpus = answer_set.corpus
+            assert folder is not None
+            corpus = folder
             if answer_set.only:
                 corpus = Path(tempfile.mkdtemp(prefix="tuvan-pages-"))
-                for page in answer_set.corpus.glob(answer_set.only):
+                for page in folder.glob(answer_set.only):
                     shutil.copy(page, corpus)
             if answer_set.only == "*.pdf":
                 # The default OCR budget (120 s a file) runs out on a busy machine, and which
@@ -135,9 +153,9 @@ async def retrieve(answer_set: AnswerSet, forms: tuple[str, ...]) -> None:
             else:
                 await load_corpus(workspace, parts, corpus)
         if answer_set.faq is not None:
-            await load_faq(workspace, parts, read_faq_items(answer_set.faq))
+            items = read_faq_items(answer_set.faq)
+            await load_faq(workspace, parts, faq_sample(items, [])[0] if quick else items)
         answerer = Answerer(parts, workspace.sessionmaker)
-        earlier = _previous(answer_set.questions)
         for q in questions:
             for form, text in (("written", q.question), ("folded", fold(q.question))):
                 if form not in forms:
@@ -151,7 +169,7 @@ async def retrieve(answer_set: AnswerSet, forms: tuple[str, ...]) -> None:
                 text = read_in_context(text, turns, rules).asked
                 found[(q.id, form)] = await answerer.find(text, detect_language(text), Timer())
     CACHE.mkdir(parents=True, exist_ok=True)
-    with (CACHE / f"{answer_set.name}.pickle").open("wb") as f:
+    with cache_path(answer_set.name, quick).open("wb") as f:
         pickle.dump({"questions": questions, "found": found}, f)
 
 
@@ -173,14 +191,18 @@ def _write(path: Path, data: Any) -> None:
 
 
 async def replay(
-    names: list[str], misses: str | None, dump: Path | None, forms: tuple[str, ...]
+    names: list[str],
+    misses: str | None,
+    dump: Path | None,
+    forms: tuple[str, ...],
+    quick: bool = False,
 ) -> None:
     parts = build_parts(bench_settings())
     answerer = Answerer(parts, None)  # type: ignore[arg-type]  # no LLM: nothing reads the store
     rows = []
     outcomes: dict[str, Any] = {}
     for name in names:
-        path = CACHE / f"{name}.pickle"
+        path = cache_path(name, quick)
         if not path.exists():
             continue
         data = pickle.loads(path.read_bytes())
@@ -261,22 +283,30 @@ async def replay(
 
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("step", choices=("retrieve", "replay"))
+    parser.add_argument(
+        "step", choices=("retrieve", "replay"), nargs="?", help="both with --quick and no step"
+    )
     parser.add_argument("--sets", default="")
     parser.add_argument("--misses", default=None)
     parser.add_argument("--dump", type=Path, default=None, help="per-question outcomes (JSON)")
-    parser.add_argument("--quick", action="store_true", help="the questions as written only")
+    parser.add_argument(
+        "--quick", action="store_true", help="a smoke run: a few questions, as written only"
+    )
     args = parser.parse_args(argv)
+    if args.step is None and not args.quick:
+        parser.error("name a step: retrieve or replay")
     forms = ("written",) if args.quick else ("written", "folded")
     sets = answer_sets()
-    wanted = [s for s in sets if not args.sets or s.name in args.sets.split(",")]
-    if args.step == "retrieve":
+    chosen = args.sets or (QUICK_SETS if args.quick else "")
+    wanted = [s for s in sets if not chosen or s.name in chosen.split(",")]
+    if args.step in ("retrieve", None):
         for s in wanted:
             started = time.perf_counter()
-            asyncio.run(retrieve(s, forms))
+            asyncio.run(retrieve(s, forms, args.quick))
             print(f"{s.name}: {time.perf_counter() - started:.0f} s", flush=True)
-    else:
-        asyncio.run(replay([s.name for s in wanted], args.misses, args.dump, forms))
+    if args.step in ("replay", None):
+        names = [s.name for s in wanted]
+        asyncio.run(replay(names, args.misses, args.dump, forms, args.quick))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """How to embed stored FAQ questions and variants so that a student's question meets them (2/6).
 
-    .venv/bin/python bench/faq_forms.py [--datasets ../shared/datasets]
+    .venv/bin/python bench/faq_forms.py [--datasets ../shared/datasets] [--quick]
 
 A student's question is read and embedded one way (``retrieval.query.prepare_query``: marks put
 back, abbreviations written out, e5's "query: " prefix). The FAQ's own questions and variants can
@@ -17,7 +17,7 @@ tuvan adds on save); each form is measured with those copies and without them. P
 often the nearest entry is the expected one (paraphrases), the best paraphrase coverage at which
 precision stays ≥ 0.98 with a plain cosine threshold (no guard, no margin: what the embedding
 alone allows), and whether each stored text, asked verbatim, finds its own entry first and at
-what cosine.
+what cosine. ``--quick`` (a smoke run): the first entries of each set and a few queries.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 from common import DATASETS, Report, bench_settings, markdown_table
 from devsets import dev_sets, knowledge_texts
+from small_sets import faq_sample
 
 from bot.evaluation.data import FaqQuery, read_faq_items, read_faq_queries
 from bot.runtime import build_parts
@@ -85,16 +86,20 @@ def embed_read(
 def main(argv: Sequence[str]) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--datasets", type=Path, default=DATASETS)
+    ap.add_argument("--quick", action="store_true", help="a smoke run: a few entries a set")
     args = ap.parse_args(argv)
     parts = build_parts(bench_settings())
     embedder, processor = parts.embedder, parts.processor
-    report = Report("faq_forms")
+    report = Report("faq_forms" + ("_quick" if args.quick else ""))
     report.print_header([f"embedder {embedder.name}"])
     rows: list[list[Any]] = []
     for qs in dev_sets(args.datasets):
         if qs.faq is None or qs.faq_queries is None:
             continue
         items = read_faq_items(qs.faq)
+        queries = read_faq_queries(qs.faq_queries, {i.id for i in items})
+        if args.quick:
+            items, queries = faq_sample(items, queries)
         restorer = DiacriticRestorer(
             NgramCounts().add_texts(knowledge_texts(qs)), processor.dense_expansions
         )
@@ -114,7 +119,6 @@ def main(argv: Sequence[str]) -> None:
             "passage, read": embed_read(stored_texts, embedder.embed_passages, processor, restorer),
             "query, read": embed_read(stored_texts, embedder.embed_queries, processor, restorer),
         }
-        queries = read_faq_queries(qs.faq_queries, {i.id for i in items})
         asked = {
             "written": embed_read(
                 [q.query for q in queries], embedder.embed_queries, processor, restorer
