@@ -22,7 +22,8 @@ from retrieval.guard.checks import NearMissGuard
 from retrieval.index.facts import fact_of
 from retrieval.text.folding import fold
 
-_TABLES = ("facts", "catalogue_items", "documents")
+# What the book is made from: it is current while these tables are unchanged.
+BOOK_TABLES = ("facts", "catalogue_items", "documents")
 # A major's name right after these is a school's ("Trường Đại học Công nghệ Thông tin").
 _SCHOOL_BEFORE = re.compile(r"(?:\bdai hoc|\bdh|\btruong|\bhoc vien|\bcao dang|\bvien) $")
 
@@ -190,9 +191,11 @@ _books: dict[str, FactsBook] = {}
 _lock = asyncio.Lock()
 
 
-async def current_book(session: AsyncSession) -> FactsBook:
-    """The book of what this session sees, rebuilt only when the tables changed."""
-    signature = await tables_signature(session, _TABLES)
+async def current_book(session: AsyncSession, *, signature: str | None = None) -> FactsBook:
+    """The book of what this session sees, rebuilt only when the tables changed.
+    ``signature``: ``BOOK_TABLES``' signature, when the caller read it in this session."""
+    if signature is None:
+        signature = await tables_signature(session, BOOK_TABLES)
     key = str(session.bind.engine.url) if session.bind is not None else ""
     async with _lock:
         cached = _books.get(key)

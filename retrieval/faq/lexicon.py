@@ -60,12 +60,15 @@ MAX_HEADINGS = 3000
 # One round trip for both settings (they last until the end of the transaction) and for the
 # signature that tells whether the FAQ lexicon is still current.
 _FAQ_TABLES = ("faq_entries", "faq_variants", "documents")
-_SETTINGS_SQL = text(
-    "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+# The columns, for a statement that reads other signatures in the same round trip; its
+# ``signature`` then goes to ``current_lexicon``.
+SETTINGS_COLUMNS = (
+    "set_config('hnsw.iterative_scan', 'relaxed_order', true), "
     "set_config('hnsw.ef_search', '64', true), "
     # the date too: an entry's valid-until day passing changes what tier 1 may answer
     f"{signature_expression(_FAQ_TABLES)} || '@' || current_date::text AS signature"
 )
+_SETTINGS_SQL = text(f"SELECT {SETTINGS_COLUMNS}")
 
 
 def verbatim_key(question: str) -> str:
@@ -265,8 +268,12 @@ async def faq_lexicon(
         return lexicon
 
 
-async def current_lexicon(session: AsyncSession, processor: TextProcessor) -> FaqLexicon:
+async def current_lexicon(
+    session: AsyncSession, processor: TextProcessor, *, signature: str | None = None
+) -> FaqLexicon:
     """The HNSW settings for this transaction and the FAQ lexicon, checked against the tables'
-    signature in the same round trip."""
-    row = (await session.execute(_SETTINGS_SQL)).one()
-    return await faq_lexicon(session, processor, str(row.signature))
+    signature in the same round trip. ``signature``: read with ``SETTINGS_COLUMNS`` by the
+    caller in this transaction (which set the HNSW settings too)."""
+    if signature is None:
+        signature = str((await session.execute(_SETTINGS_SQL)).one().signature)
+    return await faq_lexicon(session, processor, signature)

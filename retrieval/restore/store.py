@@ -55,8 +55,12 @@ _FAQ_SQL = text(
 )
 
 
+# What the restorer learns from: its cache is current while these tables are unchanged.
+RESTORER_TABLES = ("chunks", "faq_entries", "faq_variants")
+
+
 async def knowledge_signature(session: AsyncSession) -> str:
-    return await tables_signature(session, ("chunks", "faq_entries", "faq_variants"))
+    return await tables_signature(session, RESTORER_TABLES)
 
 
 async def learn_counts(session: AsyncSession) -> NgramCounts:
@@ -93,9 +97,13 @@ async def current_restorer(
     session: AsyncSession,
     sessionmaker: async_sessionmaker[AsyncSession],
     expansions: Mapping[str, str],
+    *,
+    signature: str | None = None,
 ) -> DiacriticRestorer:
-    """The restorer of the knowledge ``session`` sees; learned and stored if nobody has yet."""
-    signature = await knowledge_signature(session)
+    """The restorer of the knowledge ``session`` sees; learned and stored if nobody has yet.
+    ``signature``: ``RESTORER_TABLES``' signature, when the caller read it in this session."""
+    if signature is None:
+        signature = await knowledge_signature(session)
     key = str(session.bind.engine.url) if session.bind is not None else ""
     async with _lock:
         cached = _cache.get(key)
