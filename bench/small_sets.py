@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from common import CACHE_DIR
 
@@ -25,7 +26,7 @@ from bot.evaluation.data import FaqItem, FaqQuery, Passage, Question
 from bot.knowledge.ingest import expand_paths
 
 QUESTIONS = 5  # a set's first questions (and its first out-of-scope one)
-BUDGET = 6_000  # bytes of knowledge loaded at most
+BUDGET = 4_000  # bytes of knowledge loaded at most
 DISTRACTORS = 4  # passages cited by none of the questions, where the budget allows
 FAQ_ENTRIES = 5
 QUERIES_PER_KIND = 3  # paraphrases, near misses, out of scope
@@ -71,13 +72,27 @@ def files_folder(label: str, files: Sequence[Path]) -> Path:
     for path in files:
         stat = path.stat()
         digest.update(f"\0{path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}".encode())
+    return _folder(label, digest, lambda into: [shutil.copy2(p, into / p.name) for p in files])
+
+
+def text_folder(label: str, texts: dict[str, str]) -> Path:
+    """A folder holding a file of each text (``{name: text}``), made once under
+    bench/.cache/quick: a corpus of a piece of a file."""
+    digest = hashlib.sha256()
+    for name, text in texts.items():
+        digest.update(f"\0{name}\0{text}".encode())
+    return _folder(
+        label, digest, lambda into: [(into / n).write_text(t, "utf-8") for n, t in texts.items()]
+    )
+
+
+def _folder(label: str, digest: Any, fill: Callable[[Path], object]) -> Path:
     folder = SMALL_DIR / f"{label}-{digest.hexdigest()[:12]}"
     if not folder.is_dir():
         building = folder.with_name(folder.name + ".tmp")
         shutil.rmtree(building, ignore_errors=True)
         building.mkdir(parents=True)
-        for path in files:
-            shutil.copy2(path, building / path.name)
+        fill(building)
         building.rename(folder)
     return folder
 
