@@ -25,8 +25,9 @@ fell back, the time to compose an answer from what was found (p50 / p95 ms), and
 of the documents answers with a defect of shape (``quote_hygiene``: a number cut at its thousands
 dot, a letterhead or page furniture, a piece of a sentence) out of all their quotes.
 ``--quick`` (a smoke run, both steps when none is named) reads a few questions as written only,
-over only the files or passages they cite, of ALQAC and the demo dialogues unless ``--sets``
-names others; its cache is kept apart (``SET-quick.pickle``).
+over only the files or passages they cite, of UIT, ALQAC and the demo dialogues unless
+``--sets`` names others (three sets: fit_decisions.py fits each left out on the others, each
+left out in turn); its cache is kept apart (``SET-quick.pickle``).
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ CACHE = CACHE_DIR / "answers"
 PTIT_PAGES = DATASETS / "ptit-admissions" / "corpus"
 DEFECTS = ("cut number", "furniture", "mid-sentence")
 _EVERY_PAGE = PdfOptions(ocr=OcrOptions(budget_s=3600, timeout_s=600))
-QUICK_SETS = "ALQAC,demo-dialogues"  # pre-cut passages; a folder, an FAQ and follow-ups
+QUICK_SETS = "UIT,ALQAC,demo-dialogues"  # a folder; pre-cut passages; an FAQ and follow-ups
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,12 @@ misses included), under ``--out`` (default bench/results/devsets):
   from that set's knowledge (what the store learns: passage texts and the FAQ);
 - multi-part questions: the questions that split into parts, searched as one query and split.
 
-One default configuration for all of it: nothing here is set per dataset. ``--quick`` runs the
-first 100 questions of each set (a smoke test, not a figure to report).
+One default configuration for all of it: nothing here is set per dataset. ``--quick`` is a smoke
+run, not a figure to report: each part on one set of each kind (a folder, pre-cut passages, an
+FAQ), its first questions and only the knowledge they cite (bench/small_sets.py), written under
+bench/results/devsets-quick unless ``--out`` says otherwise. It leaves out ``loso`` unless
+``--only`` names it: those are fit_decisions.py's own functions, which its ``--quick
+--documents`` runs (three databases the smoke run of the other parts need not wait for).
 """
 
 from __future__ import annotations
@@ -27,14 +31,16 @@ import re
 import sys
 import time
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from common import DATASETS, RESULTS_DIR, bench_settings, machine, markdown_table
+from small_sets import faq_sample, small_corpus, small_passages
 
 from bot.evaluation.data import (
+    Question,
     read_faq_items,
     read_faq_queries,
     read_passages,
@@ -45,6 +51,8 @@ from bot.evaluation.faq_report import faq_report
 from bot.evaluation.questions import Knowledge, evaluate_questions
 from bot.evaluation.questions_report import questions_report
 from bot.evaluation.report import write_markdown
+from bot.evaluation.workspace import Workspace, load_corpus, load_faq
+from bot.knowledge.demo import demo_kb_dir
 from bot.runtime import build_parts
 from retrieval.query import split_question
 from retrieval.restore.ngrams import NgramCounts, has_marks
@@ -94,14 +102,38 @@ def dev_sets(root: Path) -> list[QuestionSet]:
     ]
 
 
+def knowledge_for(
+    qs: QuestionSet, questions: list[Question], quick: bool, n: int = 5
+) -> tuple[list[Question], Knowledge]:
+    """The set's knowledge for ``questions``; ``quick``: the first ``n`` questions whose cited
+    files or passages are small, and only those."""
+    passages = read_passages(qs.chunks) if qs.chunks else None
+    corpus = qs.corpus
+    if quick and passages is not None:
+        questions, passages = small_passages(questions, passages, n)
+    elif quick and corpus is not None:
+        questions, corpus = small_corpus(questions, corpus, n)
+    return questions, Knowledge(corpus=corpus, passages=passages)
+
+
+def small_demo(parts: Any) -> Callable[[Workspace], Awaitable[None]]:
+    """A loader of the few demo files and FAQ entries the demo's first questions need: what a
+    quick run of the dialogues asks over instead of the whole demo knowledge base."""
+
+    async def load(workspace: Workspace) -> None:
+        demo = demo_kb_dir()
+        _, folder = small_corpus(read_questions(demo / "questions.jsonl"), demo / "docs")
+        await load_corpus(workspace, parts, folder)
+        await load_faq(workspace, parts, faq_sample(read_faq_items(demo / "faq.jsonl"), [])[0])
+
+    return load
+
+
 # -- tier 2 -------------------------------------------------------------------------------------
 
 
-async def retrieval(parts: Any, qs: QuestionSet, limit: int | None, out: Path) -> dict[str, Any]:
-    questions = read_questions(qs.questions)[:limit]
-    knowledge = Knowledge(
-        corpus=qs.corpus, passages=read_passages(qs.chunks) if qs.chunks else None
-    )
+async def retrieval(parts: Any, qs: QuestionSet, quick: bool, out: Path) -> dict[str, Any]:
+    questions, knowledge = knowledge_for(qs, read_questions(qs.questions), quick)
     started = time.perf_counter()
     ev = await evaluate_questions(parts, questions, knowledge, modes=MODES, unaccented=True)
     data, markdown = questions_report(ev)
@@ -174,13 +206,15 @@ def _lengths(spread: dict[str, Any]) -> str:
 # -- tier 1 -------------------------------------------------------------------------------------
 
 
-async def faq_tier(parts: Any, qs: QuestionSet, out: Path) -> dict[str, Any]:
+async def faq_tier(parts: Any, qs: QuestionSet, out: Path, quick: bool = False) -> dict[str, Any]:
     """The shipped scorer on one FAQ set, as written and folded. In-sample: the scorer was
     fitted on these sets; the figures that count are the left-out ones (``fit_decisions``)."""
     if qs.faq is None or qs.faq_queries is None:
         raise ValueError(f"{qs.name} has no FAQ set")
     items = read_faq_items(qs.faq)
     queries = read_faq_queries(qs.faq_queries, {i.id for i in items})
+    if quick:
+        items, queries = faq_sample(items, queries)
     ev = await evaluate_faq(parts, items, queries, unaccented=True)
     data, markdown = faq_report(ev)
     folder = out / f"{qs.name}-faq"
@@ -241,7 +275,9 @@ def syllables(text: str) -> list[str]:
     return re.findall(r"[^\W\d_]+", unicodedata.normalize("NFC", text).lower())
 
 
-def restorer_accuracy(parts: Any, qs: QuestionSet) -> list[dict[str, Any]]:
+def restorer_accuracy(
+    parts: Any, qs: QuestionSet, limit: int | None = None
+) -> list[dict[str, Any]]:
     """Fold each question written with marks, restore it, compare syllable by syllable.
 
     Abbreviations that retrieval.text writes out ("đc", "cntt") are left out of the count: they
@@ -250,12 +286,12 @@ def restorer_accuracy(parts: Any, qs: QuestionSet) -> list[dict[str, Any]]:
     expansions = parts.processor.dense_expansions
     restorer = DiacriticRestorer(NgramCounts().add_texts(knowledge_texts(qs)), expansions)
     files: list[tuple[str, list[str]]] = [
-        ("questions", [q.question for q in read_questions(qs.questions)])
+        ("questions", [q.question for q in read_questions(qs.questions)][:limit])
     ]
     if qs.faq_queries is not None and qs.faq is not None:
         items = read_faq_items(qs.faq)
         queries = read_faq_queries(qs.faq_queries, {i.id for i in items})
-        files.append(("faq queries", [q.query for q in queries]))
+        files.append(("faq queries", [q.query for q in queries][:limit]))
     rows = []
     for label, texts in files:
         total = right = 0
@@ -300,20 +336,17 @@ def _same_syllable(a: str, b: str) -> bool:
 # -- multi-part questions -------------------------------------------------------------------------
 
 
-async def multi_part(
-    parts: Any, qs: QuestionSet, limit: int | None, out: Path
-) -> dict[str, Any] | None:
+async def multi_part(parts: Any, qs: QuestionSet, quick: bool, out: Path) -> dict[str, Any] | None:
     """The questions that split, searched split (the default) and as one query."""
     questions = [
         q
-        for q in read_questions(qs.questions)[:limit]
+        for q in read_questions(qs.questions)
         if not q.out_of_scope and len(split_question(q.question, parts.processor)) > 1
     ]
-    if len(questions) < MIN_MULTI_PART:
+    least = 1 if quick else MIN_MULTI_PART  # quick: one question runs the whole path
+    questions, knowledge = knowledge_for(qs, questions, quick, least)
+    if len(questions) < least:
         return None  # too few to measure; each run below indexes the set's knowledge again
-    knowledge = Knowledge(
-        corpus=qs.corpus, passages=read_passages(qs.chunks) if qs.chunks else None
-    )
     found: dict[str, Any] = {"questions": len(questions)}
     for label, split in (("split", True), ("one query", False)):
         search = parts.settings.search.model_copy(update={"split_questions": split})
@@ -355,7 +388,7 @@ def multi_part_rows(results: dict[str, dict[str, Any]]) -> tuple[list[str], list
 async def main(argv: Sequence[str]) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--datasets", type=Path, default=DATASETS)
-    ap.add_argument("--out", type=Path, default=RESULTS_DIR / "devsets")
+    ap.add_argument("--out", type=Path, default=None, help="default bench/results/devsets")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument(
         "--only",
@@ -364,10 +397,17 @@ async def main(argv: Sequence[str]) -> None:
     )
     args = ap.parse_args(argv)
     every = {"loso", "dialogues", "tier2", "tier1", "restorer", "multi"}
-    only = set(args.only.split(",")) if args.only else every
-    limit = 100 if args.quick else None
+    only = set(args.only.split(",")) if args.only else every - ({"loso"} if args.quick else set())
+    if args.out is None:
+        args.out = RESULTS_DIR / ("devsets-quick" if args.quick else "devsets")
     parts = build_parts(bench_settings())
     sets = dev_sets(args.datasets)
+    # A database each, whatever its size: quick, one set of each kind (UIT: a folder and an
+    # FAQ, ALQAC: pre-cut passages).
+    question_sets = [qs for qs in sets if qs.questions]
+    faq_sets = [qs for qs in sets if qs.faq]
+    if args.quick:
+        question_sets, faq_sets = [qs for qs in sets if qs.name in ("UIT", "ALQAC")], sets[:1]
     args.out.mkdir(parents=True, exist_ok=True)
     sections = [f"# Development sets, default configuration ({machine()})", ""]
 
@@ -380,12 +420,12 @@ async def main(argv: Sequence[str]) -> None:
         # The figures that count: each set answered by what the other sets fitted.
         import fit_decisions
 
-        faq_sets = await fit_decisions.evidence(args.datasets, 60 if args.quick else None)
-        markdown, _ = fit_decisions.report(faq_sets)
+        evidence = await fit_decisions.evidence(args.datasets, args.quick)
+        markdown, _ = fit_decisions.report(evidence)
         print(markdown, flush=True)
         sections.append(markdown)
-        doc_sets = await fit_decisions.documents_evidence()
-        if len(doc_sets) > 1:
+        doc_sets = await fit_decisions.documents_evidence(args.quick)
+        if len(doc_sets) > 2:  # each fold is fitted leaving a set out again: three at least
             markdown, _ = fit_decisions.documents_report(doc_sets)
             print(markdown, flush=True)
             sections.append(markdown)
@@ -394,13 +434,12 @@ async def main(argv: Sequence[str]) -> None:
         from bot.web.dialogues import dialogues_through_web_chat
 
         rows = []
-        for path in (
-            args.datasets / "demo-dialogues" / "dialogues.jsonl",
-            OWN_DIALOGUES,
-        ):
+        paths = [args.datasets / "demo-dialogues" / "dialogues.jsonl", OWN_DIALOGUES]
+        for path in paths[: 1 if args.quick else None]:
             label = "own dialogues" if path == OWN_DIALOGUES else path.parent.name
-            turns = read_dialogues(path)[: 10 if args.quick else None]
-            ev = await dialogues_through_web_chat(parts, turns)
+            turns = read_dialogues(path)[: 4 if args.quick else None]
+            load = small_demo(parts) if args.quick else None
+            ev = await dialogues_through_web_chat(parts, turns, load=load)
             _, markdown = dialogues_report(ev, path.name)
             folder = args.out / f"dialogues-{label.replace(' ', '-')}"
             folder.mkdir(parents=True, exist_ok=True)
@@ -412,7 +451,8 @@ async def main(argv: Sequence[str]) -> None:
             rows,
         )
     if "restorer" in only:
-        accuracy = [row for qs in sets if qs.questions for row in restorer_accuracy(parts, qs)]
+        limit = 10 if args.quick else None
+        accuracy = [row for qs in question_sets for row in restorer_accuracy(parts, qs, limit)]
         emit(
             "Diacritic restorer: syllable accuracy, questions folded and restored",
             ["set", "questions", "asked", "syllables", "accuracy", "ms / question"],
@@ -430,19 +470,21 @@ async def main(argv: Sequence[str]) -> None:
         )
     if "tier2" in only:
         results = {
-            qs.name: await retrieval(parts, qs, limit, args.out) for qs in sets if qs.questions
+            qs.name: await retrieval(parts, qs, args.quick, args.out) for qs in question_sets
         }
         emit("Tier 2 retrieval (w: as written, u: without diacritics)", *retrieval_rows(results))
         emit("Answers", *answer_rows(results))
     if "tier1" in only:
-        faq = {qs.name: await faq_tier(parts, qs, args.out) for qs in sets if qs.faq}
+        faq = {qs.name: await faq_tier(parts, qs, args.out, args.quick) for qs in faq_sets}
         emit("Tier 1: FAQ sets", *faq_rows(faq))
     if "multi" in only:
-        multi = {
-            qs.name: found
-            for qs in sets
-            if qs.questions and (found := await multi_part(parts, qs, limit, args.out)) is not None
-        }
+        multi: dict[str, dict[str, Any]] = {}
+        for qs in question_sets:
+            found = await multi_part(parts, qs, args.quick, args.out)
+            if found is not None:
+                multi[qs.name] = found
+                if args.quick:
+                    break  # one set measured is the whole path
         if multi:
             emit(
                 "Multi-part questions: hybrid, split into parts or as one query",

@@ -12,7 +12,8 @@ folded, weighed as the answerer weighs it; cached in bench/.cache by the code an
 from), fits the scorer and its operating points with each set left out in turn
 (``bot.evaluation.fitting``), prints the left-out figures for every risk target, and with
 ``--write`` fits on all sets and writes ``retrieval/data/decisions.json`` with those figures in
-it. ``--quick`` takes the first 60 queries of each set (a smoke run; never ``--write`` it).
+it. ``--quick`` (a smoke run; never ``--write`` it) takes each set's first entries and a few
+queries of each kind, and writes its report to bench/results/fit-quick.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from common import CACHE_DIR, DATASETS, RESULTS_DIR, bench_settings, machine, markdown_table
+from small_sets import faq_sample
 
 from bot.evaluation.data import read_faq_items, read_faq_queries
 from bot.evaluation.faq_examples import FaqSetEvidence, collect_faq_evidence
@@ -75,23 +77,30 @@ def _fingerprint(paths: list[Path]) -> str:
     return digest.hexdigest()[:16]
 
 
-async def evidence(datasets: Path, limit: int | None) -> list[FaqSetEvidence]:
+async def evidence(datasets: Path, quick: bool = False) -> list[FaqSetEvidence]:
+    """Each FAQ set's evidence; ``quick``: each set's first entries and a few queries
+    (bench/small_sets.py), collected every time (a smoke run is there to run the code). Every
+    set, even then: a fold left out fits on the others, each left out in turn, so fewer than
+    three leave an inner fit with nothing to fit on."""
     parts = build_parts(bench_settings())
     out = []
     for name, folder in FAQ_SETS.items():
         faq, queries = datasets / folder / "faq.jsonl", datasets / folder / "faq_queries.jsonl"
-        key = f"faq-evidence-{name}-{limit}-{_fingerprint([faq, queries])}.pkl"
+        key = f"faq-evidence-{name}-None-{_fingerprint([faq, queries])}.pkl"
         cached = CACHE_DIR / key
-        if cached.exists():
+        if cached.exists() and not quick:
             out.append(pickle.loads(cached.read_bytes()))
             print(f"{name}: evidence from {cached.name}", flush=True)
             continue
         started = time.perf_counter()
         items = read_faq_items(faq)
-        asked = read_faq_queries(queries, {i.id for i in items})[:limit]
+        asked = read_faq_queries(queries, {i.id for i in items})
+        if quick:
+            items, asked = faq_sample(items, asked)
         found = await collect_faq_evidence(parts, name, items, asked)
-        CACHE_DIR.mkdir(parents=True, exist_ok=True)
-        cached.write_bytes(pickle.dumps(found))
+        if not quick:
+            CACHE_DIR.mkdir(parents=True, exist_ok=True)
+            cached.write_bytes(pickle.dumps(found))
         print(f"{name}: {len(found.examples)} examples in {time.perf_counter() - started:.0f} s")
         out.append(found)
     return out
@@ -147,11 +156,12 @@ def report(sets: list[FaqSetEvidence]) -> tuple[str, dict[str, Any]]:
 DOC_SETS = ("UIT", "ALQAC", "PTIT", "demo", "demo-dialogues")
 
 
-async def documents_evidence() -> list[Any]:
-    """Each cached question set's documents answers, composed with no tier-2 scorer."""
+async def documents_evidence(quick: bool = False) -> list[Any]:
+    """Each cached question set's documents answers, composed with no tier-2 scorer; ``quick``:
+    from the caches of ``answer_shape.py --quick``."""
     from dataclasses import replace
 
-    from answer_shape import CACHE
+    from answer_shape import cache_path
 
     from bot.answer.answerer import Answerer
     from bot.answer.found import Timer
@@ -165,9 +175,10 @@ async def documents_evidence() -> list[Any]:
     answerer = Answerer(parts, None)  # type: ignore[arg-type]  # composing reads no store
     out = []
     for name in DOC_SETS:
-        path = CACHE / f"{name}.pickle"
+        path = cache_path(name, quick)
         if not path.exists():
-            print(f"{name}: no cache (run answer_shape.py retrieve --sets {name})")
+            how = "--quick" if quick else "retrieve"
+            print(f"{name}: no cache (run answer_shape.py {how} --sets {name})")
             continue
         data = pickle.loads(path.read_bytes())
         examples = []
@@ -282,14 +293,16 @@ def write(sets: list[FaqSetEvidence], figures: dict[str, Any]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--datasets", type=Path, default=DATASETS)
-    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "fit")
+    parser.add_argument("--out", type=Path, default=None, help="default bench/results/fit")
     parser.add_argument("--write", action="store_true")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--documents", action="store_true", help="fit tier 2's scorer too")
     args = parser.parse_args()
     if args.quick and args.write:
-        sys.exit("--quick fits on 60 queries a set: never written")
-    sets = asyncio.run(evidence(args.datasets, 60 if args.quick else None))
+        sys.exit("--quick fits on a few queries a set: never written")
+    if args.out is None:
+        args.out = RESULTS_DIR / ("fit-quick" if args.quick else "fit")
+    sets = asyncio.run(evidence(args.datasets, args.quick))
     markdown, figures = report(sets)
     print(f"{machine()}\n\n{markdown}")
     args.out.mkdir(parents=True, exist_ok=True)
@@ -298,7 +311,7 @@ def main() -> None:
     if args.write:
         write(sets, figures)
     if args.documents:
-        doc_sets = asyncio.run(documents_evidence())
+        doc_sets = asyncio.run(documents_evidence(args.quick))
         doc_markdown, doc_figures = documents_report(doc_sets)
         print(doc_markdown)
         (args.out / "documents.md").write_text(doc_markdown, encoding="utf-8")
