@@ -76,7 +76,7 @@ def _questions(items: list[Any], held_out: int, real: int | None) -> list[tuple[
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--quick", action="store_true", help="60 entries x 4 variants, 60 questions"
+        "--quick", action="store_true", help="a smoke run: 20 entries x 2 variants, 14 questions"
     )
     parser.add_argument("--entries", type=int, default=1000)
     parser.add_argument("--variants", type=int, default=20, help="per entry")
@@ -87,7 +87,7 @@ async def main() -> None:
     executor = embed_executor(args.embed_thread)
     real: int | None = None
     if args.quick:
-        args.entries, args.variants, args.held_out, args.warmup, real = 60, 4, 30, 5, 30
+        args.entries, args.variants, args.held_out, args.warmup, real = 20, 2, 8, 2, 6
 
     suffix = ("_quick" if args.quick else "") + ("_to_thread" if executor else "")
     report = Report("faq_latency" + suffix)

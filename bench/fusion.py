@@ -27,7 +27,8 @@ What is compared (MRR@10 and Hit@k at the set's level, chunk or document):
 ``--cache DIR`` keeps each set's scores (a pickle of this script's own making) so that a second
 run only fuses.
 
-Prints one table per form and writes JSON to bench/results/fusion.json.
+Prints one table per form and writes JSON to bench/results/fusion.json. ``--quick`` (a smoke run,
+to fusion_quick.json): UIT and ALQAC, their first questions over only what those cite.
 """
 
 from __future__ import annotations
@@ -45,10 +46,10 @@ from typing import Any
 
 import numpy as np
 from common import DATASETS, Report, bench_settings, markdown_table, progress
-from devsets import QuestionSet, dev_sets
+from devsets import QuestionSet, dev_sets, knowledge_for
 from sqlalchemy import text
 
-from bot.evaluation.data import Question, read_passages, read_questions
+from bot.evaluation.data import Question, read_questions
 from bot.evaluation.metrics import first_ranks, mean_metrics, ranking_metrics
 from bot.evaluation.questions import relevant_units
 from bot.evaluation.workspace import load_corpus, load_passages, prepare_all, throwaway_database
@@ -219,13 +220,14 @@ FUSIONS: dict[str, Fusion] = {
 # -- gathering ------------------------------------------------------------------------------------
 
 
-async def gather(parts: Any, qs: QuestionSet, limit: int | None) -> Corpus:
-    questions = [q for q in read_questions(qs.questions)[:limit] if not q.out_of_scope]
+async def gather(parts: Any, qs: QuestionSet, quick: bool) -> Corpus:
+    asked, knowledge = knowledge_for(qs, read_questions(qs.questions), quick)
+    questions = [q for q in asked if not q.out_of_scope]
     async with throwaway_database() as ws:
-        if qs.chunks is not None:
-            await load_passages(ws, parts, read_passages(qs.chunks))
-        elif qs.corpus is not None:
-            await load_corpus(ws, parts, qs.corpus)
+        if knowledge.passages is not None:
+            await load_passages(ws, parts, knowledge.passages)
+        elif knowledge.corpus is not None:
+            await load_corpus(ws, parts, knowledge.corpus)
         async with ws.sessionmaker() as session:
             rows = (
                 await session.execute(
@@ -379,22 +381,26 @@ def evaluate(corpus: Corpus, level: str, form: str, fusion: Fusion) -> dict[str,
 async def main(argv: Sequence[str]) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--datasets", type=Path, default=DATASETS)
-    ap.add_argument("--quick", action="store_true", help="the first 100 questions of each set")
+    ap.add_argument(
+        "--quick", action="store_true", help="a smoke run: UIT and ALQAC, a few questions"
+    )
     ap.add_argument("--cache", type=Path, help="keep each set's scores here for the next run")
     ap.add_argument("--bm25", action="store_true", help="also sweep BM25's k1 and b")
     args = ap.parse_args(argv)
     parts = build_parts(bench_settings())
-    report = Report("fusion")
+    report = Report("fusion" + ("_quick" if args.quick else ""))
     report.print_header()
     results: dict[str, Any] = {}
     for qs in dev_sets(args.datasets):
+        if qs.questions is None or (args.quick and qs.name not in ("UIT", "ALQAC")):
+            continue  # an FAQ set only (UTEHY); quick: one folder, one set of passages
         cached = (
             args.cache / f"{qs.name}{'-quick' if args.quick else ''}.pickle" if args.cache else None
         )
         if cached is not None and cached.exists():
             corpus = pickle.loads(cached.read_bytes())
         else:
-            corpus = await gather(parts, qs, 100 if args.quick else None)
+            corpus = await gather(parts, qs, args.quick)
             if cached is not None:
                 cached.parent.mkdir(parents=True, exist_ok=True)
                 cached.write_bytes(pickle.dumps(corpus))

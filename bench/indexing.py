@@ -69,7 +69,7 @@ class TimedEmbedder:
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="the first 4 files only")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: the 3 smallest files")
     parser.add_argument("--corpus", type=Path, default=DATASETS / "uit-admissions/corpus")
     args = parser.parse_args()
 
@@ -80,7 +80,7 @@ async def main() -> None:
     model_load_s = time.perf_counter() - t0
     files = list(expand_paths([args.corpus]))
     if args.quick:
-        files = files[:4]
+        files = sorted(files, key=lambda f: f.stat().st_size)[:3]
     timed = TimedEmbedder(parts.embedder)
     indexer = Indexer(timed, parts.processor, settings.embed_batch_size)
     corpus_bytes = sum(f.stat().st_size for f in files)

@@ -317,7 +317,11 @@ async def time_modes(
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="UIT only, 3,000 rows, 16 questions")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a smoke run: 8 UIT chunks grown to 500 rows, 8 questions",
+    )
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=None, help="cap on questions")
     parser.add_argument("--slow-sample", type=int, default=40, help="questions for slow modes")
@@ -334,8 +338,8 @@ async def main() -> None:
     executor = embed_executor(args.embed_thread)
     corpora, max_real = CORPORA, None
     if args.quick:
-        corpora, max_real = ("uit-admissions/corpus",), 120
-        args.rows, args.queries, args.slow_sample, args.warmup = 3000, 16, 8, 3
+        corpora, max_real = ("uit-admissions/corpus",), 8
+        args.rows, args.queries, args.slow_sample, args.warmup = 500, 8, 4, 2
 
     suffix = ("_quick" if args.quick else "") + ("_to_thread" if executor else "")
     report = Report("search_latency" + suffix)
