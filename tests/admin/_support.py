@@ -35,6 +35,7 @@ from sqlalchemy import Integer, Table, delete, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from admin.i18n import Translator
+from bot.core.citations import SOURCES_HEADING
 from bot.db.models import Base, StaffRole, StaffUser
 
 PASSWORD = "correct horse battery staple"
@@ -62,6 +63,19 @@ class AdminBrowser:
         self.server = server
         self.http = aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True))
         self.csrf = ""
+
+    async def ask(self, question: str) -> dict[str, Any]:
+        """``POST /api/ask``'s JSON, with ``said``: the answer without its sources block (an
+        FAQ entry's answer is verbatim there; its source is cited below it)."""
+        async with self.http.post(
+            self.url("/api/ask"), json={"question": question}, headers=ASK_HEADERS
+        ) as response:
+            body: dict[str, Any] = await response.json()
+        said = str(body.get("answer", ""))
+        for heading in SOURCES_HEADING.values():
+            said = said.split(f"\n\n{heading}", 1)[0]
+        body["said"] = said
+        return body
 
     def url(self, path: str) -> str:
         return str(self.server.make_url(path))

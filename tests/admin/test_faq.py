@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.db.models import AuditEntry, FaqEntry, FaqOrigin, FaqStatus, FaqVariant, VariantOrigin
 from bot.knowledge.demo import demo_kb_dir
-from tests.admin._support import ASK_HEADERS, AdminBrowser
+from tests.admin._support import AdminBrowser
 
 FAQ = {
     row["id"]: row
@@ -22,15 +21,6 @@ FAQ = {
 SCRIPT = "<script>alert('x')</script>"
 PARKING_Q = "Trường có bãi gửi xe máy miễn phí cho sinh viên không?"
 PARKING_A = "Có. Bãi xe khu B miễn phí cho sinh viên có thẻ, mở 6:00–22:00 (cập nhật 2026)."
-
-
-async def ask(b: AdminBrowser, question: str) -> dict[str, Any]:
-    async with b.http.post(
-        b.url("/api/ask"), json={"question": question}, headers=ASK_HEADERS
-    ) as response:
-        assert response.status == 200
-        body: dict[str, Any] = await response.json()
-        return body
 
 
 def entry_form(**fields: str) -> dict[str, str]:
@@ -57,8 +47,8 @@ async def test_an_edit_answers_the_very_next_question_verbatim(
     editor: AdminBrowser, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     entry = await faq_id(sessionmaker, "shut-faq01")
-    before = await ask(editor, FAQ["shut-faq01"]["question"])
-    assert before["answer"] == FAQ["shut-faq01"]["answer"]
+    before = await editor.ask(FAQ["shut-faq01"]["question"])
+    assert before["said"] == FAQ["shut-faq01"]["answer"]
     new_answer = "Mã trường là SHT (viết hoa). Ghi đúng mã này trên phiếu đăng ký nguyện vọng."
     response = await editor.post(
         f"/admin/faq/{entry}",
@@ -66,32 +56,32 @@ async def test_an_edit_answers_the_very_next_question_verbatim(
     )
     assert response.status == 303
     assert response.headers["Location"] == f"/admin/faq/{entry}?msg=saved"
-    after = await ask(editor, FAQ["shut-faq01"]["question"])
+    after = await editor.ask(FAQ["shut-faq01"]["question"])
     assert after["tier"] == "faq"
-    assert after["answer"] == new_answer
+    assert after["said"] == new_answer
     # a new question is embedded at once: asking it reaches the entry
-    assert (await ask(editor, PARKING_Q)).get("faq_id") != entry
+    assert (await editor.ask(PARKING_Q)).get("faq_id") != entry
     await editor.post(f"/admin/faq/{entry}", entry_form())
-    moved = await ask(editor, PARKING_Q)
+    moved = await editor.ask(PARKING_Q)
     assert moved["tier"] == "faq"
     assert moved["faq_id"] == entry
-    assert moved["answer"] == PARKING_A
+    assert moved["said"] == PARKING_A
 
 
 async def test_a_new_entry_answers_once_published_and_not_as_a_draft(
     editor: AdminBrowser,
 ) -> None:
     entry = await create(editor, status="draft")
-    assert (await ask(editor, PARKING_Q)).get("faq_id") != entry
+    assert (await editor.ask(PARKING_Q)).get("faq_id") != entry
     assert (await editor.post(f"/admin/faq/{entry}/publish")).status == 303
-    published = await ask(editor, PARKING_Q)
-    assert (published["tier"], published["faq_id"], published["answer"]) == (
+    published = await editor.ask(PARKING_Q)
+    assert (published["tier"], published["faq_id"], published["said"]) == (
         "faq",
         entry,
         PARKING_A,
     )
     assert (await editor.post(f"/admin/faq/{entry}/unpublish")).status == 303
-    assert (await ask(editor, PARKING_Q)).get("faq_id") != entry
+    assert (await editor.ask(PARKING_Q)).get("faq_id") != entry
 
 
 async def test_every_change_is_in_the_audit_log_and_the_history_page(
@@ -158,10 +148,10 @@ async def test_phrasings_are_added_and_removed_and_answer_at_once(
     assert [v.text for v in variants] == [phrasing]  # no copy without diacritics is stored
     page = await editor.page(f"/admin/faq/{entry}")
     assert f'data-testid="variant-remove-{staff[0].id}"' in page
-    answered = await ask(editor, "để xe máy trong khuôn viên trường được không")
+    answered = await editor.ask("để xe máy trong khuôn viên trường được không")
     assert answered["faq_id"] == entry
     # the phrasing typed without marks is the same phrasing: answered at once, verbatim
-    unaccented = await ask(editor, "de xe may trong khuon vien truong co duoc khong")
+    unaccented = await editor.ask("de xe may trong khuon vien truong co duoc khong")
     assert unaccented["faq_id"] == entry
     assert (await editor.post(f"/admin/faq/{entry}/variants/{staff[0].id}/delete")).status == 303
     async with sessionmaker() as session:
@@ -179,7 +169,7 @@ async def test_delete_removes_the_entry_and_its_answer(
     response = await editor.post(f"/admin/faq/{entry}/delete")
     assert response.headers["Location"] == "/admin/faq?msg=deleted"
     assert (await editor.get(f"/admin/faq/{entry}")).status == 404
-    assert (await ask(editor, PARKING_Q)).get("faq_id") != entry
+    assert (await editor.ask(PARKING_Q)).get("faq_id") != entry
     history = await editor.page(f"/admin/faq/{entry}/history")  # the record outlives the entry
     assert history.count('data-testid="history-item"') == 2
 

@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.db.models import AuditEntry, FaqEntry, FaqStatus
 from bot.knowledge.faq_files import CSV_FIELDS, parse_faq_bytes
-from tests.admin._support import ASK_HEADERS, AdminBrowser
+from tests.admin._support import AdminBrowser
 
 ROWS: list[dict[str, Any]] = [
     {
@@ -63,14 +63,6 @@ async def count_entries(sm: async_sessionmaker[AsyncSession]) -> int:
         return int(await session.scalar(select(func.count()).select_from(FaqEntry)) or 0)
 
 
-async def ask(b: AdminBrowser, question: str) -> dict[str, Any]:
-    async with b.http.post(
-        b.url("/api/ask"), json={"question": question}, headers=ASK_HEADERS
-    ) as response:
-        body: dict[str, Any] = await response.json()
-        return body
-
-
 async def test_jsonl_import_creates_entries_that_answer_and_are_audited(
     editor: AdminBrowser, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
@@ -78,8 +70,8 @@ async def test_jsonl_import_creates_entries_that_answer_and_are_audited(
     page = await response.text()
     assert response.status == 200
     assert "Đã nhập 2 mục (2 mới, 0 cập nhật)." in page
-    answered = await ask(editor, ROWS[0]["question"])
-    assert (answered["tier"], answered["answer"]) == ("faq", ROWS[0]["answer"])
+    answered = await editor.ask(ROWS[0]["question"])
+    assert (answered["tier"], answered["said"]) == ("faq", ROWS[0]["answer"])
     async with sessionmaker() as session:
         draft = await session.scalar(select(FaqEntry).where(FaqEntry.external_id == "imp-the"))
         assert draft is not None
@@ -95,7 +87,7 @@ async def test_jsonl_import_creates_entries_that_answer_and_are_audited(
     # the same file again updates (by id) instead of duplicating
     again = await editor.post("/admin/faq/import", upload("faq.jsonl", jsonl(ROWS), as_draft=True))
     assert "(0 mới, 2 cập nhật)" in await again.text()
-    assert (await ask(editor, ROWS[0]["question"])).get("faq_external_id") != "imp-ktx"
+    assert (await editor.ask(ROWS[0]["question"])).get("faq_external_id") != "imp-ktx"
 
 
 async def test_csv_import_reads_pipe_separated_phrasings(
@@ -144,8 +136,8 @@ async def test_xlsx_import_creates_entries_that_answer_with_their_phrasings(
     response = await editor.post("/admin/faq/import", upload("faq.xlsx", xlsx(rows + ROWS[1:])))
     assert response.status == 200
     assert "Đã nhập 2 mục (2 mới, 0 cập nhật)." in await response.text()
-    answered = await ask(editor, ROWS[0]["question"])
-    assert (answered["tier"], answered["answer"]) == ("faq", rows[0]["answer"])
+    answered = await editor.ask(ROWS[0]["question"])
+    assert (answered["tier"], answered["said"]) == ("faq", rows[0]["answer"])
     async with sessionmaker() as session:
         entry = await session.scalar(select(FaqEntry).where(FaqEntry.external_id == "imp-ktx"))
         assert entry is not None

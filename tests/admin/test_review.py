@@ -3,15 +3,13 @@ an edit) publishes and answers at once, reject deletes, bulk actions, audit, esc
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.db.models import AuditEntry, Document, FaqEntry, FaqOrigin, FaqStatus
 from retrieval.index.faq_entries import FaqDraft, upsert_faq
 from retrieval.index.indexer import Indexer
-from tests.admin._support import ASK_HEADERS, AdminBrowser
+from tests.admin._support import AdminBrowser
 
 SOURCE = (
     "Điều 7. Mượn tài liệu. Sinh viên được mượn tối đa 5 cuốn sách trong 14 ngày; quá hạn "
@@ -38,14 +36,6 @@ async def generated(
         entry.source_version = document.content_hash
         await session.flush()
         return entry.id
-
-
-async def ask(b: AdminBrowser, question: str) -> dict[str, Any]:
-    async with b.http.post(
-        b.url("/api/ask"), json={"question": question}, headers=ASK_HEADERS
-    ) as response:
-        body: dict[str, Any] = await response.json()
-        return body
 
 
 async def status_of(sm: async_sessionmaker[AsyncSession], faq_id: int) -> FaqStatus | None:
@@ -76,15 +66,15 @@ async def test_approve_with_an_edit_publishes_and_answers_verbatim(
     editor: AdminBrowser, sessionmaker: async_sessionmaker[AsyncSession], indexer: Indexer
 ) -> None:
     entry = await generated(sessionmaker, indexer, Q1, A1)
-    assert (await ask(editor, Q1)).get("faq_id") != entry  # a draft does not answer
+    assert (await editor.ask(Q1)).get("faq_id") != entry  # a draft does not answer
     edited = A1 + " Gia hạn trực tuyến được một lần."
     response = await editor.post(
         f"/admin/review/{entry}/approve", {"question": Q1, "answer": edited}
     )
     assert response.status == 303
     assert response.headers["Location"] == "/admin/review?msg=approved"
-    answered = await ask(editor, Q1)
-    assert (answered["tier"], answered["faq_id"], answered["answer"]) == ("faq", entry, edited)
+    answered = await editor.ask(Q1)
+    assert (answered["tier"], answered["faq_id"], answered["said"]) == ("faq", entry, edited)
     assert f'data-testid="review-card-{entry}"' not in await editor.page("/admin/review")
     async with sessionmaker() as session:
         actions = (
