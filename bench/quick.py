@@ -44,6 +44,10 @@ EXTRA: dict[str, tuple[str, ...]] = {
     # devsets --quick leaves its left-out fits to this run; with answer_shape's quick caches
     # (answer_shape runs first: the order is the alphabet's) it fits tier 2's scorer too.
     "fit_decisions": ("--documents",),
+    # Its whole --quick takes 5 minutes (each case starts serve and a worker; the template
+    # database with the demo knowledge base alone takes 30 s): the cases that cover every
+    # public endpoint, the crawler's targets and the limits, in about a minute.
+    "reliability": ("--only", "bad_inputs,crawler,reads,rotate"),
 }
 GRACE_S = 5.0  # between SIGTERM and SIGKILL of a bench past its timeout
 
@@ -108,19 +112,27 @@ def run(name: str, timeout: float, isolation: str) -> Outcome:
     pid = os.fork()
     if pid == 0:  # the child: never returns
         _child(argv, out, err, isolation)
-    status, usage, timed_out = _wait(pid, timeout)
+    with contextlib.suppress(OSError):  # as the child does (whichever runs first)
+        os.setpgid(pid, pid)
+    try:
+        status, usage, timed_out = _wait(pid, timeout)
+    except BaseException:  # the runner stopped (Ctrl-C, a CI job cancelled): the bench too
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+        raise
     seconds = time.perf_counter() - started
     cpu = usage.ru_utime + usage.ru_stime
     state = "ok" if not timed_out and os.waitstatus_to_exitcode(status) == 0 else "FAILED"
     last = "" if state == "ok" else _last_line(err) or _last_line(out)
     if timed_out:
-        state, last = "TIMEOUT", f"killed after {timeout:.0f} s" + (f"; {last}" if last else "")
+        state, last = "TIMEOUT", f"killed after {timeout:g} s" + (f"; {last}" if last else "")
     return Outcome(name, seconds, cpu, state, last)
 
 
 def _child(argv: list[str], out: Path, err: Path, isolation: str) -> None:
     code = 1
     try:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the runner's handler
         os.setpgid(0, 0)  # a group of its own: a timeout kills the servers it started too
         for fd, path in ((1, out), (2, err)):
             target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -172,6 +184,14 @@ def _last_line(path: Path) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
+def _tail(path: Path, lines: int = 25) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
 def table(outcomes: Sequence[Outcome]) -> str:
     lines = [
         "| bench | seconds | CPU seconds | result | last line of error |",
@@ -199,6 +219,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = sorted(set(chosen) - set(known))
     if unknown:
         parser.error(f"unknown bench(es): {', '.join(unknown)}; known: {', '.join(known)}")
+    # A SIGTERM (a CI job cancelled) unwinds like Ctrl-C, so the running bench is stopped too.
+    signal.signal(signal.SIGTERM, lambda signum, _: sys.exit(128 + signum))
     load = os.getloadavg()
     started = time.perf_counter()
     if args.isolation == "fork":
@@ -214,6 +236,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             flush=True,
         )
     print(table(outcomes))
+    for o in outcomes:
+        if o.status != "ok":
+            tail = _tail(LOGS / f"{o.bench}.err") or _tail(LOGS / f"{o.bench}.out")
+            print(f"\n### {o.bench}: the end of its output\n\n```\n{tail}\n```")
     end = os.getloadavg()
     print(
         f"\nimports and model loaded once in {preload_s:.1f} s ({args.isolation}); wall "
