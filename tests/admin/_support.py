@@ -36,7 +36,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from admin.i18n import Translator
 from bot.core.citations import SOURCES_HEADING
-from bot.db.models import Base, StaffRole, StaffUser
+from bot.db.models import Base, RateBucket, StaffRole, StaffUser
 
 PASSWORD = "correct horse battery staple"
 # /api/ask is off unless its token is set: the admin tests' app has this one (admin_settings).
@@ -232,10 +232,12 @@ async def rows_since(engine: AsyncEngine) -> dict[str, int]:
 
 
 async def delete_rows_since(engine: AsyncEngine, marks: dict[str, int]) -> None:
-    """Delete what the test added, children before parents."""
+    """Delete what the test added, children before parents, and the rate limits' buckets it
+    drained (keyed by address, not id: a later test from 127.0.0.1 would start refused)."""
     async with engine.begin() as conn:
         for table in reversed(_id_tables()):
             await conn.execute(delete(table).where(table.c.id > marks.get(table.name, 0)))
+        await conn.execute(delete(RateBucket))
 
 
 async def add_staff(
