@@ -9,16 +9,18 @@ as ``bench/NAME.py --quick`` (plus the arguments in ``EXTRA``) in a child proces
 a bench that exits, hangs, crashes or leaves state behind touches no other; a bench past
 ``--timeout`` is killed with its process group.
 
-``--isolation fork`` (the default) forks each child from this process after it has imported
-what the benches share and loaded the embedding model, and runs the script there with runpy: a
-child starts in milliseconds instead of the seconds an interpreter takes to import torch-free
-but heavy libraries and load the model, and each bench still has a process of its own. The
-model is only loaded here, never run: its OpenMP pool would not survive a fork.
-``--isolation exec`` starts a fresh interpreter per bench, as running them by hand does.
+``--isolation fork`` (the default) forks each child from this process once it has imported what
+the benches share and loaded the embedding model, and runs the script there with runpy: each
+bench is spared an interpreter's imports and the model's load (about 2 CPU seconds) and still has
+a process of its own. ``--isolation exec`` starts a fresh interpreter per bench, as by hand. Not
+done: running every bench in this one interpreter, measured a third cheaper again in CPU, but a
+bench's leftovers (module globals, logging, threads, a hang no timeout can stop) would reach the
+next; nor importing more before forking (see ``preload``).
 
-Prints a table (bench, wall seconds, CPU seconds of the bench's own process, ok or FAILED, the
-last line of its error output) and the load average; exits 1 if any bench failed. Each bench's
-output is kept in bench/results/quick/NAME.out and NAME.err.
+Prints a table (bench; wall seconds; CPU seconds of the bench's process and of the processes it
+started and waited for, such as serve and the worker, not PostgreSQL; ok, FAILED or TIMEOUT; the
+last line of its error output), the end of each failed bench's output, and the load average;
+exits 1 if any bench did not end well. Each bench's output is kept in bench/results/quick/.
 """
 
 from __future__ import annotations
@@ -88,9 +90,9 @@ def _is_main_block(node: ast.stmt) -> bool:
 def preload() -> None:
     """Import what the benches share and load the embedding model, once, before any fork.
 
-    Only what starts no thread: ``bot.runtime`` imports pymupdf's layout module, whose
-    onnxruntime sessions start thread pools at import; a forked child has none of those
-    threads, and would hang in them (seen: at exit, in onnxruntime's destructors). numpy's
+    Only what starts no thread: ``bot.runtime`` imports pymupdf, which imports its layout
+    module, whose onnxruntime sessions start thread pools at import; a forked child has none of
+    those threads and hangs waiting for them (seen: at exit, in onnxruntime's destructors). numpy's
     OpenBLAS pool, the one thread started here, handles a fork itself.
     """
     sys.path.insert(0, str(BENCH_DIR))
