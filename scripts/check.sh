@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Every check CI runs, in the order that fails fastest: formatting, lint, the layering contract
-# (import-linter, pyproject.toml), types (mypy --strict), then the test suite. Arguments go to
-# pytest. Needs `bash scripts/setup.sh --test` first.
+# (import-linter, pyproject.toml), types (mypy --strict), then the test suite on both cores
+# (pytest-xdist, a file per worker) and, beside it, every bench's --quick run (bench/quick.py;
+# a broken bench fails the build). Arguments go to pytest, and then the benches are skipped (a
+# developer running some tests). Needs `bash scripts/setup.sh --test` first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=.venv/bin
@@ -9,4 +11,21 @@ bin=.venv/bin
 "$bin/ruff" check .
 "$bin/lint-imports"
 "$bin/mypy"
-"$bin/python" -m pytest -q -p no:cacheprovider "$@"
+benches=""
+if [ "$#" -eq 0 ]; then
+    mkdir -p bench/results
+    "$bin/python" bench/quick.py > bench/results/quick.log 2>&1 &
+    benches=$!
+fi
+status=0
+"$bin/python" -m pytest -q -p no:cacheprovider -n 2 --dist loadfile "$@" || status=$?
+if [ -n "$benches" ]; then
+    if wait "$benches"; then
+        tail -n 3 bench/results/quick.log
+    else
+        cat bench/results/quick.log
+        echo "a bench's --quick run failed (bench/results/quick.log)" >&2
+        status=1
+    fi
+fi
+exit "$status"
