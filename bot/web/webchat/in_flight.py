@@ -17,6 +17,9 @@ from collections import Counter, deque
 
 log = logging.getLogger(__name__)
 _MAX_FILES = 65_536  # the soft limit asked for when the hard one is unlimited
+# A client the gate refused within this many seconds waits behind one it has not refused.
+REFUSED_MEMORY_S = 30.0
+_REFUSED_KEPT = 10_000  # clients remembered at most (the oldest refusals are forgotten first)
 
 
 class Place:
@@ -37,9 +40,11 @@ class Place:
 
 class AnswerGate:
     """``places`` answers at once, shared fairly between clients (their networks): a place that
-    comes free goes to the waiting client holding the fewest places now, the earliest to ask
-    among equals. A flood from one network takes the places nobody else wants, and a new
-    visitor elsewhere gets the next free one, within one answer's time."""
+    comes free goes to the waiting client holding the fewest places now, then to one the gate
+    has not refused in the last ``REFUSED_MEMORY_S`` (a client sending more than its share is
+    refused, a visitor asking at a reading pace is not), the earliest to ask among equals. A
+    flood from one network takes the places nobody else wants; one from many networks, each
+    refused in turn, waits behind a new visitor, who gets the next free place."""
 
     def __init__(self, places: int, wait_s: float) -> None:
         self.places = places
@@ -48,6 +53,7 @@ class AnswerGate:
         self._held: Counter[str] = Counter()
         self._waiting: dict[str, deque[tuple[int, asyncio.Future[Place]]]] = {}
         self._order = itertools.count()
+        self._refused: dict[str, float] = {}  # client -> when the gate last refused it
 
     @property
     def taken(self) -> int:
@@ -72,7 +78,18 @@ class AnswerGate:
         except TimeoutError:
             if waiting.done() and not waiting.cancelled():
                 return waiting.result()  # granted as the time ran out: it is ours
+            self._remember_refusal(client)
             return None
+
+    def _remember_refusal(self, client: str) -> None:
+        self._refused.pop(client, None)  # re-inserted last: the dict is oldest first
+        self._refused[client] = asyncio.get_running_loop().time()
+        while len(self._refused) > _REFUSED_KEPT:
+            del self._refused[next(iter(self._refused))]
+
+    def _refused_lately(self, client: str) -> bool:
+        at = self._refused.get(client)
+        return at is not None and asyncio.get_running_loop().time() - at < REFUSED_MEMORY_S
 
     def give_back(self, client: str) -> None:
         """Called by ``Place.release`` only."""
@@ -89,7 +106,10 @@ class AnswerGate:
 
     def _hand_over(self) -> None:
         while self._taken < self.places and self._waiting:
-            client = min(self._waiting, key=lambda c: (self._held[c], self._waiting[c][0][0]))
+            client = min(
+                self._waiting,
+                key=lambda c: (self._held[c], self._refused_lately(c), self._waiting[c][0][0]),
+            )
             queue = self._waiting[client]
             _, waiting = queue.popleft()
             if not queue:

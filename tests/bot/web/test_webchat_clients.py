@@ -209,6 +209,27 @@ async def test_a_freed_place_goes_to_the_client_holding_fewest_not_to_the_flood(
         task.cancel()
 
 
+async def test_a_client_refused_lately_waits_behind_one_that_was_not() -> None:
+    """A flood from many networks: each holds nothing, and each was refused already; a new
+    visitor asking after them gets the next free place."""
+    gate = AnswerGate(places=1, wait_s=0.05)
+    held = await gate.enter("10.0.1.0/24")
+    assert held is not None
+    assert await gate.enter("10.0.2.0/24") is None  # refused: waited past its time
+    gate.wait_s = 5.0
+    flood = asyncio.create_task(gate.enter("10.0.2.0/24"))  # asks first, holding nothing
+    await asyncio.sleep(0)
+    student = asyncio.create_task(gate.enter("203.0.113.0/24"))
+    await asyncio.sleep(0)
+    held.release()
+    place = await asyncio.wait_for(student, 1)
+    assert place is not None
+    assert place.client == "203.0.113.0/24"
+    assert not flood.done()
+    place.release()
+    assert (await asyncio.wait_for(flood, 1)) is not None
+
+
 async def test_a_client_waiting_past_its_time_gets_none_and_leaves_no_place_taken() -> None:
     gate = AnswerGate(places=1, wait_s=0.1)
     held = await gate.enter("a")
