@@ -37,9 +37,11 @@ class Recorded:
 # when it was. A single statement is atomic on its own, so it runs without BEGIN/COMMIT.
 # A question arriving while its conversation already has :cap questions waiting (received or
 # answering) is held: stored, but skipped with the reason in `error`, and nobody is notified.
-# With a :flood cap (the platforms'), it is held only past :flood questions waiting; the one
-# that finds exactly :cap waiting is answered in its turn like the rest, and a short bot notice
-# ("I am still answering your earlier questions") is queued in the same statement.
+# With a :flood cap (the platforms'), it is held only past :flood questions waiting; the first
+# that finds :cap or more waiting, with no notice queued since the oldest of them arrived, is
+# answered in its turn like the rest, and a short bot notice ("I am still answering your earlier
+# questions") is queued in the same statement. Not "exactly :cap": questions stored at the same
+# moment do not see each other, and a burst of 500 could pass :cap without one seeing it.
 # Only the conversation's last PENDING_WINDOW messages are looked at (newest first on the
 # (conversation_id, id) index), so a long thread costs the same as a short one.
 _RECORD_INBOUND = text(
@@ -60,21 +62,27 @@ _RECORD_INBOUND = text(
                 ELSE conversations.last_inbound_at END,
             updated_at = now()
         RETURNING id
+    ), recent AS (
+        SELECT m.id, m.direction, m.status, m.details FROM messages m, conversation c
+        WHERE m.conversation_id = c.id
+        ORDER BY m.id DESC LIMIT :window
     ), waiting AS (
-        SELECT count(*) AS n FROM (
-            SELECT m.direction, m.status FROM messages m, conversation c
-            WHERE m.conversation_id = c.id
-            ORDER BY m.id DESC LIMIT :window
-        ) recent
+        SELECT count(*) AS n, min(id) AS oldest FROM recent
         WHERE recent.direction = 'in' AND recent.status IN ('received', 'answering')
+    ), told AS (
+        SELECT EXISTS (
+            SELECT 1 FROM recent, waiting
+            WHERE recent.direction = 'out' AND recent.details ->> 'notice' = 'waiting'
+              AND recent.id > waiting.oldest
+        ) AS yes
     ), held AS (
         SELECT :status = 'received' AND CASE
                 WHEN CAST(:flood AS integer) > 0 THEN waiting.n >= CAST(:flood AS integer)
                 ELSE CAST(:cap AS integer) > 0 AND waiting.n >= CAST(:cap AS integer)
             END AS yes,
             :status = 'received' AND CAST(:flood AS integer) > 0 AND CAST(:cap AS integer) > 0
-                AND waiting.n = CAST(:cap AS integer) AS notice
-        FROM waiting
+                AND waiting.n >= CAST(:cap AS integer) AND NOT told.yes AS notice
+        FROM waiting, told
     ), message AS (
         INSERT INTO messages (conversation_id, channel, direction, author, event_id, kind, text,
                               status, error, raw, created_at, done_at)
@@ -130,9 +138,10 @@ async def record_inbound(
     and are not answered. Text, commands, follows and unsupported media wait for a worker,
     unless ``max_pending`` (> 0) questions of the conversation are waiting already: then the
     question is held (stored as skipped, ``HELD_ERROR`` in ``error``; ``Recorded.held``).
-    With ``flood`` (> 0, the platforms'), a question is held only past ``flood`` waiting; the one
-    finding exactly ``max_pending`` waiting is answered in its turn and a notice is queued for
-    the student (``Recorded.noticed``), so no question waits unsaid.
+    With ``flood`` (> 0, the platforms'), a question is held only past ``flood`` waiting; the
+    first finding ``max_pending`` or more waiting and no notice since the oldest of them is
+    answered in its turn and a notice is queued for the student (``Recorded.noticed``), so no
+    question waits unsaid.
     """
     now = now or utcnow()
     staff = message.kind == "staff"

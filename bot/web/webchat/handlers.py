@@ -203,7 +203,8 @@ class WebChat:
         if wait_s is not None:
             return too_many(request, TOO_FAST, wait_s)
         address = self.admission.address(request, runtime)
-        place = await self.gate.enter(runtime.settings.limits.network_of(address) or "")
+        network = runtime.settings.limits.network_of(address) or ""
+        place = await self.gate.enter(network, ticket=chat.message_id)
         if place is None:
             return error_reply(
                 request, 503, BUSY, {"Retry-After": retry_after(self.gate.wait_s + 1)}

@@ -14,6 +14,7 @@ import itertools
 import logging
 import resource
 from collections import Counter, deque
+from typing import Any
 
 log = logging.getLogger(__name__)
 _MAX_FILES = 65_536  # the soft limit asked for when the hard one is unlimited
@@ -42,18 +43,22 @@ class AnswerGate:
     """``places`` answers at once, shared fairly between clients (their networks): a place that
     comes free goes to the waiting client holding the fewest places now, then to one the gate
     has not refused in the last ``REFUSED_MEMORY_S`` (a client sending more than its share is
-    refused, a visitor asking at a reading pace is not), the earliest to ask among equals. A
-    flood from one network takes the places nobody else wants; one from many networks, each
-    refused in turn, waits behind a new visitor, who gets the next free place."""
+    refused, a visitor asking at a reading pace is not) or whose request is one it refused
+    before, sent again (the page resends a message with its id, its ``ticket``), then to the
+    earliest to ask, a request sent again counting from its first try. A flood from one network
+    takes the places nobody else wants; one from many networks, each refused in turn, waits
+    behind a new visitor, who gets the next free place."""
 
     def __init__(self, places: int, wait_s: float) -> None:
         self.places = places
         self.wait_s = wait_s
         self._taken = 0
         self._held: Counter[str] = Counter()
-        self._waiting: dict[str, deque[tuple[int, asyncio.Future[Place]]]] = {}
+        # per client, oldest first: (order of the first try, sent again?, the future granted)
+        self._waiting: dict[str, deque[tuple[int, bool, asyncio.Future[Place]]]] = {}
         self._order = itertools.count()
         self._refused: dict[str, float] = {}  # client -> when the gate last refused it
+        self._tickets: dict[str, int] = {}  # a refused request's ticket -> its first try's order
 
     @property
     def taken(self) -> int:
@@ -63,29 +68,36 @@ class AnswerGate:
     @property
     def waiting(self) -> int:
         """Requests waiting for a place now."""
-        return sum(1 for q in self._waiting.values() for _, w in q if not w.done())
+        return sum(1 for q in self._waiting.values() for _, _, w in q if not w.done())
 
-    async def enter(self, client: str = "") -> Place | None:
-        """Take a place for ``client``, waiting up to ``wait_s`` for one; None: none came free."""
+    async def enter(self, client: str = "", ticket: str = "") -> Place | None:
+        """Take a place for ``client``, waiting up to ``wait_s`` for one; None: none came free.
+        ``ticket``: what the request is (a message id), so that sent again it keeps its turn."""
         self._hand_over()  # drops those that gave up, so a free place is not left waiting
         if self._taken < self.places and not self._waiting:
+            self._tickets.pop(ticket, None)
             return self._grant(client)
+        first = self._tickets.get(ticket) if ticket else None
+        order = first if first is not None else next(self._order)
         waiting: asyncio.Future[Place] = asyncio.get_running_loop().create_future()
-        self._waiting.setdefault(client, deque()).append((next(self._order), waiting))
+        self._waiting.setdefault(client, deque()).append((order, first is not None, waiting))
         try:
             async with asyncio.timeout(self.wait_s):
-                return await waiting
+                place = await waiting
         except TimeoutError:
             if waiting.done() and not waiting.cancelled():
-                return waiting.result()  # granted as the time ran out: it is ours
-            self._remember_refusal(client)
-            return None
+                place = waiting.result()  # granted as the time ran out: it is ours
+            else:
+                _remember(self._refused, client, asyncio.get_running_loop().time())
+                if ticket:
+                    _remember(self._tickets, ticket, order)
+                return None
+        self._tickets.pop(ticket, None)
+        return place
 
-    def _remember_refusal(self, client: str) -> None:
-        self._refused.pop(client, None)  # re-inserted last: the dict is oldest first
-        self._refused[client] = asyncio.get_running_loop().time()
-        while len(self._refused) > _REFUSED_KEPT:
-            del self._refused[next(iter(self._refused))]
+    def _turn(self, client: str) -> tuple[int, bool, int]:
+        order, again, _ = self._waiting[client][0]
+        return self._held[client], not again and self._refused_lately(client), order
 
     def _refused_lately(self, client: str) -> bool:
         at = self._refused.get(client)
@@ -105,17 +117,30 @@ class AnswerGate:
         return Place(self, client)
 
     def _hand_over(self) -> None:
-        while self._taken < self.places and self._waiting:
-            client = min(
-                self._waiting,
-                key=lambda c: (self._held[c], self._refused_lately(c), self._waiting[c][0][0]),
-            )
+        if self._taken >= self.places:
+            return
+        for client in list(self._waiting):  # those that gave up, so a client's turn is its own
             queue = self._waiting[client]
-            _, waiting = queue.popleft()
+            while queue and queue[0][2].done():
+                queue.popleft()
+            if not queue:
+                del self._waiting[client]
+        while self._taken < self.places and self._waiting:
+            client = min(self._waiting, key=self._turn)
+            queue = self._waiting[client]
+            _, _, waiting = queue.popleft()
             if not queue:
                 del self._waiting[client]
             if not waiting.done():  # one that gave up meanwhile is passed over
                 waiting.set_result(self._grant(client))
+
+
+def _remember(memory: dict[str, Any], key: str, value: Any) -> None:
+    """``memory[key] = value``, newest last, the oldest forgotten past ``_REFUSED_KEPT``."""
+    memory.pop(key, None)
+    memory[key] = value
+    while len(memory) > _REFUSED_KEPT:
+        del memory[next(iter(memory))]
 
 
 def raise_open_file_limit() -> int:

@@ -318,3 +318,29 @@ async def test_past_the_cap_a_platform_question_waits_its_turn_after_one_notice_
         {"c": last.conversation_id},
     )
     assert english == WAITING_NOTICE["en"]
+
+
+async def test_a_question_finding_more_than_the_cap_waiting_and_no_notice_queues_one(
+    session: AsyncSession,
+) -> None:
+    """Questions stored at one moment do not see each other: a burst can pass the cap without
+    any of them finding exactly the cap waiting. The next one, finding more and no notice since
+    the oldest waiting question, tells the student; the one after it does not again."""
+    user = f"test-burst-{uuid.uuid4().hex[:8]}"
+
+    async def ask(n: int, cap: int) -> Recorded:
+        message = InboundMessage(
+            channel="telegram",
+            event_id=f"{user}-{n}",
+            external_user_id=user,
+            kind="text",
+            text="Học phí bao nhiêu?",
+        )
+        return await record_inbound(session, message, max_pending=cap, flood=10)
+
+    for n in range(3):  # as if stored together: none of them was told to look for 2 waiting
+        assert not (await ask(n, cap=9)).noticed
+    fourth, fifth = await ask(3, cap=2), await ask(4, cap=2)
+
+    assert (fourth.held, fourth.noticed) == (False, True)
+    assert (fifth.held, fifth.noticed) == (False, False)

@@ -230,6 +230,25 @@ async def test_a_client_refused_lately_waits_behind_one_that_was_not() -> None:
     assert (await asyncio.wait_for(flood, 1)) is not None
 
 
+async def test_a_request_sent_again_keeps_its_turn_though_its_client_was_refused() -> None:
+    gate = AnswerGate(places=1, wait_s=0.05)
+    held = await gate.enter("10.0.1.0/24")
+    assert held is not None
+    assert await gate.enter("203.0.113.0/24", ticket="m1") is None  # the student, unlucky
+    gate.wait_s = 5.0
+    flood = asyncio.create_task(gate.enter("10.0.2.0/24", ticket="f1"))  # fresh, asks first
+    await asyncio.sleep(0)
+    again = asyncio.create_task(gate.enter("203.0.113.0/24", ticket="m1"))  # the page's resend
+    await asyncio.sleep(0)
+    held.release()
+    place = await asyncio.wait_for(again, 1)
+    assert place is not None
+    assert place.client == "203.0.113.0/24"
+    assert not flood.done()
+    place.release()
+    assert (await asyncio.wait_for(flood, 1)) is not None
+
+
 async def test_a_client_waiting_past_its_time_gets_none_and_leaves_no_place_taken() -> None:
     gate = AnswerGate(places=1, wait_s=0.1)
     held = await gate.enter("a")
