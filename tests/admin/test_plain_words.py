@@ -5,13 +5,12 @@ of each kind (``details["confidence"]``, ``details["reading"]``: ``READINGS``), 
 of the admin is opened (detail pages with real ids) and none shows, outside a "Chi tiết kỹ
 thuật" block, an English diagnostic, the engine's reasoning in Vietnamese (how the guard weighed
 an FAQ entry: "Mục #25: câu hỏi hỏi về … nhưng mục này không nói về …") or a raw score
-("0.919"); nor anywhere a server path or a Markdown table left as its pipes ("|---|").
+("0.919"); nor anywhere a server path or a Markdown table left as its pipes ("|---|"). What
+counts as engine talk, and how it is found: tests/admin/_engine_talk.py.
 
 A new page is walked as soon as its route exists. A route with a new path parameter needs its
 values in ``ROUTE_VALUES`` (the test says so); a page worth opening with a query (Try it with a
-question) goes in ``pages_with_queries``; a new English phrase to look out for goes in
-``ENGLISH``. The guard's sentences are read from the admin's own words (``GUARD_KEYS``), so a
-new reason of the guard is looked out for as soon as it is written.
+question) goes in ``pages_with_queries``.
 
 The web chat stores on real transactions (``sessionmaker`` below), so what a test commits is
 taken away afterwards (``rows_since``).
@@ -21,11 +20,9 @@ from __future__ import annotations
 
 import json
 import re
-import string
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from html.parser import HTMLParser
 from typing import Any
 
 import pytest
@@ -34,192 +31,13 @@ from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from admin.app import create_admin_app
-from admin.i18n import STRINGS
 from bot.core.settings import Settings
 from bot.db.models import FaqEntry, Message
 from bot.knowledge.demo import demo_kb_dir
+from tests.admin._engine_talk import TECHNICAL, engine_talk_on
 from tests.admin._support import AdminBrowser, delete_rows_since, rows_since
 
 pytestmark = pytest.mark.usefixtures("demo_kb")
-
-TECHNICAL = "Chi tiết kỹ thuật"
-
-# English diagnostics a staff page must not show outside "Chi tiết kỹ thuật": the answerer's
-# reasons and the guard's, as they are written in bot.answer and retrieval (whole words).
-ENGLISH = [
-    r"t_faq",
-    r"t_doc",
-    r"chunks?",
-    r"below",
-    r"passed",
-    r"answered (?:extractive|llm)",
-    r"similarity",
-    r"near-miss guard",
-    r"no conflict",
-    r"asked verbatim",
-    r"(?:question|FAQ) names",
-    r"entry never says",
-    r"lower than the",
-    r"ambiguous",
-    r"no published FAQ entry",
-    r"best similarity",
-    r"no search needed",
-    r"abstained",
-    r"error while answering",
-    r"staff answering",
-    r"held: too many",
-    r"fallback",
-    r"not a question",
-    # details["confidence"] and details["reading"]: its keys and values
-    r"confidence",
-    r"context",
-    r"alone",
-    r"no_subject",
-    r"no_attribute",
-    r"follow_up",
-    r"new_topic",
-    r"small_talk",
-    r"from_text",
-]
-_ENGLISH = re.compile(r"\b(?:" + "|".join(ENGLISH) + r")\b", re.IGNORECASE)
-
-# The admin's sentences for how the guard weighed an FAQ entry that did not answer (and which
-# entry's answer a passage was): the engine's reasoning, for "Chi tiết kỹ thuật" only. An entry
-# that answered is said plainly ("why.faq.accepted", "why.faq.verbatim").
-GUARD_KEYS = re.compile(r"why\.faq\.(?!accepted$|verbatim$)\w+|why\.docs\.faq_passage")
-# A raw score or probability as the pages write them ("0.919", "0.9466"); Vietnamese decimals
-# take a comma, and no amount of money starts with "0.".
-RAW_SCORE = re.compile(r"(?<![\d.,])0\.\d{3,}\b")
-# A Markdown table's delimiter row left as text.
-RAW_TABLE = re.compile(r"\|\s*:?-{3,}:?\s*\|")
-
-
-def _sentence_pattern(template: str) -> str:
-    """A Vietnamese sentence of the admin's words as a pattern: its placeholders match anything
-    (an entry's number a number), the rest as written."""
-    parts = []
-    for literal, name, _, _ in string.Formatter().parse(template):
-        parts.append(re.escape(literal))
-        if name is not None:
-            parts.append(r"\d+" if name in ("id", "rival") else r".+?")
-    return "".join(parts)
-
-
-def guard_sentences() -> re.Pattern[str]:
-    create_admin_app()  # every page module adds its words
-    keys = [key for key in STRINGS if GUARD_KEYS.fullmatch(key)]
-    assert len(keys) >= 10, keys  # the guard's reasons are where this test looks for them
-    return re.compile("|".join(_sentence_pattern(STRINGS[key][0]) for key in keys))
-
-
-_GUARD = guard_sentences()
-
-
-class VisibleText(HTMLParser):
-    """The text a page shows, without scripts, styles and form fields (what staff type is not
-    what the page says): ``text`` without the "Chi tiết kỹ thuật" blocks, ``everything`` with
-    them."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.frames: list[dict[str, Any]] = [{"texts": [], "summary": []}]
-        self.hidden = 0  # inside <script>, <style> or <textarea>
-        self.in_summary = 0
-        self.everything: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in ("script", "style", "textarea"):
-            self.hidden += 1
-        elif tag == "details":
-            self.frames.append({"texts": [], "summary": []})
-        elif tag == "summary":
-            self.in_summary += 1
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in ("script", "style", "textarea"):
-            self.hidden = max(0, self.hidden - 1)
-        elif tag == "summary":
-            self.in_summary = max(0, self.in_summary - 1)
-        elif tag == "details" and len(self.frames) > 1:
-            frame = self.frames.pop()
-            if "".join(frame["summary"]).strip() != TECHNICAL:
-                self.frames[-1]["texts"] += frame["texts"]
-
-    def handle_data(self, data: str) -> None:
-        if self.hidden:
-            return
-        self.everything.append(data)
-        frame = self.frames[-1]
-        frame["texts"].append(data)
-        if self.in_summary:
-            frame["summary"].append(data)
-
-    @property
-    def text(self) -> str:
-        return " ".join(t for frame in self.frames for t in frame["texts"])
-
-
-def _around(text: str, pattern: re.Pattern[str]) -> list[str]:
-    return [text[max(0, m.start() - 60) : m.end() + 60] for m in pattern.finditer(text)]
-
-
-def _read(page: str) -> VisibleText:
-    parser = VisibleText()
-    parser.feed(page)
-    parser.close()
-    return parser
-
-
-def english_on(page: str) -> list[str]:
-    """The English diagnostics ``page`` shows outside its "Chi tiết kỹ thuật" blocks."""
-    return _around(" ".join(_read(page).text.split()), _ENGLISH)
-
-
-def engine_talk_on(page: str) -> list[str]:
-    """What ``page`` shows of the engine: English diagnostics, the guard's reasoning and raw
-    scores outside its "Chi tiết kỹ thuật" blocks, and a Markdown table's pipes anywhere."""
-    parser = _read(page)
-    text = " ".join(parser.text.split())
-    found = _around(text, _ENGLISH) + _around(text, _GUARD) + _around(text, RAW_SCORE)
-    return found + _around(" ".join(parser.everything), RAW_TABLE)
-
-
-def test_the_check_finds_english_outside_the_technical_block_only() -> None:
-    shown = "<p>Vì sao: 5 chunks passed t_doc; answered extractive</p>"
-    folded = f"<details><summary>{TECHNICAL}</summary><p>similarity 0.844 below t_faq</p></details>"
-    assert len(english_on(shown)) == 4
-    assert english_on(folded + "<p>Trả lời từ tài liệu</p><script>var below=1</script>") == []
-    other = "<details><summary>Nguồn</summary>similarity 0.8</details>"
-    assert english_on(other) == ["Nguồn similarity 0.8"]
-
-
-def test_the_check_finds_the_guards_reasoning_and_raw_figures_as_the_old_pages_showed_them() -> (
-    None
-):
-    # The conversation view and Try it before 4/4 said these under a reply and in the FAQ table.
-    old = [
-        "<p>Mục #25: câu hỏi hỏi về học phí nhưng mục này không nói về học phí.</p>",
-        "<p>Mục #2: câu hỏi nói về Kỹ thuật máy tính (ngành), mục này nói về Khoa học máy tính</p>",
-        "<small>Mục #11 chỉ dành cho chất lượng cao (hệ đào tạo), câu hỏi không nói tới</small>",
-        "<p>Mục #10 gần nhất nhưng tuvan chưa đủ chắc chắn để trả lời nguyên văn.</p>",
-        "<p>Đoạn đầu tiên là câu trả lời của mục #10.</p>",
-        "<p>Điểm: 0.919 (ngưỡng 0.840)</p>",
-        "<small>| Ngành | Mức |\n|---|---|\n| KHMT | 32,5 |</small>",
-    ]
-    for snippet in old:
-        assert engine_talk_on(snippet), snippet
-    folded = (
-        f"<details class='technical'><summary>{TECHNICAL}</summary>{''.join(old[:6])}</details>"
-    )
-    plain = (
-        "<p>Trả lời từ câu hỏi thường gặp #1 (hỏi đúng một cách hỏi đã lưu).</p>"
-        "<p>Câu hỏi nói về 2024 (năm) nhưng tài liệu tìm được không nói về điều này.</p>"
-        "<p>Học phí 32.500.000 đồng, điểm chuẩn 26,85; độ tin cậy 62%.</p>"
-        "<table><tr><td>KHMT</td></tr></table><textarea>| a |\n|---|</textarea>"
-    )
-    assert engine_talk_on(folded + plain) == []
-    # a Markdown table is no table even under "Chi tiết kỹ thuật" (Try it's passages)
-    assert engine_talk_on(f"<details><summary>{TECHNICAL}</summary>{old[-1]}</details>")
 
 
 # -- the conversations -----------------------------------------------------------------------
