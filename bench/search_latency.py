@@ -24,24 +24,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from common import (
-    DATASETS,
     Report,
     add_embed_thread_option,
     bench_database,
     bench_settings,
-    cached_embeddings,
-    copy_rows,
-    create_indexes,
-    drop_indexes,
     embed_executor,
     explain,
     markdown_table,
@@ -49,270 +40,29 @@ from common import (
     plan_summary,
     prepare_and_embed,
     progress,
-    read_jsonl,
     server_version,
 )
-from search_corpus import load_documents, real_chunks, synthetic_rows
+from search_latency_modes import modes, time_modes
+from search_latency_store import CORPORA, build_store, hit_rate, load_questions, rss_bytes
 from search_proposals import (
     _TS_RANK_SQL,
     load_inverted_bm25,
     mib,
     prune_terms,
-    pruned_fts_ranking,
-    search_with,
     word_frequencies,
 )
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from bot.core.settings import SearchSettings, Settings
 from bot.runtime import build_parts
-from retrieval.query import question_vector, search_query
+from retrieval.query import question_vector
 from retrieval.restore.store import current_restorer, knowledge_signature
 from retrieval.search.dense import DENSE_SQL as _DENSE_SQL
 from retrieval.search.dense import vector_literal as _vec
-from retrieval.search.hits import Hit
-from retrieval.search.hybrid import search_chunks
 from retrieval.search.keyword import FTS_SQL as _FTS_SQL
 from retrieval.search.keyword import bm25_index, or_tsquery
 
 TARGET_HYBRID_P95_MS = 60.0
-INDEXES = ("ix_chunks_embedding_hnsw", "ix_chunks_tsv")
 COUNT_SQL = text("SELECT count(*) FROM chunks WHERE tsv @@ to_tsquery('simple', :tsq)")
-CORPORA = ("uit-admissions/corpus", "ptit-admissions/corpus", "alqac")
-
-
-@dataclass
-class Question:
-    text: str
-    expected: frozenset[str]  # document keys; empty for out-of-scope questions
-    vector: Any = None
-    terms: list[str] | None = None
-    embed_ms: float = 0.0
-    prepared: Any = None  # retrieval.query.PreparedQuery: restored, expanded, split
-    vectors: Any = None  # what prepared.dense_texts embedded
-
-
-def load_questions(limit: int | None, *, uit_only: bool = False) -> list[Question]:
-    uit = [
-        Question(r["question"], frozenset(s["source"] for s in r["sources"]))
-        for r in read_jsonl(DATASETS / "uit-admissions/questions.jsonl")
-    ]
-    alqac = [
-        Question(r["question"], frozenset(r["relevant_ids"]))
-        for r in read_jsonl(DATASETS / "alqac/questions.jsonl")
-    ]
-    if uit_only:
-        return uit[:limit]
-    if limit is not None and limit < len(uit) + len(alqac):
-        k = max(1, round(limit * len(uit) / (len(uit) + len(alqac))))
-        return uit[:k] + alqac[: limit - k]
-    return uit + alqac
-
-
-def hit_rate(hits: list[bool | None]) -> float:
-    judged = [h for h in hits if h is not None]
-    return sum(judged) / len(judged) if judged else float("nan")
-
-
-def rss_bytes() -> int:
-    """Resident memory of this process now (Linux)."""
-    gc.collect()
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024
-    return 0
-
-
-def doc_key(source: str) -> str:
-    """The unit relevance is judged by: the UIT file name, the ALQAC article id."""
-    return source.removeprefix("alqac/") if source.startswith("alqac/") else Path(source).name
-
-
-async def build_store(
-    engine: AsyncEngine,
-    settings: Settings,
-    parts: Any,
-    corpora: tuple[str, ...],
-    rows: int,
-    max_real: int | None,
-    maintenance_work_mem: str,
-) -> tuple[dict[str, Any], list[str]]:
-    """Load the store; return facts about it and, per chunk id - 1, its real document's key."""
-    embedder, processor = parts.embedder, parts.processor
-    t0 = time.perf_counter()
-    docs, skipped = load_documents(corpora)
-    chunks = real_chunks(docs, embedder, processor)[:max_real]
-    t1 = time.perf_counter()
-    vectors = cached_embeddings(
-        embedder.embed_passages,
-        [c.search_text for c in chunks],
-        key=embedder.name.replace(":", "-") + "-passage",
-        batch=64,
-    )
-    t2 = time.perf_counter()
-    documents, chunk_rows, facts = synthetic_rows(docs, chunks, vectors, processor, rows)
-    t3 = time.perf_counter()
-    defs = await drop_indexes(engine, INDEXES)
-    await copy_rows(
-        engine,
-        "documents",
-        ("id", "source", "title", "url", "language", "content_hash"),
-        ("int4", "text", "text", "text", "varchar", "varchar"),
-        documents,
-    )
-    await copy_rows(
-        engine,
-        "chunks",
-        (
-            "id",
-            "document_id",
-            "ordinal",
-            "page",
-            "heading_path",
-            "text",
-            "keyword_text",
-            "embedding",
-            "token_count",
-        ),
-        ("int4", "int4", "int4", "int4", "text", "text", "text", "vector", "int4"),
-        chunk_rows,
-    )
-    t4 = time.perf_counter()
-    progress(f"{len(chunk_rows):,} chunks loaded with COPY; building indexes")
-    del chunk_rows
-    builds = await create_indexes(engine, defs, maintenance_work_mem=maintenance_work_mem)
-    async with engine.begin() as conn:
-        for table in ("documents", "chunks"):
-            await conn.execute(
-                text(
-                    f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))"  # noqa: E501
-                )
-            )
-        count = (await conn.execute(text("SELECT count(*) FROM chunks"))).scalar_one()
-        sizes = (
-            await conn.execute(
-                text(
-                    "SELECT pg_size_pretty(pg_total_relation_size('chunks')), "
-                    "pg_size_pretty(pg_relation_size('ix_chunks_embedding_hnsw')), "
-                    "pg_size_pretty(pg_relation_size('ix_chunks_tsv'))"
-                )
-            )
-        ).one()
-    keys = [doc_key(docs[chunks[i].doc].source) for i in facts.pop("source_of")]
-    facts.update(
-        {
-            "rows": count,
-            "documents": len(documents),
-            "corpora": corpora,
-            "skipped_files": skipped,
-            "sizes": {"table": sizes[0], "hnsw": sizes[1], "gin": sizes[2]},
-            "chunking_s": round(t1 - t0, 1),
-            "passage_embedding_s": round(t2 - t1, 1),
-            "synthesis_s": round(t3 - t2, 1),
-            "copy_s": round(t4 - t3, 1),
-            "index_builds": builds,
-            "maintenance_work_mem": maintenance_work_mem,
-        }
-    )
-    return facts, keys
-
-
-Searcher = Callable[[AsyncSession, Question], Awaitable[list[Hit]]]
-
-
-@dataclass
-class Mode:
-    name: str
-    run: Searcher
-    sampled: bool  # slow: only on the sample of questions
-    ms: list[float]
-    hits: list[bool | None]  # Hit@10 per question timed (None: no judgement)
-
-
-def modes(settings: Settings, inverted: Any, df: dict[str, int], prune_limit: float) -> list[Mode]:
-    fts = settings.search.model_copy(update={"keyword": "fts"})
-    bm25 = settings.search.model_copy(update={"keyword": "bm25"})
-
-    def current(mode: str, s: SearchSettings) -> Searcher:
-        async def run(session: AsyncSession, q: Question) -> list[Hit]:
-            return await search_chunks(
-                session,
-                q.vector,
-                q.terms or [],
-                s,
-                limit=10,
-                mode=mode,  # type: ignore[arg-type]
-                query_text=q.text,
-            )
-
-        return run
-
-    def answering(s: SearchSettings) -> Searcher:
-        async def run(session: AsyncSession, q: Question) -> list[Hit]:
-            return await search_query(session, q.prepared, q.vectors, s, limit=10)
-
-        return run
-
-    def inverted_bm25(hybrid: bool) -> Searcher:
-        async def run(session: AsyncSession, q: Question) -> list[Hit]:
-            ranked = inverted.rank(q.terms or [], fts.candidates)
-            return await search_with(
-                session, q.vector, ranked, fts, hybrid=hybrid, query_text=q.text
-            )
-
-        return run
-
-    def pruned_fts(hybrid: bool) -> Searcher:
-        async def run(session: AsyncSession, q: Question) -> list[Hit]:
-            terms = prune_terms(q.terms or [], df, prune_limit)
-            ranked = await pruned_fts_ranking(session, terms, fts.candidates)
-            return await search_with(
-                session, q.vector, ranked, fts, hybrid=hybrid, query_text=q.text
-            )
-
-        return run
-
-    specs: list[tuple[str, Searcher, bool]] = [
-        ("dense", current("dense", fts), False),
-        ("keyword (fts)", current("keyword", fts), True),
-        ("bm25", current("bm25", fts), True),
-        ("hybrid (fts)", current("hybrid", fts), True),
-        ("hybrid (bm25)", current("hybrid", bm25), True),
-        ("hybrid as answered (bm25, score fusion, parts)", answering(settings.search), False),
-        ("proposed: bm25, inverted index", inverted_bm25(False), False),
-        ("proposed: hybrid (bm25, inverted index)", inverted_bm25(True), False),
-        ("proposed: fts, frequent terms pruned", pruned_fts(False), False),
-        ("proposed: hybrid (fts, pruned)", pruned_fts(True), False),
-    ]
-    return [Mode(name, run, sampled, [], []) for name, run, sampled in specs]
-
-
-async def time_modes(
-    sessionmaker: async_sessionmaker[AsyncSession],
-    questions: list[Question],
-    sample: set[int],
-    all_modes: list[Mode],
-    keys: list[str],
-    warmup: int,
-) -> None:
-    for i, q in enumerate(questions[:warmup]):
-        for mode in all_modes:
-            if not mode.sampled or i in sample:
-                async with sessionmaker() as session:
-                    await mode.run(session, q)
-    for i, q in enumerate(questions):
-        for mode in all_modes:
-            if mode.sampled and i not in sample:
-                continue
-            t0 = time.perf_counter()
-            async with sessionmaker() as session:
-                hits = await mode.run(session, q)
-            mode.ms.append((time.perf_counter() - t0) * 1000)
-            found = {keys[h.chunk_id - 1] for h in hits}
-            mode.hits.append(bool(found & q.expected) if q.expected else None)
-        if (i + 1) % 50 == 0 or i + 1 == len(questions):
-            progress(f"searched {i + 1}/{len(questions)} questions")
 
 
 async def main() -> None:
