@@ -16,14 +16,8 @@ import time
 import uuid
 from dataclasses import dataclass
 
-from reliability_stack import (
-    ASK_TOKEN,
-    MESSENGER_SECRET,
-    ORIGIN,
-    TELEGRAM_SECRET,
-    ZALO_KEY,
-    telegram_update,
-)
+from reliability_stack import ASK_TOKEN, MESSENGER_SECRET, ORIGIN, TELEGRAM_SECRET, ZALO_KEY
+from reliability_telegram import telegram_update
 
 DEEP = b"[" * 2000
 DEEP_OBJECT = b'{"a":' * 2000 + b"1" + b"}" * 2000

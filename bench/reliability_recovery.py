@@ -19,18 +19,8 @@ from typing import Any
 
 import aiohttp
 from reliability_limits import ask_like_page
-from reliability_stack import (
-    PENDING,
-    Database,
-    Figure,
-    Processes,
-    Telegram,
-    base_env,
-    client,
-    demo_questions,
-    post_updates,
-    telegram_update,
-)
+from reliability_stack import PENDING, Database, Figure, Processes, base_env, client, demo_questions
+from reliability_telegram import Telegram, post_updates, telegram_update
 from reliability_web import chat_request
 from reliability_worker import Responder, llm_env, worker_env
 

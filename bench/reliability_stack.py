@@ -1,6 +1,6 @@
 """What the reliability bench runs against: one embedded PostgreSQL with a database per case
 (copied from a template holding the demo knowledge base), ``tuvan serve`` and ``tuvan worker``
-as real subprocesses, a fake Telegram Bot API whose sends can be slowed and watched, and the
+as real subprocesses (the fake Telegram Bot API they send to is in reliability_telegram), and the
 HTTP clients, each from its own loopback address (127.0.0.x), so per-address limits tell the
 flooding client from a normal visitor.
 
@@ -19,14 +19,11 @@ import socket
 import sys
 import tempfile
 import time
-from collections import Counter
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import aiohttp
-from aiohttp import web
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
@@ -38,7 +35,6 @@ from bot.knowledge.demo import demo_kb_dir, load_demo_kb
 from bot.runtime import build_parts
 from retrieval.index.indexer import Indexer
 from retrieval.index.state import ensure_index_state
-from tests.fakes.telegram_api import FakeTelegramApi
 
 ROOT = Path(__file__).resolve().parents[1]
 TUVAN = [sys.executable, "-m", "bot.cli"]
@@ -65,19 +61,6 @@ def client(source: str, *, limit: int = 100, timeout_s: float = 60) -> aiohttp.C
     return aiohttp.ClientSession(
         connector=connector, timeout=aiohttp.ClientTimeout(total=timeout_s)
     )
-
-
-def telegram_update(update_id: int, chat: int, question: str) -> dict[str, Any]:
-    return {
-        "update_id": update_id,
-        "message": {
-            "message_id": update_id,
-            "date": int(time.time()),
-            "chat": {"id": chat, "type": "private", "first_name": "Bench"},
-            "from": {"id": chat, "is_bot": False, "first_name": "Bench"},
-            "text": question,
-        },
-    }
 
 
 @dataclass
@@ -322,83 +305,3 @@ async def wait_ready(url: str, process: asyncio.subprocess.Process, within_s: fl
                 pass
             await asyncio.sleep(0.3)
     raise RuntimeError("tuvan serve did not become ready")
-
-
-SendHook = Callable[[int, str], Awaitable[None]]
-
-
-class Telegram:
-    """The fake Telegram Bot API of tests/fakes, served with a hook after each accepted
-    ``sendMessage`` (the message is sent; the hook runs before the response goes back)."""
-
-    def __init__(self) -> None:
-        self.api = FakeTelegramApi(token=TELEGRAM_TOKEN)
-        self.hook: SendHook | None = None
-        self.runner: web.AppRunner | None = None
-
-    async def start(self) -> None:
-        app = self.api.app()
-
-        @web.middleware
-        async def after_send(request: web.Request, handler: Any) -> web.StreamResponse:
-            response: web.StreamResponse = await handler(request)
-            if request.path.endswith("/sendMessage") and response.status == 200 and self.hook:
-                call = self.api.calls_to("sendMessage")[-1]
-                await self.hook(int(call.body.get("chat_id", 0)), str(call.body.get("text")))
-            return response
-
-        app.middlewares.append(after_send)
-        self.runner = web.AppRunner(app, access_log=None)
-        await self.runner.setup()
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
-        await site.start()
-        self.api.api_base = f"http://127.0.0.1:{self.runner.addresses[0][1]}"
-
-    async def close(self) -> None:
-        if self.runner is not None:
-            await self.runner.cleanup()
-
-    def sends(self) -> list[tuple[int, str]]:
-        """(chat id, text) of every sendMessage the fake accepted."""
-        out = []
-        for call in self.api.calls_to("sendMessage"):
-            try:
-                chat = int(call.body.get("chat_id", 0))
-            except (TypeError, ValueError):
-                continue
-            out.append((chat, str(call.body.get("text"))))
-        return out
-
-    def per_chat(self) -> Counter[int]:
-        return Counter(chat for chat, _ in self.sends())
-
-    def duplicates(self) -> int:
-        """Messages the platform got more than once (same chat, same text)."""
-        return sum(n - 1 for n in Counter(self.sends()).values() if n > 1)
-
-
-async def post_updates(
-    url: str, updates: list[dict[str, Any]], *, rate: float, source: str = "127.0.0.3"
-) -> Counter[str]:
-    """POST each update to the Telegram webhook at ``rate`` per second; status counts."""
-    statuses: Counter[str] = Counter()
-    headers = {"X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET}
-    async with client(source, timeout_s=30) as http:
-
-        async def one(update: dict[str, Any]) -> None:
-            try:
-                async with http.post(f"{url}/webhooks/telegram", json=update, headers=headers) as r:
-                    await r.read()
-                    statuses[str(r.status)] += 1
-            except (aiohttp.ClientError, TimeoutError):
-                statuses["error"] += 1
-
-        tasks = []
-        started = time.monotonic()
-        for i, update in enumerate(updates):
-            delay = started + i / rate - time.monotonic()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            tasks.append(asyncio.create_task(one(update)))
-        await asyncio.gather(*tasks)
-    return statuses

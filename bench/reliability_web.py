@@ -18,17 +18,8 @@ from pathlib import Path
 import aiohttp
 from bad_requests import bad_requests, send
 from common import percentiles
-from reliability_stack import (
-    ORIGIN,
-    Database,
-    Figure,
-    Processes,
-    base_env,
-    client,
-    demo_questions,
-    post_updates,
-    telegram_update,
-)
+from reliability_stack import ORIGIN, Database, Figure, Processes, base_env, client, demo_questions
+from reliability_telegram import post_updates, telegram_update
 
 FLOOD_WORDS = "hoc phi nganh cong nghe thong tin nam 2026 la bao nhieu va co hoc bong khong "
 VISITOR_TIMEOUT_S = 30.0

@@ -19,17 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from reliability_stack import (
-    PENDING,
-    Database,
-    Figure,
-    Processes,
-    Telegram,
-    base_env,
-    demo_questions,
-    post_updates,
-    telegram_update,
-)
+from reliability_stack import PENDING, Database, Figure, Processes, base_env, demo_questions
+from reliability_telegram import Telegram, post_updates, telegram_update
 
 from bot.answer.followup import REWRITE_PROMPT
 from tests.fakes.openai_stub import OpenAIStub, start_openai_stub
