@@ -31,102 +31,34 @@ import re
 import sys
 import time
 import unicodedata
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from common import DATASETS, RESULTS_DIR, bench_settings, machine, markdown_table
-from small_sets import faq_sample, small_corpus, small_passages
+from devsets_tables import answer_rows, faq_rows, multi_part_rows, retrieval_rows
+from question_sets import MODES, QuestionSet, dev_sets, knowledge_for, knowledge_texts, small_demo
+from small_sets import faq_sample
 
 from bot.evaluation.data import (
-    Question,
     read_faq_items,
     read_faq_queries,
-    read_passages,
     read_questions,
 )
 from bot.evaluation.faq import evaluate_faq
 from bot.evaluation.faq_report import faq_report
-from bot.evaluation.questions import Knowledge, evaluate_questions
+from bot.evaluation.questions import evaluate_questions
 from bot.evaluation.questions_report import questions_report
 from bot.evaluation.report import write_markdown
-from bot.evaluation.workspace import Workspace, load_corpus, load_faq
-from bot.knowledge.demo import demo_kb_dir
 from bot.runtime import build_parts
 from retrieval.query import split_question
 from retrieval.restore.ngrams import NgramCounts, has_marks
 from retrieval.restore.restorer import DiacriticRestorer
 from retrieval.text.folding import fold
 
-MODES = ("dense", "bm25", "hybrid")
 OWN_DIALOGUES = Path(__file__).resolve().parent.parent / "tests" / "data" / "demo_dialogues.jsonl"
 MIN_MULTI_PART = 5  # questions that split, for a set's multi-part figure
-
-
-@dataclass(frozen=True)
-class QuestionSet:
-    name: str
-    questions: Path | None  # None: an FAQ set only (UTEHY)
-    corpus: Path | None = None  # a folder for tuvan's pipeline
-    chunks: Path | None = None  # pre-cut passages
-    faq: Path | None = None
-    faq_queries: Path | None = None
-
-
-def dev_sets(root: Path) -> list[QuestionSet]:
-    uit, alqac, virhe = root / "uit-admissions", root / "alqac", root / "virhe4qa"
-    utehy = root / "utehy-fanpage"
-    return [
-        QuestionSet(
-            "UIT",
-            uit / "questions.jsonl",
-            corpus=uit / "corpus",
-            faq=uit / "faq.jsonl",
-            faq_queries=uit / "faq_queries.jsonl",
-        ),
-        QuestionSet("ALQAC", alqac / "questions.jsonl", chunks=alqac / "corpus.jsonl"),
-        QuestionSet(
-            "ViRHE4QA",
-            virhe / "questions.jsonl",
-            chunks=virhe / "corpus.jsonl",
-            faq=virhe / "faq.jsonl",
-            faq_queries=virhe / "faq_queries.jsonl",
-        ),
-        QuestionSet(
-            "UTEHY",
-            None,
-            faq=utehy / "faq.jsonl",
-            faq_queries=utehy / "faq_queries.jsonl",
-        ),
-    ]
-
-
-def knowledge_for(
-    qs: QuestionSet, questions: list[Question], quick: bool, n: int = 5
-) -> tuple[list[Question], Knowledge]:
-    """The set's knowledge for ``questions``; ``quick``: the first ``n`` questions whose cited
-    files or passages are small, and only those."""
-    passages = read_passages(qs.chunks) if qs.chunks else None
-    corpus = qs.corpus
-    if quick and passages is not None:
-        questions, passages = small_passages(questions, passages, n)
-    elif quick and corpus is not None:
-        questions, corpus = small_corpus(questions, corpus, n)
-    return questions, Knowledge(corpus=corpus, passages=passages)
-
-
-def small_demo(parts: Any) -> Callable[[Workspace], Awaitable[None]]:
-    """A loader of the few demo files and FAQ entries the demo's first questions need: what a
-    quick run of the dialogues asks over instead of the whole demo knowledge base."""
-
-    async def load(workspace: Workspace) -> None:
-        demo = demo_kb_dir()
-        _, folder = small_corpus(read_questions(demo / "questions.jsonl"), demo / "docs")
-        await load_corpus(workspace, parts, folder)
-        await load_faq(workspace, parts, faq_sample(read_faq_items(demo / "faq.jsonl"), [])[0])
-
-    return load
 
 
 # -- tier 2 -------------------------------------------------------------------------------------
@@ -145,62 +77,6 @@ async def retrieval(parts: Any, qs: QuestionSet, quick: bool, out: Path) -> dict
     data["level"] = ev.levels[0]
     data["seconds_total"] = time.perf_counter() - started
     return data
-
-
-def retrieval_rows(results: dict[str, dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
-    header = ["set", "level", "mode"] + [
-        f"{m} {form}" for m in ("Hit@1", "Hit@5", "Hit@10", "MRR@10") for form in ("w", "u")
-    ]
-    rows = []
-    for name, data in results.items():
-        level = data["level"]
-        for mode in MODES:
-            written = data["modes"][mode][level]
-            folded = data["unaccented"]["modes"][mode][level]
-            rows.append(
-                [name, level, mode]
-                + [
-                    f"{entry[key]:.3f}"
-                    for key in ("hit@1", "hit@5", "hit@10", "mrr@10")
-                    for entry in (written, folded)
-                ]
-            )
-    return header, rows
-
-
-def answer_rows(results: dict[str, dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
-    header = [
-        "set",
-        "form",
-        "faq",
-        "documents",
-        "fallback",
-        "confidently wrong",
-        "key facts (answered)",
-        "documents answers, median / p90 chars",
-    ]
-    rows = []
-    for name, data in results.items():
-        for form, d in (("written", data), ("unaccented", data["unaccented"])):
-            rate = d["key_facts"]["rate_answered"]
-            tiers = d["tiers"]
-            rows.append(
-                [
-                    name,
-                    form,
-                    tiers["faq"],
-                    tiers["documents"],
-                    tiers["fallback"],
-                    d["key_facts"].get("confidently_wrong", "–"),
-                    "–" if rate is None else f"{rate:.3f}",
-                    _lengths(d["answer_length"]["documents"]),
-                ]
-            )
-    return header, rows
-
-
-def _lengths(spread: dict[str, Any]) -> str:
-    return f"{spread['median']:.0f} / {spread['p90']}" if spread["answers"] else "–"
 
 
 # -- tier 1 -------------------------------------------------------------------------------------
@@ -223,52 +99,7 @@ async def faq_tier(parts: Any, qs: QuestionSet, out: Path, quick: bool = False) 
     return {"written": data["written"], "unaccented": data["folded"]}
 
 
-def faq_rows(results: dict[str, dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
-    header = [
-        "FAQ set",
-        "form",
-        "precision",
-        "coverage",
-        "false accepts",
-        "near-miss FA",
-        "OOS FA",
-        "wrong verbatim answers",
-    ]
-    rows = []
-    for name, forms in results.items():
-        for form, data in forms.items():
-            wrong = sum(1 for m in data["misses"] if m["got"] is not None)
-            rows.append(
-                [name, form]
-                + [
-                    f"{data[k]:.3f}"
-                    for k in (
-                        "precision",
-                        "coverage",
-                        "false_accept",
-                        "false_accept_near_miss",
-                        "false_accept_out_of_scope",
-                    )
-                ]
-                + [wrong]
-            )
-    return header, rows
-
-
 # -- the restorer -------------------------------------------------------------------------------
-
-
-def knowledge_texts(qs: QuestionSet) -> list[str]:
-    texts: list[str] = []
-    if qs.corpus is not None:
-        texts += [
-            p.read_text(encoding="utf-8", errors="replace") for p in sorted(qs.corpus.iterdir())
-        ]
-    if qs.chunks is not None:
-        texts += [f"{p.title or ''}\n{p.text}" for p in read_passages(qs.chunks)]
-    if qs.faq is not None:
-        texts += [f"{i.question}\n{i.answer}" for i in read_faq_items(qs.faq)]
-    return texts
 
 
 def syllables(text: str) -> list[str]:
@@ -358,28 +189,6 @@ async def multi_part(parts: Any, qs: QuestionSet, quick: bool, out: Path) -> dic
             **{k: v for k, v in ev.metrics("hybrid", level).items() if k.split("@")[1] in "510"},
         }
     return found
-
-
-def multi_part_rows(results: dict[str, dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
-    header = [
-        "set",
-        "questions",
-        "searched",
-        "level",
-        "Hit@5",
-        "Recall@5",
-        "all sources@5",
-        "MRR@10",
-    ]
-    rows = []
-    for name, data in results.items():
-        for label in ("one query", "split"):
-            m = data[label]
-            rows.append(
-                [name, data["questions"], label, m["level"]]
-                + [f"{m.get(k, 0.0):.3f}" for k in ("hit@5", "recall@5", "all@5", "mrr@10")]
-            )
-    return header, rows
 
 
 # -- main ---------------------------------------------------------------------------------------

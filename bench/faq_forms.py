@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 from common import DATASETS, Report, bench_settings, markdown_table
-from devsets import dev_sets, knowledge_texts
+from question_sets import dev_sets, knowledge_texts
 from small_sets import faq_sample
 
 from bot.evaluation.data import FaqQuery, read_faq_items, read_faq_queries

@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 from common import DATASETS, Report, bench_settings, markdown_table, progress
-from devsets import QuestionSet, dev_sets, knowledge_for
+from question_sets import QuestionSet, dev_sets, knowledge_for
 from sqlalchemy import text
 
 from bot.evaluation.data import Question, read_questions

@@ -25,7 +25,7 @@ import time
 from typing import Any
 
 from common import DATASETS, Report, bench_settings, markdown_table, percentiles
-from devsets import dev_sets, knowledge_texts
+from question_sets import dev_sets, knowledge_texts
 
 from bot.evaluation.data import read_faq_items, read_faq_queries, read_questions
 from bot.runtime import build_parts
