@@ -26,22 +26,24 @@ import asyncio
 import time
 from typing import Any
 
+from bench_embeddings import (
+    add_embed_thread_option,
+    cached_embeddings,
+    embed_executor,
+    prepare_and_embed,
+)
 from common import (
     DATASETS,
     Report,
-    add_embed_thread_option,
     bench_database,
     bench_settings,
-    cached_embeddings,
     copy_rows,
     create_indexes,
     drop_indexes,
-    embed_executor,
     explain,
     markdown_table,
     percentiles,
     plan_summary,
-    prepare_and_embed,
     read_jsonl,
     server_version,
 )

@@ -28,17 +28,15 @@ import time
 from typing import Any
 
 import numpy as np
+from bench_embeddings import add_embed_thread_option, embed_executor, prepare_and_embed
 from common import (
     Report,
-    add_embed_thread_option,
     bench_database,
     bench_settings,
-    embed_executor,
     explain,
     markdown_table,
     percentiles,
     plan_summary,
-    prepare_and_embed,
     progress,
     server_version,
 )

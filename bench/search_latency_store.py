@@ -10,15 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from common import (
-    DATASETS,
-    cached_embeddings,
-    copy_rows,
-    create_indexes,
-    drop_indexes,
-    progress,
-    read_jsonl,
-)
+from bench_embeddings import cached_embeddings
+from common import DATASETS, copy_rows, create_indexes, drop_indexes, progress, read_jsonl
 from search_corpus import load_documents, real_chunks, synthetic_rows
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
