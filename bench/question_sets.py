@@ -11,12 +11,7 @@ from typing import Any
 
 from small_sets import faq_sample, small_corpus, small_passages
 
-from bot.evaluation.data import (
-    Question,
-    read_faq_items,
-    read_passages,
-    read_questions,
-)
+from bot.evaluation.data import Question, read_faq_items, read_passages, read_questions
 from bot.evaluation.questions import Knowledge
 from bot.evaluation.workspace import Workspace, load_corpus, load_faq
 from bot.knowledge.demo import demo_kb_dir

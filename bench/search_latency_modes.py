@@ -8,15 +8,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from common import (
-    progress,
-)
+from common import progress
 from search_latency_store import Question
-from search_proposals import (
-    prune_terms,
-    pruned_fts_ranking,
-    search_with,
-)
+from search_proposals import prune_terms, pruned_fts_ranking, search_with
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.core.settings import SearchSettings, Settings
