@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -107,7 +108,7 @@ def cached_embeddings(
             )
     vectors = np.vstack(parts).astype(np.float32) if parts else np.zeros((0, 0), np.float32)
     CACHE_DIR.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp.npy")
+    tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")  # two benches may embed it at once
     np.save(tmp, vectors)
     tmp.replace(path)
     return vectors

@@ -1,13 +1,19 @@
-"""Every bench's ``--quick`` run, one after another: CI's check that each bench still runs.
+"""Every bench's ``--quick`` run, two at a time: CI's check that each bench still runs.
 
     .venv/bin/python bench/quick.py [--only answer_latency,devsets] [--timeout 300]
-        [--isolation fork|exec]
+        [--isolation fork|exec] [--jobs 2]
 
 A bench is a script of bench/ with an ``if __name__ == "__main__":`` block: they are found, not
 listed, so a new bench that lacks ``--quick`` fails here (argparse refuses the flag). Each runs
 as ``bench/NAME.py --quick`` (plus the arguments in ``EXTRA``) in a child process of its own, so
 a bench that exits, hangs, crashes or leaves state behind touches no other; a bench past
 ``--timeout`` is killed with its process group.
+
+``--jobs`` benches run at once (default 2, the cores CI has): most of a quick run is waiting
+(servers starting, PostgreSQL, a generator's pacing), so two at a time take little more than half
+the wall time of one after another. The long ones start first (``LONG_FIRST``), and a bench that
+reads another's output waits for it (``AFTER``). Their figures are smoke, not measurements: a
+figure is measured by running its bench alone.
 
 ``--isolation fork`` (the default) forks each child from this process once it has imported what
 the benches share and loaded the embedding model, and runs the script there with runpy: each
@@ -29,7 +35,6 @@ import argparse
 import ast
 import contextlib
 import os
-import resource
 import runpy
 import signal
 import sys
@@ -51,6 +56,11 @@ EXTRA: dict[str, tuple[str, ...]] = {
     # public endpoint, the crawler's targets and the limits, in about a minute.
     "reliability": ("--only", "bad_inputs,crawler,reads,rotate"),
 }
+# Started first, longest first: the wall time of a run at two at a time is bounded below by
+# the longest bench, so it should not start last.
+LONG_FIRST = ("reliability", "channels_load", "devsets", "answer_shape")
+# A bench that reads what another's quick run leaves (bench/.cache) starts after that one ended.
+AFTER: dict[str, str] = {"fit_decisions": "answer_shape"}
 GRACE_S = 5.0  # between SIGTERM and SIGKILL of a bench past its timeout
 
 
@@ -104,7 +114,17 @@ def preload() -> None:
     load_embedder(bench_settings().embedding)  # kept in retrieval.embedders' per-process cache
 
 
-def run(name: str, timeout: float, isolation: str) -> Outcome:
+@dataclass
+class Running:
+    """A bench's child process and when it is to be stopped."""
+
+    bench: str
+    pid: int
+    started: float
+    signals: list[tuple[float, int]]  # (monotonic deadline, signal), in order
+
+
+def start(name: str, timeout: float, isolation: str) -> Running:
     LOGS.mkdir(parents=True, exist_ok=True)
     out, err = LOGS / f"{name}.out", LOGS / f"{name}.err"
     argv = [str(BENCH_DIR / f"{name}.py"), "--quick", *EXTRA.get(name, ())]
@@ -116,19 +136,69 @@ def run(name: str, timeout: float, isolation: str) -> Outcome:
         _child(argv, out, err, isolation)
     with contextlib.suppress(OSError):  # as the child does (whichever runs first)
         os.setpgid(pid, pid)
-    try:
-        status, usage, timed_out = _wait(pid, timeout)
-    except BaseException:  # the runner stopped (Ctrl-C, a CI job cancelled): the bench too
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(pid, signal.SIGKILL)
-        raise
-    seconds = time.perf_counter() - started
+    deadline = time.monotonic() + timeout
+    return Running(
+        name, pid, started, [(deadline, signal.SIGTERM), (deadline + GRACE_S, signal.SIGKILL)]
+    )
+
+
+def poll(job: Running, timeout: float) -> Outcome | None:
+    """The bench's outcome once its process ended, else None (past its timeout: signalled)."""
+    done, status, usage = os.wait4(job.pid, os.WNOHANG)
+    if not done:
+        now = time.monotonic()
+        if job.signals and now >= job.signals[0][0]:
+            _, sig = job.signals.pop(0)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(job.pid, sig)
+        return None
+    timed_out = len(job.signals) < 2
+    seconds = time.perf_counter() - job.started
     cpu = usage.ru_utime + usage.ru_stime
-    state = "ok" if not timed_out and os.waitstatus_to_exitcode(status) == 0 else "FAILED"
-    last = "" if state == "ok" else _last_line(err) or _last_line(out)
+    code = os.waitstatus_to_exitcode(status)
+    state = "ok" if not timed_out and code == 0 else "FAILED"
+    out, err = LOGS / f"{job.bench}.out", LOGS / f"{job.bench}.err"
+    last = "" if state == "ok" else f"{_exit(code)}; {_last_line(err) or _last_line(out)}"
     if timed_out:
         state, last = "TIMEOUT", f"killed after {timeout:g} s" + (f"; {last}" if last else "")
-    return Outcome(name, seconds, cpu, state, last)
+    return Outcome(job.bench, seconds, cpu, state, last)
+
+
+def run_all(chosen: Sequence[str], timeout: float, isolation: str, jobs: int) -> list[Outcome]:
+    """Each chosen bench, ``jobs`` at a time, the long ones first, ``AFTER`` respected; the
+    outcomes in the order the benches ended."""
+    waiting = [b for b in LONG_FIRST if b in chosen] + [b for b in chosen if b not in LONG_FIRST]
+    running: list[Running] = []
+    outcomes: list[Outcome] = []
+    runner = os.getpid()
+    try:
+        while waiting or running:
+            ended = {o.bench for o in outcomes}
+            ready = [b for b in waiting if AFTER.get(b) not in chosen or AFTER[b] in ended]
+            while ready and len(running) < max(1, jobs):
+                name = ready.pop(0)
+                waiting.remove(name)
+                running.append(start(name, timeout, isolation))
+            for job in list(running):
+                outcome = poll(job, timeout)
+                if outcome is not None:
+                    running.remove(job)
+                    outcomes.append(outcome)
+                    print(
+                        f"  {outcome.bench}: {outcome.status} in {outcome.seconds:.1f} s",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+            time.sleep(0.05)
+    except BaseException:  # the runner stopped (Ctrl-C, a CI job cancelled): the benches too
+        # Not in a bench's child: its exit (SystemExit from ``_child``) unwinds through here too,
+        # and would kill the benches running beside it.
+        if os.getpid() == runner:
+            for job in running:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(job.pid, signal.SIGKILL)
+        raise
+    return outcomes
 
 
 def _child(argv: list[str], out: Path, err: Path, isolation: str) -> None:
@@ -162,19 +232,14 @@ def _child(argv: list[str], out: Path, err: Path, isolation: str) -> None:
     sys.exit(code)
 
 
-def _wait(pid: int, timeout: float) -> tuple[int, resource.struct_rusage, bool]:
-    deadline = time.monotonic() + timeout
-    signals = [(deadline, signal.SIGTERM), (deadline + GRACE_S, signal.SIGKILL)]
-    while True:
-        done, status, usage = os.wait4(pid, os.WNOHANG)
-        if done:
-            return status, usage, bool(len(signals) < 2)
-        now = time.monotonic()
-        if signals and now >= signals[0][0]:
-            _, sig = signals.pop(0)
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(pid, sig)
-        time.sleep(0.05)
+def _exit(code: int) -> str:
+    """'exit 1', or 'killed by SIGSEGV' for a negative code."""
+    if code >= 0:
+        return f"exit {code}"
+    try:
+        return f"killed by {signal.Signals(-code).name}"
+    except ValueError:
+        return f"killed by signal {-code}"
 
 
 def _last_line(path: Path) -> str:
@@ -215,6 +280,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", default="", help="comma-separated benches (default: all)")
     parser.add_argument("--timeout", type=float, default=300, help="seconds per bench")
     parser.add_argument("--isolation", choices=("fork", "exec"), default="fork")
+    parser.add_argument("--jobs", type=int, default=2, help="benches run at once")
     args = parser.parse_args(argv)
     known = benches()
     chosen = [b.strip() for b in args.only.split(",") if b.strip()] or known
@@ -228,15 +294,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.isolation == "fork":
         preload()
     preload_s = time.perf_counter() - started
-    outcomes = []
-    for name in chosen:
-        outcome = run(name, args.timeout, args.isolation)
-        outcomes.append(outcome)
-        print(
-            f"  {name}: {outcome.status} in {outcome.seconds:.1f} s",
-            file=sys.stderr,
-            flush=True,
-        )
+    outcomes = run_all(chosen, args.timeout, args.isolation, args.jobs)
+    outcomes.sort(key=lambda o: o.bench)
     print(table(outcomes))
     for o in outcomes:
         if o.status != "ok":

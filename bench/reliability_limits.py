@@ -111,7 +111,7 @@ async def warm(url: str) -> None:
 async def reads_case(
     db: Database, procs: Processes, data_dir: Path, *, seconds: float, loops: int
 ) -> list[Figure]:
-    url_db = await db.copy("tpl_demo")
+    url_db = await db.copy_demo()
     _, url = await procs.serve("reads-serve", base_env(url_db, data_dir))
     await warm(url)
     questions = demo_questions()
@@ -161,7 +161,7 @@ async def reads_case(
 async def held_case(
     db: Database, procs: Processes, data_dir: Path, *, polls: int, open_files: int
 ) -> list[Figure]:
-    url_db = await db.copy("tpl_demo")
+    url_db = await db.copy_demo()
     env = base_env(url_db, data_dir) | {"TUVAN_WEB__UPDATES_WAIT_S": "8"}
     process, url = await procs.serve("held-serve", env, open_files=open_files)
     await warm(url)
@@ -228,7 +228,7 @@ def proxied_env(url_db: str, data_dir: Path) -> dict[str, str]:
 async def rotate_case(
     db: Database, procs: Processes, data_dir: Path, *, questions: int
 ) -> list[Figure]:
-    url_db = await db.copy("tpl_demo")
+    url_db = await db.copy_demo()
     _, url = await procs.serve("rotate-serve", proxied_env(url_db, data_dir))
     await warm(url)
     pool = demo_questions()
@@ -278,7 +278,7 @@ async def fair_case(
     addresses: int,
     parallel: int,
 ) -> list[Figure]:
-    url_db = await db.copy("tpl_demo")
+    url_db = await db.copy_demo()
     _, url = await procs.serve("fair-serve", proxied_env(url_db, data_dir))
     await warm(url)
     pool = demo_questions()
@@ -318,7 +318,7 @@ async def fair_case(
 async def owner_case(
     db: Database, procs: Processes, data_dir: Path, *, tries: int, guessers: int
 ) -> list[Figure]:
-    url_db = await db.copy("tpl_demo")
+    url_db = await db.copy_demo()
     env = base_env(url_db, data_dir)
     email = "owner@bench.example.edu.vn"
     password = "Bench-Owner-Password-2026"

@@ -49,7 +49,7 @@ async def drained(db: Database, url_db: str, within_s: float) -> int:
 async def burst_case(
     db: Database, procs: Processes, data_dir: Path, *, updates: int
 ) -> list[Figure]:
-    url_db = await db.copy("tpl_demo")
+    url_db = await db.copy_demo()
     telegram = Telegram()
     await telegram.start()
     env = worker_env(base_env(url_db, data_dir, telegram.api.api_base), 60, 5)
@@ -98,7 +98,7 @@ async def burst_case(
 async def serve_kill_case(
     db: Database, procs: Processes, data_dir: Path, *, llm_delay_s: float
 ) -> list[Figure]:
-    url_db = await db.copy("tpl_demo")
+    url_db = await db.copy_demo()
     stub = await start_openai_stub(dimension=384)
     responder = Responder(stub, delay_s=llm_delay_s)
     env = llm_env(worker_env(base_env(url_db, data_dir), 120, 5), stub)
@@ -191,7 +191,7 @@ async def _claimed_again(db: Database, url_db: str, before: int, since: float) -
 
 
 async def listen_case(db: Database, procs: Processes, data_dir: Path) -> list[Figure]:
-    url_db = await db.copy("tpl_demo")
+    url_db = await db.copy_demo()
     telegram = Telegram()
     await telegram.start()
     poll_s = 30.0

@@ -26,12 +26,14 @@ from typing import Any
 import aiohttp
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bot.core.settings import Settings
 from bot.db import migrate
 from bot.db.engine import EmbeddedServer, make_engine, make_sessionmaker, start_embedded
 from bot.knowledge.demo import demo_kb_dir, load_demo_kb
+from bot.knowledge.faq_files import import_faq, read_faq_file
 from bot.runtime import build_parts
 from retrieval.index.indexer import Indexer
 from retrieval.index.state import ensure_index_state
@@ -80,6 +82,7 @@ class Database:
         self.server = server
         self.made = 0
         self.keep = False
+        self.demo = "tpl_demo"  # the template holding the demo knowledge base
 
     async def names(self) -> list[str]:
         rows = await self.rows(self.server.url, "SELECT datname FROM pg_database")
@@ -101,6 +104,10 @@ class Database:
                 await conn.execute(text(sql))
         finally:
             await engine.dispose()
+
+    async def copy_demo(self) -> str:
+        """A new database holding the demo knowledge base (``open_database``'s); its URL."""
+        return await self.copy(self.demo)
 
     async def copy(self, template: str) -> str:
         """A new database copied from ``template``; its URL."""
@@ -126,9 +133,13 @@ class Database:
             await engine.dispose()
 
 
-async def open_database(data_dir: Path, keep: Path | None = None) -> Database:
-    """The server, with two templates: ``tpl_blank`` (migrated, empty) and ``tpl_demo`` (the demo
-    knowledge base, embedded with the default embedder: minutes on a busy machine).
+async def open_database(
+    data_dir: Path, keep: Path | None = None, *, documents: bool = True
+) -> Database:
+    """The server, with two templates: ``tpl_blank`` (migrated, empty) and the demo knowledge
+    base, embedded with the default embedder (minutes on a busy machine): ``tpl_demo``, or
+    without ``documents`` ``tpl_demo_faq``, the demo FAQ alone (seconds: a smoke run's cases ask
+    the FAQ's questions).
 
     With ``keep``, the server's folder is that one and outlives the run: the templates are made
     once and only migrated on later runs (delete the folder after the demo data changes).
@@ -136,26 +147,35 @@ async def open_database(data_dir: Path, keep: Path | None = None) -> Database:
     root = keep or Path(tempfile.mkdtemp(prefix="tuvan-reliability-"))
     db = Database(root, start_embedded(root / "pg"))
     db.keep = keep is not None
+    db.demo = "tpl_demo" if documents else "tpl_demo_faq"
     existing = set(await db.names())
     for name in existing:
         if name.startswith("case_"):
             await db.admin(f"DROP DATABASE {name}")
-    for name in ("tpl_blank", "tpl_demo"):
+    for name in ("tpl_blank", db.demo):
         if name not in existing:
             await db.admin(f"CREATE DATABASE {name}")
         engine = make_engine(db.url(name))
         try:
             await migrate.upgrade(engine)
-            if name == "tpl_demo" and name not in existing:
-                parts = build_parts(Settings(_env_file=None, data_dir=data_dir))
-                indexer = Indexer(parts.embedder, parts.processor)
-                sessionmaker = make_sessionmaker(engine)
-                async with sessionmaker.begin() as session:
-                    await ensure_index_state(session, indexer.embedder)
-                await load_demo_kb(sessionmaker, indexer)
+            if name == db.demo and name not in existing:
+                await _load_demo(engine, data_dir, documents)
         finally:
             await engine.dispose()
     return db
+
+
+async def _load_demo(engine: AsyncEngine, data_dir: Path, documents: bool) -> None:
+    parts = build_parts(Settings(_env_file=None, data_dir=data_dir))
+    indexer = Indexer(parts.embedder, parts.processor)
+    sessionmaker = make_sessionmaker(engine)
+    async with sessionmaker.begin() as session:
+        await ensure_index_state(session, indexer.embedder)
+    if documents:
+        await load_demo_kb(sessionmaker, indexer)
+    else:
+        drafts = read_faq_file(demo_kb_dir() / "faq.jsonl")
+        await import_faq(sessionmaker, indexer, drafts, updated_by="demo")
 
 
 def demo_questions() -> list[str]:

@@ -63,7 +63,7 @@ async def flood_case(
     visitor_questions: int,
     webhook_rate: float,
 ) -> list[Figure]:
-    url_db = await db.copy("tpl_demo")
+    url_db = await db.copy_demo()
     _, url = await procs.serve("flood-serve", base_env(url_db, data_dir))
     flood_text = (FLOOD_WORDS * (chars // len(FLOOD_WORDS) + 1))[:chars]
     questions = demo_questions()
@@ -182,7 +182,7 @@ async def flood_case(
 
 
 async def bad_inputs_case(db: Database, procs: Processes, data_dir: Path) -> list[Figure]:
-    url_db = await db.copy("tpl_demo")
+    url_db = await db.copy_demo()
     _, url = await procs.serve("bad-inputs-serve", base_env(url_db, data_dir, all_channels=True))
     port = int(url.rsplit(":", 1)[1])
     results: list[tuple[str, str]] = []
@@ -254,7 +254,7 @@ async def try_login(
 
 
 async def login_case(db: Database, procs: Processes, data_dir: Path, *, tries: int) -> list[Figure]:
-    url_db = await db.copy("tpl_demo")
+    url_db = await db.copy_demo()
     env = base_env(url_db, data_dir)
     email = "staff@bench.example.edu.vn"
     password = "Bench-Correct-Password-2026"

@@ -45,7 +45,7 @@ def worker_env(env: dict[str, str], lease_s: float, max_attempts: int) -> dict[s
 async def kill_case(
     db: Database, procs: Processes, data_dir: Path, *, questions: int, kills: int, lease_s: float
 ) -> list[Figure]:
-    url_db = await db.copy("tpl_demo")
+    url_db = await db.copy_demo()
     telegram = Telegram()
     await telegram.start()
     env = worker_env(base_env(url_db, data_dir, telegram.api.api_base), lease_s, 5)
@@ -205,7 +205,7 @@ async def poison_case(
     max_attempts: int,
     seconds: float,
 ) -> list[Figure]:
-    url_db = await db.copy("tpl_demo")
+    url_db = await db.copy_demo()
     telegram = Telegram()
     await telegram.start()
     stub = await start_openai_stub(dimension=384)
@@ -290,7 +290,7 @@ async def slow_llm_case(
     delay_s: float,
     seconds: float,
 ) -> list[Figure]:
-    url_db = await db.copy("tpl_demo")
+    url_db = await db.copy_demo()
     telegram = Telegram()
     await telegram.start()
     stub = await start_openai_stub(dimension=384)

@@ -15,6 +15,7 @@ only those. The figures it prints mean nothing; that it runs to the end is the p
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -89,11 +90,18 @@ def text_folder(label: str, texts: dict[str, str]) -> Path:
 def _folder(label: str, digest: Any, fill: Callable[[Path], object]) -> Path:
     folder = SMALL_DIR / f"{label}-{digest.hexdigest()[:12]}"
     if not folder.is_dir():
-        building = folder.with_name(folder.name + ".tmp")
+        # A folder of this process's own: two benches (bench/quick.py runs two at a time) may
+        # build the same one at once, and the second rename then finds it made.
+        building = folder.with_name(f"{folder.name}.{os.getpid()}.tmp")
         shutil.rmtree(building, ignore_errors=True)
         building.mkdir(parents=True)
         fill(building)
-        building.rename(folder)
+        try:
+            building.rename(folder)
+        except OSError:
+            if not folder.is_dir():
+                raise
+            shutil.rmtree(building, ignore_errors=True)
     return folder
 
 
