@@ -106,8 +106,8 @@ async def wait_ready(url: str, within_s: float = 120) -> None:
 
 
 async def main(args: argparse.Namespace) -> None:
-    if args.quick:  # a smoke run: every phase, a few hundred updates
-        args.rate, args.seconds, args.burst, args.warmup = 50, 2, 200, 20
+    if args.quick:  # a smoke run: every phase, 170 updates
+        args.rate, args.seconds, args.burst, args.warmup = 20, 2, 80, 10
     report = Report("channels_load" + ("_quick" if args.quick else ""))
     tmp = Path(tempfile.mkdtemp(prefix="tuvan-load-"))
     server = start_embedded(tmp / "pg")
