@@ -30,7 +30,7 @@ from retrieval.search.rerank import Reranker
 from retrieval.text.folding import fold
 from retrieval.text.pack import VOCATIVES_SLOT, alternatives, load_pack
 from retrieval.text.sentences import ends_with_abbreviation
-from retrieval.text.terms import CLOSING_PARTICLES, TextProcessor
+from retrieval.text.terms import CLOSING_PARTICLES, TextProcessor, WrittenOut
 
 MAX_PARTS = 4
 # A part needs this many keyword terms of its own; a shorter piece stays with its neighbour.
@@ -75,6 +75,8 @@ class PreparedQuery:
     dense: str  # the whole question for the embedder
     terms: tuple[str, ...]
     parts: tuple[QueryPart, ...]  # two or more for a multi-part question, else empty
+    # ``dense`` with where each word written out came from (the student's "hp" for "học phí")
+    written: WrittenOut | None = None
 
     @property
     def readable(self) -> str:
@@ -108,12 +110,14 @@ def prepare_query(
                 QueryPart(p, processor.expand_query(p), tuple(processor.query_terms(p)))
                 for p in pieces
             )
+    written = processor.written_out(readable)
     return PreparedQuery(
         question=question,
         restored=restored,
-        dense=processor.expand_query(readable),
+        dense=written.text,
         terms=tuple(processor.query_terms(question)),
         parts=parts,
+        written=written,
     )
 
 

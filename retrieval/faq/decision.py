@@ -21,7 +21,7 @@ from retrieval.faq.contrasts import Value
 from retrieval.faq.features import Evidence, weigh_candidates
 from retrieval.faq.judge import FaqJudge
 from retrieval.faq.lexicon import Covering
-from retrieval.guard.verdicts import GuardVerdict
+from retrieval.guard.verdicts import Facets, GuardVerdict
 
 # What became of a candidate, as a code the admin explains in its own words (``reason`` is
 # the same in English, for logs, `tuvan ask --json` and the evaluation).
@@ -75,9 +75,11 @@ def decide_faq(
     covering: Covering,
     candidates: Sequence[FaqCandidate],
     judge: FaqJudge,
+    facets: Facets | None = None,
 ) -> FaqDecision:
     """URAG tier 1 (see the module docstring). ``question`` is the question as the guard reads
-    it (restored, shorthand written out), ``covering`` its words whose coverage is weighed."""
+    it (restored, shorthand written out; ``facets``: what the judge's guard reads in it, when
+    the caller has read it), ``covering`` its words whose coverage is weighed."""
     if not candidates:
         return FaqDecision(None, (), "no published FAQ entry", judge.threshold)
     taken, shared = _verbatim(candidates)
@@ -85,7 +87,7 @@ def decide_faq(
         return taken
     rest = [c for c in candidates if c.faq_id not in {v.candidate.faq_id for v in shared}]
     evidence = weigh_candidates(
-        question, covering, rest, judge.lexicon, judge.guard, judge.lexicon.contrasts
+        question, covering, rest, judge.lexicon, judge.guard, judge.lexicon.contrasts, facets
     )
     open_ = [e for e in evidence if not e.ruled_out]
     probabilities: dict[int, float] = {}

@@ -21,7 +21,7 @@ from retrieval.faq.candidates import FaqCandidate
 from retrieval.faq.contrasts import Contrasts, Value, contrast_words
 from retrieval.faq.lexicon import Covering, FaqLexicon
 from retrieval.guard.checks import NearMissGuard
-from retrieval.guard.verdicts import GuardVerdict
+from retrieval.guard.verdicts import Facets, GuardVerdict
 
 # More is likelier right.
 UP = (
@@ -70,9 +70,13 @@ def weigh_candidates(
     lexicon: FaqLexicon,
     guard: NearMissGuard | None,
     contrasts: Contrasts,
+    facets: Facets | None = None,
 ) -> list[Evidence]:
     """Each candidate's evidence. ``question`` is the question as the guard reads it
-    (restored, shorthand written out), ``covering`` its words whose coverage is weighed."""
+    (restored, shorthand written out; ``facets``: what ``guard`` reads in it, when the caller
+    has read it), ``covering`` its words whose coverage is weighed."""
+    if guard is not None and facets is None:
+        facets = guard.facets(question)  # read once, for every candidate
     total = lexicon.weight_of(covering.terms) or 1.0
     asked_values = contrasts.named(contrast_words(question))
     out = []
@@ -84,7 +88,11 @@ def weigh_candidates(
         rival_said = sum(w for t, w in weights.items() if t in held_by_rivals) / total
         entry_words = contrast_words("\n".join((cand.question, *lexicon.variants_of(cand.faq_id))))
         said_words = [*entry_words, *contrast_words(cand.answer)]
-        verdict = guard.check(question, cand.question, cand.answer) if guard is not None else None
+        verdict = (
+            guard.check(question, cand.question, cand.answer, mine=facets)
+            if guard is not None
+            else None
+        )
         conflicts = tuple(
             (head, asked, theirs)
             for head, asked in contrasts.conflicts(asked_values, entry_words)

@@ -22,6 +22,6 @@ Two rules, both read from the same facets:
 The guard only vetoes: a question it cannot read (no facets) is left to the similarity threshold.
 
 The modules: `verdicts` (what the guard says), `categories` (a category of the vocabulary: its
-policy and patterns), `checks` (`NearMissGuard`) and `vocabulary` (that section and an operator's
-file, merged). Imports: `bot.core` and `retrieval.text`.
+policy and patterns), `reader` (reading a text: its facets and the words that said each value),
+`checks` (`NearMissGuard`) and `vocabulary` (that section and an operator's file, merged). Imports: `bot.core` and `retrieval.text`.
 """

@@ -10,14 +10,12 @@ from typing import Any
 
 from bot.core.errors import ConfigError
 from retrieval.guard.categories import Category, Extractor, Policy, pattern_extractor, value_spec
+from retrieval.guard.reader import VocabularyReader
 from retrieval.guard.verdicts import Conflict, Facets, GuardVerdict, Missing
 from retrieval.text.terms import tokens
 
-_HIDDEN = "|"  # stands in for words an earlier match used; no pattern matches across it
-_FACET_CACHE = 20_000  # texts whose facets are remembered (FAQ questions, answers, variants)
 
-
-class NearMissGuard:
+class NearMissGuard(VocabularyReader):
     """Compares the facets of a question with those of the FAQ question it matched."""
 
     def __init__(self, vocabulary: Mapping[str, Any]) -> None:
@@ -72,7 +70,7 @@ class NearMissGuard:
         if not isinstance(must_name, list):
             raise ConfigError("guard vocabulary: `must_name` must be a list of category names")
         self.named_by_answers = frozenset(str(c) for c in must_name if str(c) in self._by_name)
-        self._facet_cache: dict[str, Facets] = {}
+        self._facet_cache = {}
 
     def _add_category(self, name: str, spec: Mapping[str, Any]) -> Category:
         try:
@@ -116,98 +114,6 @@ class NearMissGuard:
             frozenset(generic),
         )
 
-    def facets(self, text: str) -> Facets:
-        """The values each category finds in ``text``; categories with none are left out.
-
-        Remembered per text (FAQ questions and answers are read again for every question)."""
-        found = self._facet_cache.get(text)
-        if found is None:
-            if len(self._facet_cache) >= _FACET_CACHE:
-                self._facet_cache.clear()
-            found = self._facet_cache[text] = self._read_facets(text)
-        return found
-
-    def _read_facets(self, text: str) -> Facets:
-        words = tokens(text.replace("%", " phần trăm "))
-        found: dict[str, set[str]] = {}
-        rest = self._match_aliases(words, found)
-        for category in self._categories:
-            for extractor in category.patterns:
-                values = found.setdefault(category.name, set())
-
-                def take(
-                    match: re.Match[str], e: Extractor = extractor, v: set[str] = values
-                ) -> str:
-                    v.add(e.read(match))
-                    return _HIDDEN
-
-                rest = extractor.pattern.sub(take, rest)
-        return {name: frozenset(values) for name, values in found.items() if values}
-
-    def _match_aliases(self, words: list[str], found: dict[str, set[str]]) -> str:
-        """Record the aliases in ``words``, longest first; return the words left for patterns."""
-        rest: list[str] = []
-        i = 0
-        while i < len(words):
-            for size in range(min(self._longest, len(words) - i), 0, -1):
-                key = tuple(words[i : i + size])
-                names = self._aliases.get(key)
-                if names is None:
-                    continue
-                for category, value in names:
-                    if not self._after_excluded(category, words, i):
-                        found.setdefault(category, set()).add(value)
-                rest.append(_HIDDEN)
-                i += size
-                break
-            else:
-                rest.append(words[i])
-                i += 1
-        return " ".join(rest)
-
-    def _after_excluded(self, category: str, words: list[str], start: int) -> bool:
-        """Whether the alias at ``start`` follows a word that makes it something else."""
-        return any(
-            start >= len(w) and tuple(words[start - len(w) : start]) == w
-            for w in self._by_name[category].not_after
-        )
-
-    def entity_spans(self, text: str) -> list[tuple[int, int, str]]:
-        """Where ``text`` names a value: (first word, end word, category), by index into
-        ``text.split()``. Aliases may span words; patterns (years, numbers) are tried one
-        word at a time. Used to carry a follow-up's new value into the previous question."""
-        owner: list[int] = []
-        flat: list[str] = []
-        for n, word in enumerate(text.split()):
-            for token in tokens(word):
-                flat.append(token)
-                owner.append(n)
-        spans: list[tuple[int, int, str]] = []
-        taken: set[int] = set()
-        i = 0
-        while i < len(flat):
-            for size in range(min(self._longest, len(flat) - i), 0, -1):
-                names = self._aliases.get(tuple(flat[i : i + size]))
-                if names is None:
-                    continue
-                for name in dict.fromkeys(c for c, _ in names):
-                    if not self._after_excluded(name, flat, i):
-                        spans.append((owner[i], owner[i + size - 1] + 1, name))
-                taken.update(range(owner[i], owner[i + size - 1] + 1))
-                i += size
-                break
-            else:
-                i += 1
-        for n, word in enumerate(text.split()):
-            if n in taken:
-                continue
-            normal = " ".join(tokens(word))
-            for category in self._categories:
-                if normal and any(e.pattern.search(normal) for e in category.patterns):
-                    spans.append((n, n + 1, category.name))
-                    break
-        return sorted(spans)
-
     def for_school(
         self, own_values: Iterable[str], own_phrases: Iterable[str] = ()
     ) -> NearMissGuard:
@@ -249,14 +155,9 @@ class NearMissGuard:
         found = self._by_name.get(category)
         return found.label if found is not None else category
 
-    def unread(self, text: str) -> str:
-        """``text`` without the words that name a value (what ``entity_spans`` finds): what is
-        left is what the vocabulary does not know, for tier 1's word coverage."""
-        taken = {i for start, end, _ in self.entity_spans(text) for i in range(start, end)}
-        # A name taken out ends a clause: the words around it do not make a pair.
-        return " ".join(w if i not in taken else ";" for i, w in enumerate(text.split()))
-
-    def check(self, query: str, faq_question: str, answer: str = "") -> GuardVerdict:
+    def check(
+        self, query: str, faq_question: str, answer: str = "", *, mine: Facets | None = None
+    ) -> GuardVerdict:
         """Whether the FAQ entry may answer ``query``: no category conflicts with its question,
         and every value asked in a ``covered`` category said by its question or its ``answer``
         (checked only when an answer is given). Its variants say nothing: a phrasing staff add
@@ -265,7 +166,8 @@ class NearMissGuard:
         With an answer, a value the question names and the entry's question does not is no
         conflict when the answer says it ("Học phí ngành CNTT" and the entry "Học phí chương
         trình chuẩn" whose answer lists the fee of CNTT)."""
-        mine, theirs = self.facets(query), self.facets(faq_question)
+        mine = self.facets(query) if mine is None else mine  # the question read once, by the caller
+        theirs = self.facets(faq_question)
         said = self._said((faq_question, answer)) if answer else {}
         conflicts = []
         for category in self._categories:
@@ -290,8 +192,11 @@ class NearMissGuard:
     def hinted_kinds(self, question: str) -> frozenset[str]:
         """The kinds of value of the attributes ``question`` names (an amount for học phí, a
         date for hạn nộp), asked or only mentioned ("nếu nộp sau thời hạn thì sao")."""
+        return self.kinds_of(self.facets(question))
+
+    def kinds_of(self, found: Facets) -> frozenset[str]:
+        """``hinted_kinds`` of a text read already (its ``facets``)."""
         kinds: set[str] = set()
-        found = self.facets(question)
         for category in self._categories:
             for value in found.get(category.name, ()):
                 kinds.update(category.kinds.get(value, ()))
@@ -300,10 +205,14 @@ class NearMissGuard:
     def asked_attributes(self, question: str) -> frozenset[str]:
         """The ``attribute`` values ``question`` names, less the generic ones ("bao nhiêu
         tiền" asks only for an amount): what a passage answering it must say."""
+        return self.attributes_of(self.facets(question))
+
+    def attributes_of(self, found: Facets) -> frozenset[str]:
+        """``asked_attributes`` of a text read already (its ``facets``)."""
         category = self._by_name.get("attribute")
         if category is None:
             return frozenset()
-        return frozenset(self.facets(question).get("attribute", ())) - category.generic
+        return frozenset(found.get("attribute", ())) - category.generic
 
     def says_attribute(self, attributes: frozenset[str], text: str) -> bool:
         """Whether ``text`` says one of ``attributes`` (names it, or holds its kind of value:
@@ -322,7 +231,10 @@ class NearMissGuard:
 
     def entities(self, text: str) -> Facets:
         """The values ``text`` names in the `entities` categories: whom or what it is about."""
-        found = self.facets(text)
+        return self.entities_of(self.facets(text))
+
+    def entities_of(self, found: Facets) -> Facets:
+        """``entities`` of a text read already (its ``facets``)."""
         return {name: found[name] for name in self._entities if name in found}
 
     def _said(self, texts: Sequence[str]) -> dict[str, set[str]]:
@@ -359,7 +271,12 @@ class NearMissGuard:
         return any(self._kinds[k].search(answer) for k in kinds)
 
     def missing_from(
-        self, query: str, texts: Sequence[str], categories: Iterable[str]
+        self,
+        query: str,
+        texts: Sequence[str],
+        categories: Iterable[str],
+        *,
+        mine: Facets | None = None,
     ) -> dict[str, frozenset[str]]:
         """The values ``query`` names in ``categories`` that ``texts`` contradict.
 
@@ -369,7 +286,7 @@ class NearMissGuard:
         school (``query_only``: the passages must name it). The ``faq_only`` and ``equal`` sides
         of a policy do not apply: passages name many things a question does not.
         """
-        mine = self.facets(query)
+        mine = self.facets(query) if mine is None else mine  # the question read once, by the caller
         wanted = [c for c in self._categories if c.name in set(categories) and mine.get(c.name)]
         if not wanted:
             return {}

@@ -8,6 +8,16 @@ Facets = dict[str, frozenset[str]]
 
 
 @dataclass(frozen=True)
+class Span:
+    """Where a text says a value of a category: ``text[start:end]`` are the words that said it."""
+
+    category: str
+    value: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
 class Conflict:
     """One category in which the question and the FAQ question disagree."""
 

@@ -185,24 +185,76 @@ class TextProcessor:
         in decomposed text a word would end at its first combining mark ("lượng" as "lượ" +
         "ng", and "ng" is shorthand for "người").
         """
+        return self.written_out(text).text
+
+    def written_out(self, text: str) -> WrittenOut:
+        """``expand_query``'s text, with where each word written out came from: a value read
+        in the written-out text is said by the student's words ("hp" for "học phí")."""
         text = unicodedata.normalize("NFC", text)
         language = detect_language(text)
+        pieces: list[str] = []
+        edits: list[Edit] = []
+        last = at = 0
+        for match in _WORD.finditer(text):
+            expansion = self._written(text, match, language)
+            if expansion is None:
+                continue
+            kept = text[last : match.start()]
+            at += len(kept)
+            pieces += [kept, expansion]
+            edits.append(Edit(match.start(), match.end(), at, at + len(expansion)))
+            at += len(expansion)
+            last = match.end()
+        pieces.append(text[last:])
+        return WrittenOut(text, "".join(pieces), tuple(edits))
 
-        def replace(match: re.Match[str]) -> str:
-            word = match.group(0)
-            abbr = self._abbreviations.get(fold(word))
-            if abbr is None or (abbr.chat and language != "vi"):
-                return word
-            if not _standalone(text, match.start(), match.end()):
-                return word
-            if abbr.at_end and not _clause_ends(text, match.end()):
-                return word
-            expansion = abbr.expansions[0]
-            if abbr.chat and word[0].isupper():
-                expansion = expansion[0].upper() + expansion[1:]
-            return expansion
+    def _written(self, text: str, match: re.Match[str], language: str) -> str | None:
+        """What the word ``match`` is written out as, or None when it stays."""
+        word = match.group(0)
+        abbr = self._abbreviations.get(fold(word))
+        if abbr is None or (abbr.chat and language != "vi"):
+            return None
+        if not _standalone(text, match.start(), match.end()):
+            return None
+        if abbr.at_end and not _clause_ends(text, match.end()):
+            return None
+        expansion = abbr.expansions[0]
+        if abbr.chat and word[0].isupper():
+            expansion = expansion[0].upper() + expansion[1:]
+        return expansion
 
-        return _WORD.sub(replace, text)
+
+@dataclass(frozen=True)
+class Edit:
+    """A word written out: ``source[start:end]`` became ``text[at:at_end]``."""
+
+    start: int
+    end: int
+    at: int
+    at_end: int
+
+
+@dataclass(frozen=True)
+class WrittenOut:
+    """A text (``source``, in NFC) with its shorthand written out (``text``)."""
+
+    source: str
+    text: str
+    edits: tuple[Edit, ...] = ()
+
+    def source_of(self, start: int, end: int) -> tuple[int, int]:
+        """The characters of ``source`` that ``text[start:end]`` was written from."""
+        return self._back(start, end=False), self._back(end, end=True)
+
+    def _back(self, position: int, *, end: bool) -> int:
+        shift = 0
+        for edit in self.edits:
+            if position < edit.at or (end and position == edit.at):
+                break
+            if position < edit.at_end or (end and position == edit.at_end):
+                return edit.end if end else edit.start
+            shift = edit.at_end - edit.end
+        return position - shift
 
 
 def _unigrams_and_pairs(sequence: list[str], stop: frozenset[str]) -> Iterable[str]:
