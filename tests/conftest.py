@@ -25,6 +25,7 @@ from bot.runtime import build_parts
 from retrieval.index.faq_entries import upsert_faq
 from retrieval.index.indexer import Indexer
 from retrieval.index.state import ensure_index_state
+from tests.embedding_cache import CachedEmbedder
 from tests.fakes.openai_stub import OpenAIStub, start_openai_stub
 from tests.fakes.telegram_api import FakeTelegramApi, start_telegram_api
 
@@ -98,7 +99,9 @@ def parts(settings: Settings) -> AnswererParts:
 
 @pytest.fixture(scope="session")
 def indexer(parts: AnswererParts) -> Indexer:
-    return Indexer(parts.embedder, parts.processor)
+    """Indexing with the real model, its embeddings kept on disk for the next worker and run
+    (tests/embedding_cache.py): the demo knowledge base alone is most of a minute of CPU."""
+    return Indexer(CachedEmbedder(parts.embedder), parts.processor)
 
 
 @pytest.fixture(scope="session")
