@@ -42,17 +42,19 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from common import CACHE_DIR, DATASETS, bench_settings, markdown_table
+from found_reading import read_again
 from quote_hygiene import quote_count, quote_defects
 from small_sets import faq_sample, small_corpus, small_passages
 
 from bot.answer.answerer import Answerer
 from bot.answer.followup import ContextRules, Turn, read_in_context
 from bot.answer.found import Timer
+from bot.answer.read import read_asked
 from bot.answer.replies import answer_body
 from bot.evaluation.data import Question, read_faq_items, read_passages, read_questions
 from bot.evaluation.metrics import facts_found
@@ -70,7 +72,6 @@ from retrieval.index.state import ensure_index_state
 from retrieval.loading.ocr import OcrOptions
 from retrieval.loading.pdf import PdfOptions
 from retrieval.text.folding import fold
-from retrieval.text.language import detect_language
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = CACHE_DIR / "answers"
@@ -167,8 +168,8 @@ async def retrieve(answer_set: AnswerSet, forms: tuple[str, ...], quick: bool = 
                 for t in earlier.get(q.id, []):
                     t = t if form == "written" else fold(t)
                     turns.append(Turn(read_in_context(t, turns, rules).asked))
-                text = read_in_context(text, turns, rules).asked
-                found[(q.id, form)] = await answerer.find(text, detect_language(text), Timer())
+                asked = read_asked(read_in_context(text, turns, rules).asked)
+                found[(q.id, form)] = await answerer.find(asked, Timer())
     CACHE.mkdir(parents=True, exist_ok=True)
     with cache_path(answer_set.name, quick).open("wb") as f:
         pickle.dump({"questions": questions, "found": found}, f)
@@ -214,8 +215,7 @@ async def replay(
             scored = []
             compose_ms: list[float] = []
             for q in questions:
-                found = replace(data["found"][(q.id, form)])
-                found.reading = None  # read again by the code as it is now
+                found = read_again(data["found"][(q.id, form)], parts)  # as the code reads now
                 started = time.perf_counter()
                 answer = await answerer.answer_found(found, Timer())
                 compose_ms.append((time.perf_counter() - started) * 1000)

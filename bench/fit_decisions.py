@@ -162,6 +162,7 @@ async def documents_evidence(quick: bool = False) -> list[Any]:
     from dataclasses import replace
 
     from answer_shape import cache_path
+    from found_reading import read_again
 
     from bot.answer.answerer import Answerer
     from bot.answer.found import Timer
@@ -184,8 +185,7 @@ async def documents_evidence(quick: bool = False) -> list[Any]:
         examples = []
         for (qid, form), found in data["found"].items():
             q = next(q for q in data["questions"] if q.id == qid)
-            found = replace(found)
-            found.reading = None  # read again by the code as it is now
+            found = read_again(found, parts)  # read again by the code as it is now
             answer = await answerer.answer_found(found, Timer())
             features = (answer.scores.get("documents") or {}).get("features")
             if answer.tier != "documents" or not features:

@@ -23,15 +23,13 @@ from bot.answer.llm_answer import check_citations, stream_answer
 from bot.answer.lookup import Lookup
 from bot.answer.parts import AnswererParts
 from bot.answer.query_plan import small_talk_answer
-from bot.answer.question import clean_question, is_question
+from bot.answer.question import is_question
+from bot.answer.read import Read, read_message
 from bot.answer.replies import Answer
-from bot.answer.small_talk import MessageReading, read_message
 from bot.answer.stream import StreamDone, StreamEvent, StreamMeta, StreamReplace, StreamToken
 from bot.answer.tiers import AnswerTier, FallbackTier, FaqTier, not_a_question
 from bot.answer.why import faq_steps
 from bot.core.errors import LlmError
-from bot.core.types import Language
-from retrieval.text.language import detect_language
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +46,7 @@ class Answerer(Lookup):
         self.facts = FactsTier(parts)
         self.tiers: tuple[AnswerTier, ...] = (FaqTier(), self.facts, self.documents)
 
-    async def answer(self, message: str | MessageReading) -> Answer:
+    async def answer(self, message: str | Read) -> Answer:
         """The answer to a question: ``answer_stream``'s final answer (one path for both)."""
         final: Answer | None = None
         async for event in self.answer_stream(message):
@@ -58,7 +56,7 @@ class Answerer(Lookup):
             raise RuntimeError("the answer stream ended without a final answer")
         return final
 
-    async def answer_stream(self, message: str | MessageReading) -> AsyncIterator[StreamEvent]:
+    async def answer_stream(self, message: str | Read) -> AsyncIterator[StreamEvent]:
         """``answer()`` as events, streaming the LLM's tier-2 reply as it is written.
 
         Tier 1 and retrieval run exactly as in ``answer()``. Only a tier-2 answer in LLM mode
@@ -70,24 +68,25 @@ class Answerer(Lookup):
         disclaimer, as ``answer()`` formats them). Without an LLM, or when tier 1 answers, the
         stream is that single ``StreamDone``.
 
-        ``message`` is the student's text, or its reading when the conversation step has read it
-        (bot.answer.small_talk.read_message): small talk (a greeting, an opener, a thank-you, a
+        ``message`` is the student's text, read here once, or its reading when the conversation
+        step has read it (bot.answer.read): small talk (a greeting, an opener, a thank-you, a
         request for a person) gets a polite reply and no search; a question is answered without
-        the opener in front of it, as if asked alone.
+        the opener in front of it, as if asked alone. The final answer carries the reading
+        every step used (``Answer.read``).
         """
         timer = Timer()
         started = time.perf_counter()
-        read = message if isinstance(message, MessageReading) else read_message(message)
-        question = clean_question(read.question)
-        language: Language = detect_language(question)
+        read = message if isinstance(message, Read) else read_message(message)
+        question, language = read.question, read.language
         if not is_question(question):
-            yield StreamDone(not_a_question(language))
+            yield StreamDone(_read_as(not_a_question(language), read))
             return
         if read.kind is not None:
             contact = self.settings.contact
-            yield StreamDone(small_talk_answer(read.kind, language, contact, how="small talk"))
+            answer = small_talk_answer(read.kind, language, contact, how="small talk")
+            yield StreamDone(_read_as(answer, read))
             return
-        found = await self.find(question, language, timer)
+        found = await self.find(read, timer)
         llm = self.parts.llm
         if found.decision.accepted is not None or not found.passing or llm is None:
             yield StreamDone(
@@ -146,4 +145,10 @@ class Answerer(Lookup):
         }
         steps = faq_steps(found.decision)
         result.why = {"faq": steps, **result.why}
+        result.read = found.read
         return result
+
+
+def _read_as(answer: Answer, read: Read) -> Answer:
+    answer.read = read
+    return answer

@@ -1,8 +1,9 @@
 """Answering one message of a conversation (1/4): the use case the worker and the web chat both
-call. The message is read in its conversation (``bot.answer.followup``: alone first, context
-only for what it lacks), answered by the answerer from that reading (its small talk, or its
-question without an opener: it is not read again), and the reading goes with the answer, to be
-stored and shown to staff."""
+call. The message is read once as it comes in (``bot.answer.read``), then in its conversation
+(``bot.answer.followup``: alone first, context only for what it lacks), answered by the
+answerer from that reading (its small talk, or its question without an opener: it is not read
+again), and the reading goes with the answer, to be stored and shown to staff: how it was read,
+and the words of the message that said each value the answer was about."""
 
 from __future__ import annotations
 
@@ -21,9 +22,8 @@ from bot.answer.followup import (
     rewrite_with_llm,
     takes_a_topic,
 )
+from bot.answer.read import Read, read_message
 from bot.answer.replies import Answer, answer_body
-from bot.answer.small_talk import MessageReading
-from bot.answer.standalone import own_terms
 from bot.answer.stream import StreamDone, StreamEvent
 from bot.conversations.store import earlier_turns
 
@@ -53,7 +53,7 @@ class ConversationAnswerer:
         return await self.read_turns(text, turns, now)
 
     async def read_turns(self, text: str, turns: list[Turn], now: datetime | None) -> Reading:
-        reading = read_in_context(text, turns, self.rules, now)
+        reading = read_in_context(read_message(text), turns, self.rules, now)
         llm = self.answerer.parts.llm
         if reading.mode == "context" and llm is not None and turns:
             asked = reading.message.question if reading.message is not None else text
@@ -72,17 +72,17 @@ class ConversationAnswerer:
         holds one of the message's own words; otherwise the topic was another one ("trường có
         nuôi mèo không" after the fees) and the message is answered alone."""
         answer = await self.answerer.answer(reading.answering())
-        if takes_a_topic(reading) and not self._about_own_words(text, answer):
-            reading = alone(reading.message or MessageReading(None, text), "new_topic")
+        message = reading.message or read_message(text)
+        if takes_a_topic(reading) and not self._about_own_words(message, answer):
+            reading = alone(message, "new_topic")
             answer = await self.answerer.answer(reading.answering())
         return _with_reading(answer, reading)
 
-    def _about_own_words(self, text: str, answer: Answer) -> bool:
+    def _about_own_words(self, message: Read, answer: Answer) -> bool:
         if answer.tier == "fallback":
             return True  # nothing claimed either way
-        parts = self.answerer.parts
-        own = set(own_terms(text, self.rules.guard, parts.processor))
-        said = set(parts.processor.query_terms(answer_body(answer)))  # not its sources
+        own = set(message.alone.own) if message.alone is not None else set()
+        said = set(self.answerer.parts.processor.query_terms(answer_body(answer)))  # not sources
         return not own or bool(own & said)
 
     async def answer_stream(
@@ -103,5 +103,12 @@ class ConversationAnswerer:
 
 
 def _with_reading(answer: Answer, reading: Reading) -> Answer:
+    """The answer with how its message was read, and the words of the question answered that
+    said each value it was about (when it was searched)."""
     answer.reading = reading.to_json()
+    if answer.read is not None and answer.read.said:
+        answer.reading["said"] = [
+            {"slot": s.category, "label": s.label, "value": s.value, "words": s.words}
+            for s in answer.read.said
+        ]
     return answer

@@ -9,7 +9,6 @@ the tier declines and the fallback offers the passages as links (``abstained``).
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import replace
 
 from bot.answer import replies
@@ -17,10 +16,10 @@ from bot.answer.confidence import documents_confidence, documents_features
 from bot.answer.extractive import Quote, render_quotes, select_quotes
 from bot.answer.found import Found, Timer, hit_citation
 from bot.answer.llm_answer import Generated, generate_answer
-from bot.answer.lookup import reading_of
 from bot.answer.parts import AnswererParts
 from bot.answer.question_parts import answered_by, part_labels, what_is_missing
-from bot.answer.reading import read_question
+from bot.answer.read import PartRead
+from bot.answer.reading import Reading
 from bot.answer.replies import Answer
 from bot.answer.why import Composed, documents_answered
 from bot.core.citations import Citation
@@ -28,8 +27,6 @@ from bot.core.errors import LlmError
 from bot.core.types import Language
 from retrieval.guard.checks import NearMissGuard
 from retrieval.search.hits import Hit
-from retrieval.text.folding import fold
-from retrieval.text.pack import alternatives, load_pack
 
 log = logging.getLogger(__name__)
 
@@ -80,15 +77,15 @@ class DocumentsTier:
         """The passages' best units quoted and cited; None when none holds what is asked."""
         hits = found.passing
         guard = self.parts.guard_in_use
-        parts = list(found.parts)
-        if len(parts) > 1:
-            return self._multi_part_answer(found, parts, guard)
+        read = found.read
+        if read is not None and read.parts:
+            return self._multi_part_answer(found, read.parts, guard)
         quotes = select_quotes(
             found.terms,
             hits,
             self.parts.processor,
             limit=self.settings.answer.extractive_sentences,
-            reading=reading_of(found, self.parts),
+            reading=read.answering if read is not None else Reading(),
             guard=guard,
         )
         return self._quoted(found, quotes)
@@ -122,7 +119,7 @@ class DocumentsTier:
         return p
 
     def _multi_part_answer(
-        self, found: Found, parts: list[tuple[str, str]], guard: NearMissGuard | None
+        self, found: Found, parts: tuple[PartRead, ...], guard: NearMissGuard | None
     ) -> Answer | None:
         """A question that asks several things, answered part by part: each part's own units
         (its reading, with the entities the other parts name: "điểm chuẩn TTNT 2025, chỉ tiêu
@@ -131,20 +128,17 @@ class DocumentsTier:
         part already quoted, or that the quotes already answer, adds nothing; the parts the
         documents do not answer are named in one line at the end."""
         hits, language = found.passing, found.language
-        whole = found.expanded or found.question
-        parts = asking_parts(parts)
         processor = self.parts.processor
-        texts = [with_entities(dense, whole, guard) for _, dense in parts]
         per_part = [
             select_quotes(
-                processor.query_terms(text),
+                processor.query_terms(part.reading.text),
                 hits,
                 processor,
                 limit=PART_QUOTES,
-                reading=read_question(text, guard, processor),
+                reading=part.reading,
                 guard=guard,
             )
-            for text in texts
+            for part in parts
         ]
         chose = [bool(quotes) for quotes in per_part]
         taken: set[tuple[int, int]] = set()
@@ -164,7 +158,7 @@ class DocumentsTier:
         said = "\n".join(q.text for q in quoted)
         shown = [i for i, quotes in enumerate(per_part) if quotes]
         # Headings in the documents' language: the guard's attributes are Vietnamese words.
-        labels = part_labels([parts[i][1] for i in shown], guard) if language == "vi" else None
+        labels = part_labels([parts[i].own for i in shown], guard) if language == "vi" else None
         heading = dict(zip(shown, labels or [], strict=False))
         lines = [replies.extractive_intro(language)]
         missing: list[str] = []
@@ -175,8 +169,8 @@ class DocumentsTier:
                     lines.append(f"{heading[i]}:")
                 lines.append(render_quotes(quoted[at : at + len(quotes)]))
                 at += len(quotes)
-            elif not chose[i] and not answered_by(parts[i][1], said, guard):
-                missing.append(what_is_missing(parts[i][1], guard))
+            elif not chose[i] and not answered_by(parts[i].own, said, guard):
+                missing.append(what_is_missing(parts[i].own, guard))
         if missing:
             # Named only when every part left is, and in Vietnamese: the guard's words are.
             named = language == "vi" and all(missing)
@@ -229,51 +223,3 @@ def numbered(quotes: list[Quote], hits: list[Hit]) -> tuple[list[Quote], list[Ci
         for q in quotes
     ]
     return renumbered, [hit_citation(n, hits[hi]) for n, hi in first_hit.items()]
-
-
-# A part that asks something: a question mark or a question word. "Mình đã tốt nghiệp cao
-# đẳng và muốn học liên thông" only says who asks; it is read with the next part.
-_ASKS = re.compile(rf"\?|\b{alternatives(load_pack().questions.part_asks)}\b")
-_SUBJECTS = frozenset(load_pack().follow_up.subjects)  # what a question can be about
-
-
-def asking_parts(parts: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """``parts`` with each one that asks nothing read with the part after it (or, at the end,
-    the part before it); all of them when none asks."""
-    out: list[tuple[str, str]] = []
-    context = ""
-    for label, dense in parts:
-        dense = f"{context} {dense}" if context else dense
-        if _ASKS.search(fold(label)):
-            out.append((label, dense))
-            context = ""
-        else:
-            context = dense
-    if not out:
-        return parts
-    if context:
-        out[-1] = (out[-1][0], f"{out[-1][1]} {context}")
-    return out
-
-
-def with_entities(part: str, whole: str, guard: NearMissGuard | None) -> str:
-    """``part`` with the names ``whole`` gives in the categories the part names none of (not
-    a year: in "điểm chuẩn 2025 bao nhiêu, năm nay tuyển mấy chỉ tiêu" the quota is this
-    year's), its subject (a scholarship, a topic) and the other parts' topic when it names
-    none."""
-    if guard is None:
-        return part
-    mine = guard.entities(part)
-    carried = set(guard.entities(whole)) - set(mine) - {"year"}
-    named = guard.facets(part)
-    # The subject the part leaves out ("có mấy loại" after "trường có học bổng … không").
-    carried |= {c for c in guard.facets(whole) if c in _SUBJECTS and c not in named}
-    if "attribute" not in named:
-        carried.add("attribute")  # "khi nào mở đăng ký" after "ktx …": the dormitory's
-    words = whole.split()
-    extra = [
-        " ".join(words[start:end])
-        for start, end, category in guard.entity_spans(whole)
-        if category in carried and " ".join(words[start:end]) not in part
-    ]
-    return " ".join([part, *dict.fromkeys(extra)])

@@ -25,7 +25,7 @@ học ở cơ sở nào") is the context scorer's decision when one is fitted
 the rule above. Context never crosses small talk ("cảm ơn ạ", or an opener: "ad ơi", "cho e
 hỏi" gives the question after it nothing to take), a pause longer than
 ``TUVAN_ANSWER__CONTEXT_PAUSE_MINUTES``, or a question that stood alone before the last one. The
-message is read once as it comes in (bot.answer.small_talk.read_message): small talk is read
+message is read once as it comes in (bot.answer.read.read_message): small talk is read
 alone, and the rules read a question without the opener in front of it ("ad ơi còn khmt thì
 sao" follows up like "còn khmt thì sao"). The reading is stored with the answer and shown to
 staff (``Reading.to_json``). With an LLM, the model writes the standalone form, but only for a
@@ -41,7 +41,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
-from bot.answer.small_talk import MessageReading, read_message
+from bot.answer.read import Read, read_asked, read_message
 from bot.answer.standalone import (
     NOT_A_TOPIC,
     REFERENCE,
@@ -106,14 +106,14 @@ class Reading:
     probability: float | None = None  # the context scorer's, when it decided
     features: tuple[float, ...] = field(default=(), compare=False)
     # The message read alone, as it came in: its small talk, or its question less an opener.
-    message: MessageReading | None = field(default=None, compare=False)
+    message: Read | None = field(default=None, compare=False)
 
-    def answering(self) -> MessageReading:
+    def answering(self) -> Read:
         """What the answerer is given: the message's own reading when it was read alone (its
         small talk is answered as such), else the question written with its context."""
         if self.mode == "alone" and self.message is not None:
             return self.message
-        return MessageReading(None, self.asked)
+        return read_asked(self.asked)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -129,7 +129,7 @@ class Reading:
         }
 
 
-def alone(message: MessageReading, stopped: Stopped | None = None) -> Reading:
+def alone(message: Read, stopped: Stopped | None = None) -> Reading:
     return Reading("alone", message.question, stopped=stopped, message=message)
 
 
@@ -151,11 +151,11 @@ class ContextRules:
 
 
 def read_in_context(
-    text: str, turns: Sequence[Turn], rules: ContextRules, now: datetime | None = None
+    text: str | Read, turns: Sequence[Turn], rules: ContextRules, now: datetime | None = None
 ) -> Reading:
-    """The message read alone, or with what it lacks from the last question (the module
-    docstring's rules)."""
-    message = read_message(text)
+    """The message (its text, or as read when it came in) read alone, or with what it lacks
+    from the last question (the module docstring's rules)."""
+    message = text if isinstance(text, Read) else read_message(text)
     if not turns:
         return alone(message, "none_before")
     last = turns[-1]
@@ -168,6 +168,7 @@ def read_in_context(
     text = message.question
     guard, processor = rules.guard, rules.processor
     mine = read_alone(text, guard, processor)
+    message = message.with_alone(mine)
     probability = None
     if rules.decision is not None and not mine.marked:
         probability = rules.decision.scorer.probability(mine.features)
@@ -201,10 +202,10 @@ def _with_context(
         replaced = _replace_values(text, previous, guard)
         if replaced is not None:
             why: Why = "follow_up" if looks_like_follow_up(text) else "no_attribute"
-            return replaced, why, _taken(text, replaced, previous, guard)
+            return replaced, why, _taken(mine, replaced, previous, guard)
     resolved = _resolve_reference(text, previous, guard)
     if resolved is not None:
-        return resolved, "reference", _taken(text, resolved, previous, guard)
+        return resolved, "reference", _taken(mine, resolved, previous, guard)
     if mine.subject:
         return None  # it names its own subject: never another's
     if not mine.attribute and not mine.qualifier:
@@ -212,7 +213,7 @@ def _with_context(
         if topic and fold(topic) not in fold(text):
             return f"{topic}: {text}", "no_subject", (Taken("topic", "chủ đề", topic, previous),)
         return None
-    carried = _carried(text, previous, guard)
+    carried = _carried(mine, previous, guard)
     if not carried:
         return None
     body = text.rstrip("?!. ")
@@ -232,20 +233,20 @@ def _named(text: str, guard: NearMissGuard) -> dict[str, str]:
     return out
 
 
-def _carried(text: str, previous: str, guard: NearMissGuard) -> list[tuple[str, str]]:
-    mine = guard.entities(text)
+def _carried(mine: Alone, previous: str, guard: NearMissGuard) -> list[tuple[str, str]]:
     named = _named(previous, guard)
-    return [(c, named[c]) for c in _CARRIED if c in named and c not in mine]
+    return [(c, named[c]) for c in _CARRIED if c in named and c not in mine.typed.entities]
 
 
-def _taken(text: str, asked: str, previous: str, guard: NearMissGuard) -> tuple[Taken, ...]:
-    """What ``asked`` holds that ``text`` does not, with the words ``previous`` said it in."""
-    mine = guard.facets(text)
+def _taken(mine: Alone, asked: str, previous: str, guard: NearMissGuard) -> tuple[Taken, ...]:
+    """What ``asked`` holds that the message (``mine``) does not, with the words ``previous``
+    said it in."""
+    named_here = mine.typed.facets
     theirs = guard.facets(asked)
     named = _named(previous, guard)
     out = []
     for category in theirs:
-        if category in mine or category in NOT_A_TOPIC - {"year"}:
+        if category in named_here or category in NOT_A_TOPIC - {"year"}:
             continue
         words = named.get(category) or ", ".join(sorted(theirs[category]))
         out.append(Taken(category, guard.label(category), words, previous))

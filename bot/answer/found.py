@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.answer.reading import Reading
+from bot.answer.read import Read
 from bot.answer.replies import Answer
 from bot.core.citations import Citation
 from bot.core.types import Language
@@ -47,7 +47,8 @@ class Found:
     passing: list[Hit] = field(default_factory=list)
     out_of_scope: dict[str, frozenset[str]] = field(default_factory=dict)
     small_talk: Answer | None = None  # the query plan found nothing to search (a greeting)
-    reading: Reading | None = None  # what tier 2 reads the question to ask (bot.answer.extractive)
+    # The question as read once (bot.answer.read): what every tier reads it to ask.
+    read: Read | None = None
     # How the question was read for search: restored, written out, split into its parts.
     expanded: str = ""
     parts: tuple[tuple[str, str], ...] = ()  # each part as typed and as embedded

@@ -1,4 +1,5 @@
-"""Finding what answers a question: read it (restore, expand, split), embed it, match the FAQ
+"""Finding what answers a question: read it (restore, expand, split; the message's reading
+gains what the school's vocabulary reads in it, bot.answer.read), embed it, match the FAQ
 (tier 1) and, when no entry is accepted, search the documents for tier 2's passages."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from bot.answer.extractive import about_first
 from bot.answer.found import Found, Timer
 from bot.answer.parts import AnswererParts
 from bot.answer.query_plan import PlannedSearch, plan_queries, search_plan, small_talk_answer
-from bot.answer.reading import Reading, read_question
+from bot.answer.read import Read
 from bot.answer.replies import Answer
 from bot.core.types import Language
 from retrieval.changes import signature_expression
@@ -22,6 +23,7 @@ from retrieval.faq.decision import FaqDecision, decide_faq
 from retrieval.faq.judge import FaqJudge, current_judge
 from retrieval.faq.lexicon import SETTINGS_COLUMNS, current_lexicon
 from retrieval.faq.sources import SourceDocument, source_documents
+from retrieval.guard.verdicts import Facets
 from retrieval.index.state import get_index_state
 from retrieval.query import PreparedQuery, prepare_query, question_vector, search_query
 from retrieval.restore.store import RESTORER_TABLES, current_restorer
@@ -57,9 +59,11 @@ class Lookup:
             self.settings.answer, self.parts.embedder.name, state.thresholds if state else None
         )
 
-    async def find(self, question: str, language: Language, timer: Timer) -> Found:
+    async def find(self, read: Read, timer: Timer) -> Found:
         """Read the question (restore, expand, split), embed it, match the FAQ, and (when no
-        FAQ entry is accepted) search the documents."""
+        FAQ entry is accepted) search the documents. ``read``: the message as read when it
+        came in; ``Found.read`` is that reading with what the school's vocabulary reads in it."""
+        question, language = read.question, read.language
         parts = self.parts
         search = self.settings.search
         async with self.sessionmaker() as session:
@@ -76,9 +80,16 @@ class Lookup:
             # the school's majors read by every tier's guard (retrieval.guard.catalogue)
             book = await current_book(session, signature=state.book)
             parts.read_catalogue(book)
+            read = read.with_restored(
+                prepared, parts.guard, parts.processor, guarded=self.settings.answer.near_miss_guard
+            )
             with timer.stage("faq"):
                 decision = await self.match_faq(
-                    session, prepared, vector, lexicon_signature=state.signature
+                    session,
+                    prepared,
+                    vector,
+                    lexicon_signature=state.signature,
+                    facets=read.asks.facets if read.asks is not None else None,
                 )
                 accepted = decision.accepted
                 cited: dict[int, SourceDocument] = {}
@@ -120,6 +131,7 @@ class Lookup:
             "thresholds_from": thresholds.origin,
         }
         found = Found(question, language, terms, thresholds, decision, hits, trace, scores)
+        found.read = read
         found.small_talk = small_talk
         found.facts = book
         found.faq_document = cited.get(accepted.faq_id) if accepted is not None else None
@@ -131,20 +143,19 @@ class Lookup:
         passing = diversify(passing, self.settings.search.max_chunks_per_doc)
         # Passages about another year, major or method than the question go last, so that the
         # page about the one asked is quoted even when it ranked sixth (3/6).
-        found.reading = reading_of(found, self.parts)
-        passing = about_first(passing, found.reading, self.parts.guard_in_use)
+        passing = about_first(passing, read.answering, self.parts.guard_in_use)
         entry = faq_passage(decision, thresholds.t_doc)
         if entry is not None:  # the staff-approved fact first, quoted and cited like the rest
             passing = [entry, *passing]
             trace["faq_passage"] = entry.faq_id
         # A question of several parts quotes from the passages of each.
         passing = passing[: self.settings.answer.top_k * max(1, len(prepared.parts))]
-        found.out_of_scope = self._outside_documents(question, passing)
+        found.out_of_scope = self._outside_documents(read, passing)
         if found.out_of_scope:
             trace["out_of_scope"] = found.out_of_scope
             passing = []
         else:  # each passage on its own: none about another year, or silent on another school
-            passing = [h for h in passing if not self._outside_documents(question, [h])]
+            passing = [h for h in passing if not self._outside_documents(read, [h])]
         trace["passing"] = passing
         scores["chunks"] = [
             {
@@ -211,15 +222,20 @@ class Lookup:
         verbatim: bool = True,
         without: int | None = None,
         lexicon_signature: str | None = None,
+        facets: Facets | None = None,
     ) -> FaqDecision:
-        """Tier 1 alone, as ``answer`` runs it (``faq_candidates``, then the decision)."""
+        """Tier 1 alone, as ``answer`` runs it (``faq_candidates``, then the decision).
+        ``facets``: what the guard every tier reads (``guard_in_use``) reads in the question,
+        read once already; the judge takes them when its guard is that one (no own names of
+        the school to read as nothing)."""
         judge = await self.judge(session, lexicon_signature)
         candidates = await self.faq_candidates(
             session, prepared, vector, judge, verbatim=verbatim, without=without
         )
         covering = coverage_terms(prepared.readable, self.parts.processor, judge.guard)
         # The guard reads shorthand written out ("hp" is học phí).
-        return decide_faq(prepared.dense, covering, candidates, judge)
+        same = judge.guard is not None and judge.guard is self.parts.guard_in_use
+        return decide_faq(prepared.dense, covering, candidates, judge, facets if same else None)
 
     async def prepare(
         self, session: AsyncSession, question: str, *, signature: str | None = None
@@ -267,23 +283,14 @@ class Lookup:
                 )
         return hits, None
 
-    def _outside_documents(self, question: str, passing: list[Hit]) -> dict[str, frozenset[str]]:
+    def _outside_documents(self, read: Read, passing: list[Hit]) -> dict[str, frozenset[str]]:
         """What the question names (a year, another school) that the passing chunks never do."""
         guard = self.parts.guard_in_use
         if not passing or guard is None:
             return {}
         texts = [f"{h.title}\n{h.heading_path}\n{h.text}" for h in passing]
-        return guard.missing_from(question, texts, self.settings.answer.document_scope)
-
-
-def reading_of(found: Found, parts: AnswererParts) -> Reading:
-    """What the question asks (the guard's vocabulary, on shorthand written out), read once per
-    question."""
-    if found.reading is None:
-        found.reading = read_question(
-            found.expanded or found.question, parts.guard_in_use, parts.processor
-        )
-    return found.reading
+        scope = self.settings.answer.document_scope
+        return guard.missing_from(read.question, texts, scope, mine=read.typed)
 
 
 def faq_passage(decision: FaqDecision, t_doc: float) -> Hit | None:

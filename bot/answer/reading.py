@@ -1,4 +1,6 @@
-"""What a question asks, as tier 2 reads it: the kinds of value, whom it is about, a list or not."""
+"""What a question asks, as the guard's vocabulary reads it: the kinds of value, whom or what it
+is about (each value with the words that said it), a list or not. Made once per text a message
+gives (bot.answer.read): every step after takes it instead of reading the text again."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 
 from retrieval.guard.checks import NearMissGuard
-from retrieval.guard.verdicts import Facets
+from retrieval.guard.verdicts import Facets, Span
 from retrieval.text.folding import fold
 from retrieval.text.pack import alternatives, load_pack
 from retrieval.text.terms import TextProcessor, tokens
@@ -38,6 +40,26 @@ class Reading:
     # Whom or what it is about, in the subject categories (a major, a scholarship, a topic…):
     # past the first unit, a list answer quotes only units about them.
     subjects: Facets = field(default_factory=dict)
+    # Every value the guard reads in it, by category, and where the text says each.
+    facets: Facets = field(default_factory=dict)
+    spans: tuple[Span, ...] = ()
+    text: str = ""  # what was read
+    # Which guard read it (its ``id``): the same text is not read again by the same vocabulary.
+    vocabulary: int = field(default=0, compare=False)
+
+    def without_guard(self) -> Reading:
+        """What is read without the guard's vocabulary (``TUVAN_ANSWER__NEAR_MISS_GUARD``
+        off): a list or not, and the pairs of words."""
+        return Reading(listing=self.listing, pairs=self.pairs, text=self.text)
+
+    def said(self, category: str) -> list[str]:
+        """The values of ``category`` in the order the text says them (where their words end)."""
+        ends: dict[str, int] = {}
+        for span in self.spans:
+            if span.category == category:
+                ends[span.value] = min(ends.get(span.value, span.end), span.end)
+        named = self.facets.get(category, frozenset())
+        return sorted(named, key=lambda v: (ends.get(v, 1 << 30), v))
 
 
 def read_question(
@@ -51,7 +73,8 @@ def read_question(
             p for p in pairs if processor.query_terms(p[0]) and processor.query_terms(p[1])
         )
     if guard is None:
-        return Reading(listing=listing, pairs=pairs)
+        return Reading(listing=listing, pairs=pairs, text=question)
+    facets = guard.facets(question)
     kinds = guard.asked_kinds(question)
     listed = next(
         (
@@ -61,16 +84,19 @@ def read_question(
         ),
         None,
     )
-    facets = guard.facets(question)
     return Reading(
         kinds,
-        kinds | guard.hinted_kinds(question),
-        guard.entities(question),
+        kinds | guard.kinds_of(facets),
+        guard.entities_of(facets),
         listing,
         pairs,
         listed if listing else None,
-        guard.asked_attributes(question),
+        guard.attributes_of(facets),
         {c: v for c, v in facets.items() if c in _SUBJECTS and c != listed},
+        facets,
+        guard.spans(question),
+        question,
+        id(guard),
     )
 
 

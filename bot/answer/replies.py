@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import asdict, dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from bot.core.branding import brand_texts
 from bot.core.citations import RELATED_HEADING, SOURCES_HEADING, Citation, citation_line
 from bot.core.settings import AnswerSettings, BrandSettings, ContactSettings
 from bot.core.types import Language, Tier
+
+if TYPE_CHECKING:
+    from bot.answer.read import Read
 
 
 @dataclass
@@ -38,10 +41,14 @@ class Answer:
     reading: dict[str, Any] | None = None
     # What "Try it" and the evaluation need to explain the decision; not part of the reply.
     trace: dict[str, Any] = field(default_factory=dict)
+    # The question as read once and used by every step (bot.answer.read); not stored as such.
+    read: Read | None = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
+        # ``read`` is typed, not data: ``reading`` holds what staff see of it.
+        data = asdict(replace(self, read=None, trace={}))
         data.pop("trace")
+        data.pop("read")
         return data
 
 

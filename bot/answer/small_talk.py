@@ -13,17 +13,17 @@ can I ask something?"): it is answered with a short invitation, and the message 
 read alone (bot.answer.followup). In front of a question an opener is no part of it: "ad ơi hp
 cntt bn" asks "hp cntt bn", and is searched as if asked alone.
 
-A message is read here once, when it comes in (``read_message``); the conversation step and the
-answerer take that reading instead of reading the message again.
+A message is read once, when it comes in (bot.answer.read.read_message, with ``small_talk`` and
+``without_opener``); the conversation step and the answerer take that reading instead of
+reading the message again.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Literal
 
-from bot.answer.question import clean_question, is_question
+from bot.answer.question import is_question
 from retrieval.text.folding import fold
 from retrieval.text.pack import alternatives, load_pack
 
@@ -75,24 +75,6 @@ _PIECE = re.compile(
     rf"(?P<after>(?:\s+{alternatives(_WORDS.after_leading)})*)"
     r"(?P<mark>(?:\s*[^\w\s]+)*)(?=\s|$)"
 )
-
-
-@dataclass(frozen=True)
-class MessageReading:
-    """A message as read when it comes in: the small talk it is (nothing to search), or the
-    question it asks, which is the message less an opener in front of it."""
-
-    kind: Kind | None
-    question: str
-
-
-def read_message(text: str) -> MessageReading:
-    """``text`` read once: its kind of small talk, or its question without an opener."""
-    message = clean_question(text)
-    kind = small_talk(message)
-    if kind is not None:
-        return MessageReading(kind, message)
-    return MessageReading(None, without_opener(message))
 
 
 def small_talk(text: str) -> Kind | None:

@@ -11,8 +11,9 @@ features (retrieval/data/decisions.json, "context"), and, without a fitted score
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from bot.answer.reading import Reading, read_question
 from retrieval.guard.checks import NearMissGuard
 from retrieval.query import asks_something
 from retrieval.text.folding import fold
@@ -56,6 +57,11 @@ class Alone:
     words: int
     marked: bool  # "còn …", "… thì sao", "ngành đó"
     asks: bool = False  # a question of its own: "có … không", "… nào", "bao nhiêu"
+    own: tuple[str, ...] = ()  # its own words, as keyword terms
+    # The guard's reading of the message as typed (the values it names, the words that say
+    # them) and with its shorthand written out (what it names by itself).
+    typed: Reading = field(default_factory=Reading, compare=False)
+    written: Reading = field(default_factory=Reading, compare=False)
 
     @property
     def features(self) -> tuple[float, ...]:
@@ -68,10 +74,10 @@ class Alone:
         )
 
 
-def own_terms(text: str, guard: NearMissGuard, processor: TextProcessor) -> list[str]:
+def own_terms(expanded: str, guard: NearMissGuard, processor: TextProcessor) -> list[str]:
     """The message's content words no category of the guard reads ("năm nhất", "nuôi mèo"),
-    as keyword terms."""
-    unread = guard.unread(processor.expand_query(text))
+    as keyword terms (``expanded``: the message with its shorthand written out)."""
+    unread = guard.unread(expanded)
     return [
         t
         for t in processor.query_terms(unread)
@@ -81,8 +87,9 @@ def own_terms(text: str, guard: NearMissGuard, processor: TextProcessor) -> list
 
 def read_alone(text: str, guard: NearMissGuard, processor: TextProcessor) -> Alone:
     expanded = processor.expand_query(text)
-    facets = guard.facets(expanded)
-    own = own_terms(text, guard, processor)
+    written = read_question(expanded, guard, processor)
+    facets = written.facets
+    own = own_terms(expanded, guard, processor)
     return Alone(
         attribute="attribute" in facets,
         subject=any(c in facets for c in SUBJECTS),
@@ -91,6 +98,9 @@ def read_alone(text: str, guard: NearMissGuard, processor: TextProcessor) -> Alo
         words=len(text.split()),
         marked=looks_like_follow_up(text) or referred_category(text) is not None,
         asks=asks_something(text),
+        own=tuple(own),
+        typed=read_question(text, guard, processor),
+        written=written,
     )
 
 

@@ -18,7 +18,6 @@ from retrieval.changes import tables_signature
 from retrieval.facts.model import CAMPUS, MAJOR, PROGRAMME, Fact, Place
 from retrieval.facts.names import initials
 from retrieval.facts.years import admission_year
-from retrieval.guard.checks import NearMissGuard
 from retrieval.index.facts import fact_of
 from retrieval.text.folding import fold
 
@@ -72,9 +71,10 @@ class FactsBook:
         folded = fold(name).removeprefix("nganh ")
         return next((m for m in self.majors if folded in m.keys), None)
 
-    def majors_in(self, question: str, guard: NearMissGuard | None = None) -> list[Major]:
+    def majors_in(self, question: str, named: Iterable[str] = ()) -> list[Major]:
         """The majors ``question`` names, in the order it names them: by a name, an alias, a
-        code or initials of the catalogue, or a name the guard's vocabulary reads ("ktpm")."""
+        code or initials of the catalogue, or a name the guard's vocabulary reads in it
+        (``named``, its ``major`` values: "ktpm")."""
         text = f" {fold(question)} "
         found: list[tuple[int, Major]] = []
         for key, major in self._by_key:
@@ -87,11 +87,10 @@ class FactsBook:
                 # hide it from shorter keys ("cong nghe thong tin" inside a longer name)
                 text = text[: match.start()] + "#" * len(key) + text[match.end() :]
                 break
-        if guard is not None:
-            for value in guard.facets(question).get("major", ()):
-                named = self.major_named(value)
-                if named is not None and not any(m is named for _, m in found):
-                    found.append((len(text), named))
+        for value in named:
+            by_name = self.major_named(value)
+            if by_name is not None and not any(m is by_name for _, m in found):
+                found.append((len(text), by_name))
         return [m for _, m in sorted(found, key=lambda pm: pm[0])]
 
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from bot.answer.read import Read
 from retrieval.facts.book import FactsBook, Major
 from retrieval.facts.model import COMBINATIONS, CUTOFF, FEE, QUOTA
-from retrieval.guard.checks import NearMissGuard
+from retrieval.guard.verdicts import Facets
 from retrieval.text.folding import fold
 from retrieval.text.pack import alternatives, load_pack
 
@@ -52,13 +53,12 @@ class FactsQuestion:
     per: str | None = None  # "một năm", "mỗi học kỳ", "1 tín chỉ": what a fee asked is per
 
 
-def read_facts_question(
-    question: str, book: FactsBook, guard: NearMissGuard | None, expanded: str = ""
-) -> FactsQuestion:
-    """The majors, programme, method, combination, year, score and attribute ``question``
-    names, as the guard's vocabulary and the catalogue read them (the guard reads it with its
-    shorthand written out, ``expanded``: "hp" is học phí)."""
-    facets = guard.facets(expanded or question) if guard is not None else {}
+def read_facts_question(read: Read, book: FactsBook) -> FactsQuestion:
+    """The majors, programme, method, combination, year, score and attribute the question
+    names, as the school's vocabulary (``read``: the question read once, its shorthand written
+    out: "hp" is học phí) and the catalogue read them."""
+    question = read.question
+    facets = read.asks.facets if read.asks is not None else {}
     folded = fold(question)
     methods = set(facets.get("method", ()))
     for word, method in _WORDS.column_methods.items():
@@ -71,12 +71,12 @@ def read_facts_question(
     programmes = facets.get("programme", frozenset())
     campuses = facets.get("campus", frozenset())
     return FactsQuestion(
-        majors=tuple(book.majors_in(question, guard)),
+        majors=tuple(book.majors_in(question, read.typed.get("major", ()))),
         programme=next(iter(programmes)) if len(programmes) == 1 else None,
         method=next(iter(methods)) if len(methods) == 1 else None,
         combination=next(iter(combos)).upper() if len(combos) == 1 else None,
         year=int(next(iter(years))) if len(years) == 1 else None,
-        score=_score(question, guard.facets(question) if guard is not None else {}),
+        score=_score(read.typed),
         per=_per(folded),
         attribute=attributes[0] if len(attributes) == 1 else None,
         whether=bool(_WHETHER.search(folded)),
@@ -94,7 +94,7 @@ def read_facts_question(
     )
 
 
-def _score(question: str, facets: dict[str, frozenset[str]]) -> float | None:
+def _score(facets: Facets) -> float | None:
     numbers = facets.get("number")
     if not numbers or len(numbers) != 1:
         return None

@@ -28,6 +28,7 @@ from bot.answer.facts.question import (
 from bot.answer.facts.values import Now, score_check, values, whether
 from bot.answer.found import Found, Timer
 from bot.answer.parts import AnswererParts
+from bot.answer.read import Read
 from bot.answer.replies import Answer
 from bot.core.types import Language
 from retrieval.facts.book import FactsBook
@@ -50,21 +51,23 @@ class FactsTier:
         book = found.facts
         if book is None or not book.majors or found.decision.accepted is not None:
             return None
-        if self._about_another_school(found.question):
+        read = found.read
+        if read is None or self._about_another_school(read):
             return None
         with timer.stage("facts"):
-            return self.decide(found.question, found, book)
+            return self.decide(read, found, book)
 
-    def _about_another_school(self, question: str) -> bool:
+    def _about_another_school(self, read: Read) -> bool:
         """The question names a school that is not this one: its tables do not answer it."""
-        if "institution" not in self.parts.guard.facets(question):
+        if "institution" not in read.typed:
             return False
-        folded = fold(question)
+        folded = fold(read.question)
         return not any(fold(n) in folded for n in self.settings.brand.own_names if n.strip())
 
-    def decide(self, question: str, found: Found, book: FactsBook) -> Answer | None:
+    def decide(self, read: Read, found: Found, book: FactsBook) -> Answer | None:
         guard = self.parts.guard
-        asked = read_facts_question(question, book, guard, found.expanded)
+        question = read.question
+        asked = read_facts_question(read, book)
         language = found.language
         year = book.admission_year(self.settings.answer.admission_year, today())
         now = Now(year, book.publications.get(year))

@@ -10,9 +10,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.answer.answerer import Answerer
-from bot.answer.documents import asking_parts
 from bot.answer.parts import AnswererParts
 from bot.answer.question import MAX_QUESTION_CHARS, clean_question
+from bot.answer.read import asking_parts
 from bot.answer.replies import answer_body
 from bot.core.citations import public_citation
 from bot.db.models import FaqEntry, FaqStatus

@@ -10,12 +10,16 @@ import pymupdf
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.answer.answerer import Answerer
-from bot.answer.documents import DocumentsTier, with_entities
+from bot.answer.documents import DocumentsTier
 from bot.answer.found import Found
 from bot.answer.parts import AnswererParts
+from bot.answer.read import Read, with_entities
+from bot.answer.reading import read_question
 from bot.knowledge.ingest import ingest_paths
 from retrieval.faq.decision import FaqDecision
+from retrieval.guard.checks import NearMissGuard
 from retrieval.index.indexer import Indexer
+from retrieval.query import PreparedQuery, QueryPart
 from retrieval.search.hits import Hit
 from retrieval.text.language import detect_language
 from retrieval.thresholds import Thresholds
@@ -108,6 +112,11 @@ def in_parts(parts: AnswererParts, question: str, *texts: str) -> str:
     """The answer of tier 2 to ``question`` read in its comma-separated parts, over ``texts``."""
     asked = [p.strip() for p in question.split(",")]
     hits = [passage(text, n) for n, text in enumerate(texts, start=1)]
+    terms = tuple(parts.processor.query_terms(question))
+    prepared = PreparedQuery(
+        question, None, question, terms, tuple(QueryPart(p, p, ()) for p in asked)
+    )
+    read = Read(question, question, detect_language(question))
     found = Found(
         question=question,
         language=detect_language(question),
@@ -119,6 +128,7 @@ def in_parts(parts: AnswererParts, question: str, *texts: str) -> str:
         scores={},
         passing=hits,
         parts=tuple((p, p) for p in asked),
+        read=read.with_restored(prepared, parts.guard, parts.processor),
     )
     answer = DocumentsTier(parts).extractive(found)
     assert answer is not None
@@ -155,14 +165,19 @@ def test_a_part_that_names_no_subject_is_read_with_the_question_s(parts: Answere
     # naming its own subject, and a year, keep theirs.
     guard = parts.guard
     whole = "Trường có học bổng cho tân sinh viên không ạ? có mấy loại"
-    assert with_entities("có mấy loại", whole, guard) == "có mấy loại học bổng"
+    assert named("có mấy loại", whole, guard) == "có mấy loại học bổng"
     whole = "điểm chuẩn thpt ngành ttnt 2025 bn, năm nay tuyển mấy chỉ tiêu ạ"
-    assert with_entities("năm nay tuyển mấy chỉ tiêu", whole, guard) == (
-        "năm nay tuyển mấy chỉ tiêu ttnt"
-    )
-    assert with_entities(
+    assert named("năm nay tuyển mấy chỉ tiêu", whole, guard) == "năm nay tuyển mấy chỉ tiêu ttnt"
+    assert named(
         "học bổng có mấy loại", "ngành ttnt có học bổng không, học bổng có mấy loại", guard
     ) == ("học bổng có mấy loại ttnt")
+
+
+def named(part: str, whole: str, guard: NearMissGuard) -> str:
+    """``part`` with the names ``whole`` gives it, each read once."""
+    return with_entities(
+        part, read_question(part, guard), whole, read_question(whole, guard), guard
+    )
 
 
 async def test_a_quoted_passage_names_the_year_its_document_speaks_of(

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from bot.answer.answerer import Answerer
-from bot.answer.small_talk import read_message, small_talk
+from bot.answer.read import read_message
+from bot.answer.small_talk import small_talk
 from bot.knowledge.demo import demo_kb_dir
 from retrieval.text.language import detect_language
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from bot.answer.documents import asking_parts
+from bot.answer.read import asking_parts
 from bot.answer.reading import read_question
 from bot.answer.small_talk import small_talk
 from bot.answer.standalone import looks_like_follow_up, read_alone, referred_category, stands_alone

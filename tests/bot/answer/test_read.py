@@ -1,0 +1,167 @@
+"""A message read once (bot.answer.read): its language, small talk, the question it asks, and
+what the school's vocabulary reads in it, each value with the student's words that said it.
+Each row of the table is a message and what its reading must hold."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from bot.answer.answerer import Answerer
+from bot.answer.conversation import ConversationAnswerer
+from bot.answer.followup import Turn
+from bot.answer.parts import AnswererParts
+from bot.answer.read import Read, read_message
+from retrieval.guard.checks import NearMissGuard
+from retrieval.guard.verdicts import Facets
+from retrieval.query import prepare_query
+from retrieval.text.terms import TextProcessor
+
+CASES = [
+    # (message, language, small talk, question, {(category, value, words)}, kinds asked)
+    (
+        "Học phí ngành Công nghệ thông tin năm 2025 là bao nhiêu?",
+        "vi",
+        None,
+        "Học phí ngành Công nghệ thông tin năm 2025 là bao nhiêu?",
+        {
+            ("attribute", "học phí", "Học phí"),
+            ("major", "Công nghệ thông tin", "Công nghệ thông tin"),
+            ("year", "2025", "2025"),
+        },
+        {"money", "quantity"},
+    ),
+    (
+        "hoc phi nganh cong nghe thong tin nam 2025 la bao nhieu",
+        "vi",
+        None,
+        "hoc phi nganh cong nghe thong tin nam 2025 la bao nhieu",
+        {
+            ("attribute", "học phí", "hoc phi"),
+            ("major", "Công nghệ thông tin", "cong nghe thong tin"),
+            ("year", "2025", "2025"),
+        },
+        {"money", "quantity"},
+    ),
+    # shorthand: read written out ("hp" is học phí), said in the student's words
+    (
+        "hp nganh cntt bn v ad",
+        "vi",
+        None,
+        "hp nganh cntt bn v ad",
+        {("attribute", "học phí", "hp"), ("major", "Công nghệ thông tin", "cntt")},
+        {"money", "quantity"},
+    ),
+    # an opener is no part of the question; a method, a year
+    (
+        "ad ơi cho em hỏi điểm chuẩn xét học bạ năm 2024",
+        "vi",
+        None,
+        "điểm chuẩn xét học bạ năm 2024",
+        {
+            ("attribute", "điểm chuẩn", "điểm chuẩn"),
+            ("method", "học bạ", "xét học bạ"),
+            ("year", "2024", "2024"),
+        },
+        set(),
+    ),
+    (
+        "hệ vừa làm vừa học học phí bao nhiêu",
+        "vi",
+        None,
+        "hệ vừa làm vừa học học phí bao nhiêu",
+        {("programme", "vừa làm vừa học", "vừa làm vừa học"), ("attribute", "học phí", "học phí")},
+        {"money", "quantity"},
+    ),
+    (
+        "What is the tuition fee for computer science in 2025?",
+        "en",
+        None,
+        "What is the tuition fee for computer science in 2025?",
+        {
+            ("attribute", "học phí", "tuition fee"),
+            ("major", "Khoa học máy tính", "computer science"),
+            ("year", "2025", "2025"),
+        },
+        {"money"},
+    ),
+    # small talk is read as such, and asks nothing
+    ("xin chào ạ", "vi", "greeting", "xin chào ạ", set(), set()),
+]
+
+
+@pytest.mark.parametrize(("message", "language", "kind", "question", "said", "kinds"), CASES)
+def test_a_message_is_read_with_the_words_that_said_each_value(
+    parts: AnswererParts,
+    message: str,
+    language: str,
+    kind: str | None,
+    question: str,
+    said: set[tuple[str, str, str]],
+    kinds: set[str],
+) -> None:
+    read = read_message(message)
+    assert (read.language, read.kind, read.question) == (language, kind, question)
+    read = read.with_restored(prepare_query(read.question, parts.processor), *_vocabulary(parts))
+    assert {(s.category, s.value, s.words) for s in read.said} == said
+    assert read.asks is not None
+    assert read.asks.kinds == kinds
+    named: dict[str, set[str]] = {}
+    for category, value, _ in said:
+        named.setdefault(category, set()).add(value)
+    assert {c: set(v) for c, v in read.asks.facets.items() if c in named} == named
+
+
+def test_a_question_in_parts_holds_each_part_s_reading(parts: AnswererParts) -> None:
+    read = read_message("chỉ tiêu ngành khmt bao nhiêu, học phí ra sao?")
+    read = read.with_restored(prepare_query(read.question, parts.processor), *_vocabulary(parts))
+    assert [p.text for p in read.parts] == ["chỉ tiêu ngành khmt bao nhiêu", "học phí ra sao?"]
+    assert [sorted(p.own.attributes) for p in read.parts] == [["chỉ tiêu"], ["học phí"]]
+    # the second part asks the fee of the major the first names
+    assert read.parts[1].reading.entities == {"major": frozenset({"Khoa học máy tính"})}
+
+
+def _vocabulary(parts: AnswererParts) -> tuple[NearMissGuard, TextProcessor]:
+    return parts.guard, parts.processor
+
+
+# -- read once ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def facets_read(monkeypatch: pytest.MonkeyPatch) -> Counter[tuple[int, str]]:
+    """Every time a guard (by its id) is asked what a text names."""
+    calls: Counter[tuple[int, str]] = Counter()
+    facets = NearMissGuard.facets
+
+    def counted(self: NearMissGuard, text: str) -> Facets:
+        calls[(id(self), text)] += 1
+        return facets(self, text)
+
+    monkeypatch.setattr(NearMissGuard, "facets", counted)
+    return calls
+
+
+async def test_a_message_is_read_once_and_its_answer_carries_that_reading(
+    answerer: Answerer, facets_read: Counter[tuple[int, str]]
+) -> None:
+    conversation = ConversationAnswerer(answerer, answerer.sessionmaker)
+    text = "hp nganh cntt bn v ad"
+    reading = await conversation.read_turns(text, [Turn("Điểm chuẩn ngành KHMT năm 2025?")], None)
+    assert reading.mode == "alone"
+    facets_read.clear()  # the earlier question is read by the step, as it was written
+    answer = await conversation.answer_reading(text, reading)
+
+    read = answer.read
+    assert isinstance(read, Read)
+    assert read.alone is not None
+    assert read.question == text
+    assert read.dense.startswith("học phí")
+    # Neither the message nor its written-out form is read twice by any guard.
+    asked = {text, read.dense}
+    assert {k: n for k, n in facets_read.items() if k[1] in asked and n > 1} == {}
+    # What staff see: the words that said each value.
+    assert answer.reading is not None
+    said = {(s["slot"], s["words"]) for s in answer.reading["said"]}
+    assert {("attribute", "hp"), ("major", "cntt")} <= said
