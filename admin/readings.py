@@ -9,7 +9,10 @@ then says it:
   ("Không dùng câu hỏi trước: đã cách quá lâu.");
 - read with earlier questions: what the message lacked and what was taken from which question
   ("Tin nhắn không nói ngành nên lấy ngành “khmt” từ câu hỏi trước: “chỉ tiêu ngành khmt năm
-  nay bn”."), then the question actually answered when it is not the message itself.
+  nay bn”."), then the question actually answered when it is not the message itself;
+- and, when stored (since 1/4's reading made once, bot.answer.read), the words of the question
+  that named each value it was answered about ("Câu hỏi nêu: điều được hỏi “hp” (học phí),
+  ngành “cntt” (Công nghệ thông tin).").
 
 tests/admin/test_readings.py holds the cases, one row each.
 """
@@ -76,6 +79,7 @@ add_strings(
         ),
         "reading.asked": ("Câu được trả lời: “{text}”.", "The question answered: “{text}”."),
         "reading.something": ("thông tin", "information"),
+        "reading.said": ("Câu hỏi nêu: {items}.", "The question names: {items}."),
     }
 )
 
@@ -92,6 +96,15 @@ class Taken:
 
 
 @dataclass(frozen=True)
+class Said:
+    """A value the question answered named (``value``, of the kind ``label``), and its words."""
+
+    label: str
+    value: str
+    words: str
+
+
+@dataclass(frozen=True)
 class Reading:
     """How a message was read: alone, or with ``taken`` from earlier questions because it
     ``lacked`` something; ``asked`` is the text actually answered."""
@@ -101,6 +114,7 @@ class Reading:
     taken: tuple[Taken, ...] = ()
     lacked: Lacked | None = None
     stopped: Stopped | None = None  # why earlier questions were not used, when read alone
+    said: tuple[Said, ...] = ()  # replies stored before 1/4's reading made once have none
 
 
 def _text(value: object) -> str:
@@ -121,6 +135,15 @@ def _taken(value: object) -> Taken | None:
     return Taken(slot, _text(value.get("label")), words, _text(value.get("from_text")))
 
 
+def _said(value: object) -> Said | None:
+    if not isinstance(value, Mapping):
+        return None
+    words, said = _text(value.get("words")), _text(value.get("value"))
+    if not words or not said:
+        return None
+    return Said(_text(value.get("label")) or _text(value.get("slot")), said, words)
+
+
 def parse_reading(value: object) -> Reading | None:
     """``details["reading"]`` as a ``Reading``; None when absent or not one (a missing optional
     part is left out, an unknown ``why`` or ``stopped`` read as none)."""
@@ -131,12 +154,15 @@ def parse_reading(value: object) -> Reading | None:
         return None
     raw = value.get("taken")
     taken = [_taken(item) for item in (raw if isinstance(raw, list) else [])]
+    named = value.get("said")
+    said = [_said(item) for item in (named if isinstance(named, list) else [])]
     return Reading(
         mode=mode,
         asked=_text(value.get("asked")),
         taken=tuple(item for item in taken if item is not None),
         lacked=_one_of(value.get("why"), LACKED),
         stopped=_one_of(value.get("stopped"), STOPPED),
+        said=tuple(item for item in said if item is not None),
     )
 
 
@@ -165,8 +191,19 @@ def sentences(
         said = [t(alone)]
         if reading.stopped is not None:
             said.append(t(f"reading.stopped.{reading.stopped}"))
-        return said
+        return [*said, *_named(t, reading)]
     said = [_took(t, item, reading.lacked) for item in reading.taken] or [t("reading.context")]
     if reading.asked and reading.asked != (message or "").strip():
         said.append(t("reading.asked", text=reading.asked))
-    return said
+    return [*said, *_named(t, reading)]
+
+
+def _named(t: Translator, reading: Reading) -> list[str]:
+    """The sentence naming the words that said each value (none when none were stored)."""
+    if not reading.said:
+        return []
+    items = [
+        f"{s.label} “{s.words}”" + (f" ({s.value})" if s.words.lower() != s.value.lower() else "")
+        for s in reading.said
+    ]
+    return [t("reading.said", items=", ".join(items))]

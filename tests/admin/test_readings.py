@@ -123,6 +123,31 @@ CASES: list[tuple[Any, str | None, list[str]]] = [
         "ok",
         ["Lấy thông tin “khmt” từ câu hỏi trước: “chỉ tiêu ngành khmt năm nay bn”."],
     ),
+    # The words of the question that said each value, when stored (1/4); malformed ones left out.
+    (
+        {
+            "mode": "alone",
+            "asked": "hp nganh cntt bn v ad",
+            "said": [
+                {"slot": "attribute", "label": "điều được hỏi", "value": "học phí", "words": "hp"},
+                {
+                    "slot": "major",
+                    "label": "ngành",
+                    "value": "Công nghệ thông tin",
+                    "words": "cntt",
+                },
+                {"slot": "year", "label": "năm", "value": "2025", "words": "2025"},
+                {"slot": "major", "value": "", "words": "x"},
+                "not a dict",
+            ],
+        },
+        "hp nganh cntt bn v ad",
+        [
+            "Đọc riêng tin nhắn này.",
+            "Câu hỏi nêu: điều được hỏi “hp” (học phí), ngành “cntt” (Công nghệ thông tin), "
+            "năm “2025”.",
+        ],
+    ),
     # No reading stored (older replies), or not one: nothing is said.
     (None, "học phí", []),
     ({"mode": "guess", "asked": "x"}, "x", []),
