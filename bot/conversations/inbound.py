@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
@@ -44,7 +45,7 @@ class Recorded:
 # moment do not see each other, and a burst of 500 could pass :cap without one seeing it.
 # Only the conversation's last PENDING_WINDOW messages are looked at (newest first on the
 # (conversation_id, id) index), so a long thread costs the same as a short one.
-_RECORD_INBOUND = text(
+RECORD_INBOUND = text(
     """
     WITH contact AS (
         INSERT INTO contacts (channel, external_id, name, locale)
@@ -143,6 +144,19 @@ async def record_inbound(
     answered in its turn and a notice is queued for the student (``Recorded.noticed``), so no
     question waits unsaid.
     """
+    row = (
+        await session.execute(
+            RECORD_INBOUND,
+            inbound_params(message, now=now, max_pending=max_pending, flood=flood),
+        )
+    ).one()
+    return recorded(row.message_id, row.conversation_id, row.held, row.noticed)
+
+
+def inbound_params(
+    message: InboundMessage, *, now: datetime | None = None, max_pending: int = 0, flood: int = 0
+) -> dict[str, Any]:
+    """The parameters of ``RECORD_INBOUND`` for ``message`` (``record_inbound``'s)."""
     now = now or utcnow()
     staff = message.kind == "staff"
     answerable = message.kind in ANSWERABLE
@@ -150,42 +164,43 @@ async def record_inbound(
         status = MessageStatus.sent
     else:
         status = MessageStatus.received if answerable else MessageStatus.skipped
-    row = (
-        await session.execute(
-            _RECORD_INBOUND,
-            {
-                "channel": message.channel,
-                "user": message.external_user_id,
-                "name": message.user_name,
-                "locale": message.locale,
-                "answerable": answerable,
-                "at": message.sent_at or now,
-                "direction": (Direction.outbound if staff else Direction.inbound).value,
-                "author": (Author.staff if staff else Author.user).value,
-                "event_id": message.event_id,
-                "kind": message.kind,
-                "text": message.text,
-                "status": status.value,
-                "raw": json.dumps(dict(message.raw), ensure_ascii=False, default=str),
-                "now": now,
-                "notify": answerable,
-                "cap": max_pending,
-                "flood": flood,
-                "window": PENDING_WINDOW,
-                "held_error": HELD_ERROR,
-                "notice_text": WAITING_NOTICE[detect_language(message.text or "")],
-            },
-        )
-    ).one()
-    message_id = int(row.message_id) if row.message_id is not None else None
+    return {
+        "channel": message.channel,
+        "user": message.external_user_id,
+        "name": message.user_name,
+        "locale": message.locale,
+        "answerable": answerable,
+        "at": message.sent_at or now,
+        "direction": (Direction.outbound if staff else Direction.inbound).value,
+        "author": (Author.staff if staff else Author.user).value,
+        "event_id": message.event_id,
+        "kind": message.kind,
+        "text": message.text,
+        "status": status.value,
+        "raw": json.dumps(dict(message.raw), ensure_ascii=False, default=str),
+        "now": now,
+        "notify": answerable,
+        "cap": max_pending,
+        "flood": flood,
+        "window": PENDING_WINDOW,
+        "held_error": HELD_ERROR,
+        "notice_text": WAITING_NOTICE[detect_language(message.text or "")],
+    }
+
+
+def recorded(message_id: Any, conversation_id: Any, held: Any, noticed: Any) -> Recorded:
+    """``Recorded`` from the first four columns of ``RECORD_INBOUND``'s row."""
     stored = message_id is not None
     return Recorded(
-        message_id, int(row.conversation_id), bool(row.held) and stored, bool(row.noticed)
+        int(message_id) if stored else None,
+        int(conversation_id),
+        bool(held) and stored,
+        bool(noticed),
     )
 
 
 # A held question taken up again, if its conversation has room now: the same count as
-# _RECORD_INBOUND's (the last :window messages, questions received or being answered).
+# RECORD_INBOUND's (the last :window messages, questions received or being answered).
 _RELEASE_HELD = text(
     """
     UPDATE messages m SET status = 'received', error = NULL, done_at = NULL

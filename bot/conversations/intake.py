@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import logging
 
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession, async_sessionmaker
 
 from bot.conversations.feedback import VoteOutcome, record_vote
+from bot.conversations.inbound_batch import InboundBatcher
 from bot.conversations.quarantine import (
     STORE_ERRORS,
     quarantine_event,
@@ -37,15 +38,16 @@ async def store_events(
     channel: str,
     staff_pause_minutes: int = 0,
     max_pending: int = 0,
-    engine: AsyncEngine | None = None,
+    batcher: InboundBatcher | None = None,
     flood: int = 0,
 ) -> list[tuple[InboundMessage, VoteOutcome]]:
     """Store one delivery's events in one transaction; pause for ``staff_pause_minutes`` the
     threads where a person replied from the platform's inbox. A question arriving while its
     conversation has ``max_pending`` waiting is stored but held (0: no cap), or, with ``flood``,
     answered in its turn after a notice, and held only past ``flood`` waiting
-    (``bot.conversations.inbound``). With ``engine``, a
-    delivery of one event is a single autocommitted statement.
+    (``bot.conversations.inbound``). With ``batcher``, a
+    delivery of one event is stored with the other webhooks' of the moment, in one transaction
+    (``bot.conversations.inbound_batch``).
 
     Each event is stored on its own (a savepoint each), so that one the database refuses for
     what it holds, or one the adapter skipped, is quarantined with ``body`` and the others are
@@ -55,18 +57,14 @@ async def store_events(
     messages = [_repaired(m) for m in batch.messages]
     votes: list[tuple[InboundMessage, VoteOutcome]] = []
     single = len(messages) == 1 and not batch.skipped and messages[0].kind not in ("staff", "vote")
-    if engine is not None and single:
-        # The common case, one event: a single atomic statement, no BEGIN/COMMIT round trips.
+    if batcher is not None and single:
+        # The common case, one event: one statement, in the batch of the moment.
         try:
-            async with engine.connect() as conn:
-                auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
-                recorded = await record_inbound(
-                    auto, messages[0], max_pending=max_pending, flood=flood
-                )
+            recorded = await batcher.record(messages[0], max_pending=max_pending, flood=flood)
         except STORE_ERRORS as exc:
             if not unstorable(exc):
                 raise
-            async with engine.connect() as conn:
+            async with batcher.engine.connect() as conn:
                 auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
                 await _refused(auto, channel, body, messages[0], exc)
             return votes

@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 from sqlalchemy.exc import SQLAlchemyError
 
+from bot.conversations.inbound_batch import InboundBatcher
 from bot.conversations.intake import store_events
 from bot.conversations.quarantine import STORE_ERRORS
 from bot.core.errors import WebhookAuthError, WebhookPayloadError
@@ -30,8 +31,14 @@ from bot.keys import ADAPTERS, RUNTIME
 log = logging.getLogger(__name__)
 
 
+# The process's one batcher of webhooks' events (bot.conversations.inbound_batch).
+INBOUND_BATCHER = web.AppKey("inbound_batcher", InboundBatcher)
+
+
 def setup_webhooks(app: web.Application) -> None:
     """The platforms' webhook routes; each answers 404 until its channel is set up."""
+    app[INBOUND_BATCHER] = InboundBatcher(app[RUNTIME].engine)
+    app.on_cleanup.append(_close_batcher)
     app.router.add_post("/webhooks/telegram", webhook("telegram"))
     app.router.add_get("/webhooks/messenger", handshake("messenger"))
     app.router.add_post("/webhooks/messenger", webhook("messenger"))
@@ -94,7 +101,7 @@ async def _receive(request: web.Request, channel: str) -> web.Response:
             staff_pause_minutes=adapter.capabilities.staff_pause_minutes,
             max_pending=runtime.settings.limits.pending_per_conversation,
             flood=runtime.settings.limits.flood_per_conversation,
-            engine=runtime.engine,
+            batcher=request.app[INBOUND_BATCHER],
         )
     except (*STORE_ERRORS, SQLAlchemyError, OSError) as exc:
         # What ``store_events`` lets through is the database being out of reach: the
@@ -104,6 +111,10 @@ async def _receive(request: web.Request, channel: str) -> web.Response:
         return _text(503, "try again later")
     ack = adapter.webhook_ack([(vote, outcome.recorded) for vote, outcome in votes])
     return web.Response(status=ack.status, text=ack.body, content_type=ack.content_type)
+
+
+async def _close_batcher(app: web.Application) -> None:
+    await app[INBOUND_BATCHER].close()
 
 
 def handshake(channel: str) -> Callable[[web.Request], Awaitable[web.Response]]:
