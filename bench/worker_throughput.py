@@ -1,5 +1,7 @@
 """Worker throughput (issue 3/4): FAQ-tier answers per second by one worker process, the way
-the results week loads it.
+the results week loads it: each question once (every question embedded), and a results week's
+mix (four times as many, drawn with a Zipf law: a few questions asked by very many students, in
+the same words), each round starting with no question seen before.
 
 The demo knowledge base and FAQ are loaded into a throwaway database; then every demo FAQ
 question and its phrasings (as written and folded) are put in the inbox at once, each from a
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import random
 import time
 import uuid
 from pathlib import Path
@@ -49,6 +52,26 @@ def _questions(quick: bool) -> list[str]:
     if quick:
         asked = asked[:12]
     return [form for q in asked for form in (q, fold(q))]
+
+
+def _results_week(questions: list[str], per_question: int = 4, seed: int = 7) -> list[str]:
+    """As many questions as ``per_question`` rounds of ``questions``, drawn the way students ask
+    in the results week: a few questions by very many, most by a few (weights 1/rank, a
+    Zipf law; the ranks shuffled with ``seed``), each from a visitor of its own."""
+    rng = random.Random(seed)
+    ranked = questions[:]
+    rng.shuffle(ranked)
+    weights = [1 / (rank + 1) for rank in range(len(ranked))]
+    return rng.choices(ranked, weights, k=per_question * len(questions))
+
+
+def _forget_questions(parts: object) -> None:
+    """A cold start: the vectors of questions asked before are dropped, where the commit keeps
+    them (``QueryBatcher.forget``; an older commit keeps none)."""
+    batcher = getattr(parts, "_queries", None)
+    forget = getattr(batcher, "forget", None)
+    if forget is not None:
+        forget()
 
 
 async def _round(workspace: object, parts: object, questions: list[str]) -> dict[str, float]:
@@ -120,6 +143,7 @@ async def main() -> None:
     report = Report("worker_throughput" + ("_quick" if args.quick else ""))
     parts = build_parts(bench_settings())
     questions = _questions(args.quick)
+    week = _results_week(questions)
     rounds = []
     async with throwaway_database() as workspace:
         if not args.quick:  # the FAQ answers; the documents only make the knowledge realistic
@@ -127,20 +151,24 @@ async def main() -> None:
         await load_faq(workspace, parts, read_faq_items(DEMO / "faq.jsonl"))
         await _round(workspace, parts, questions[:8])  # warm-up: the judge, the pools
         for _ in range(1 if args.quick else args.rounds):
-            rounds.append(await _round(workspace, parts, questions))
+            for workload, asked in (("each once", questions), ("results week", week)):
+                _forget_questions(parts)  # every round starts with no question seen
+                rounds.append({"workload": workload, **await _round(workspace, parts, asked)})
     report.data["rounds"] = rounds
     report.print_header(
         [f"one worker, concurrency {parts.settings.worker.concurrency}, {len(questions)} questions"]
     )
     rows = [
-        [n + 1, r["questions"], r["answered"], r["faq_tier"], r["seconds"], r["per_second"],
-         r["model_calls"], r["loop_cpu_ms"], r["worker_cpu_ms"], r["postgres_cpu_ms"]]
+        [n // 2 + 1, r["workload"], r["questions"], r["answered"], r["faq_tier"], r["seconds"],
+         r["per_second"], r["model_calls"], r["loop_cpu_ms"], r["worker_cpu_ms"],
+         r["postgres_cpu_ms"]]
         for n, r in enumerate(rounds)
     ]  # fmt: skip
     print(
         markdown_table(
             [
                 "round",
+                "questions asked",
                 "questions",
                 "answered",
                 "tier 1",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -112,6 +113,10 @@ async def embed_off_loop(
     return await loop.run_in_executor(_EMBED_THREAD, embed, list(texts))
 
 
+# Question texts whose vectors a process keeps (384 floats each: 6 MB for 4,096).
+RECENT_QUESTIONS = 4096
+
+
 class QueryBatcher:
     """Questions asked at the same time embedded in one call of the model.
 
@@ -122,21 +127,57 @@ class QueryBatcher:
     questions of a busy moment share calls; a lone question costs what it did.
     """
 
-    def __init__(self, embed: Callable[[list[str]], FloatArray], max_texts: int = 32) -> None:
+    def __init__(
+        self,
+        embed: Callable[[list[str]], FloatArray],
+        max_texts: int = 32,
+        recent: int = RECENT_QUESTIONS,
+    ) -> None:
         self._embed = embed
         self.max_texts = max_texts
         self._waiting: list[tuple[list[str], asyncio.Future[FloatArray]]] = []
         self._task: asyncio.Task[None] | None = None  # the run embedding what waits
         self.calls = 0  # model calls made, for tests and benches
+        # The vectors of the texts embedded lately, the least recently asked dropped first.
+        self._recent: OrderedDict[str, FloatArray] = OrderedDict()
+        self._recent_size = recent
 
     async def embed(self, texts: Sequence[str]) -> FloatArray:
-        loop = asyncio.get_running_loop()
-        done: asyncio.Future[FloatArray] = loop.create_future()
-        self._waiting.append((list(texts), done))
-        task = self._task
-        if task is None or task.done() or task.get_loop() is not loop:
-            self._task = loop.create_task(self._run())
-        return await done
+        """The texts' vectors; a text embedded lately is not embedded again. In the results
+        week thousands ask the same few questions in the same words, and a question's embedding
+        is most of the CPU its FAQ answer costs (~20 ms of a core, bench/worker_throughput.py)."""
+        known = [self._recent.get(text) for text in texts]
+        missing = list(dict.fromkeys(t for t, v in zip(texts, known, strict=True) if v is None))
+        if missing:
+            loop = asyncio.get_running_loop()
+            done: asyncio.Future[FloatArray] = loop.create_future()
+            self._waiting.append((missing, done))
+            task = self._task
+            if task is None or task.done() or task.get_loop() is not loop:
+                self._task = loop.create_task(self._run())
+            fresh = dict(zip(missing, await done, strict=True))
+            for text, vector in fresh.items():
+                self._remember(text, vector)
+        rows = []
+        for text, vector in zip(texts, known, strict=True):
+            if vector is None:
+                vector = fresh[text]
+            else:
+                self._recent.move_to_end(text)
+            rows.append(vector)
+        return np.stack(rows) if rows else np.zeros((0, 0), dtype=np.float32)
+
+    def forget(self) -> None:
+        """Drop the recent questions' vectors (a bench's cold round; a model changed)."""
+        self._recent.clear()
+
+    def _remember(self, text: str, vector: FloatArray) -> None:
+        if self._recent_size <= 0:
+            return
+        self._recent[text] = vector
+        self._recent.move_to_end(text)
+        while len(self._recent) > self._recent_size:
+            self._recent.popitem(last=False)
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()

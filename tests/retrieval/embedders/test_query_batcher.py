@@ -63,3 +63,22 @@ def test_a_batcher_serves_one_event_loop_after_another(rounds: int) -> None:
     for _ in range(rounds):
         got = asyncio.run(batcher.embed(["abc"]))
         assert got.tolist() == [[3.0]]
+
+
+async def test_a_question_asked_lately_is_not_embedded_again() -> None:
+    model = SlowModel()
+    batcher = QueryBatcher(model, recent=2)
+    first = await batcher.embed(["điểm chuẩn cntt", "học phí"])
+    again = await batcher.embed(["học phí", "điểm chuẩn cntt", "học phí"])
+    assert again.tolist() == [[7.0], [15.0], [7.0]]
+    assert first.tolist() == [[15.0], [7.0]]
+    assert model.calls == [["điểm chuẩn cntt", "học phí"]]  # the second ask cost no call
+    # Only the two asked most lately are kept ("học phí" was asked last): a third pushes out
+    # the least recent.
+    await batcher.embed(["ký túc xá"])
+    await batcher.embed(["học phí"])
+    await batcher.embed(["điểm chuẩn cntt"])
+    assert model.calls[1:] == [["ký túc xá"], ["điểm chuẩn cntt"]]
+    batcher.forget()
+    await batcher.embed(["ký túc xá"])
+    assert model.calls[-1] == ["ký túc xá"]
