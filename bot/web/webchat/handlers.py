@@ -206,9 +206,9 @@ class WebChat:
         network = runtime.settings.limits.network_of(address) or ""
         place = await self.gate.enter(network, ticket=chat.message_id)
         if place is None:
-            return error_reply(
-                request, 503, BUSY, {"Retry-After": retry_after(self.gate.wait_s + 1)}
-            )
+            # Sent again, the request keeps its turn (its message id is its ticket): the
+            # sooner it comes back, the sooner it is answered, and a refusal costs nothing.
+            return error_reply(request, 503, BUSY, {"Retry-After": retry_after(self.gate.wait_s)})
         try:
             return await self._chat_in_place(request, runtime, chat, place)
         finally:
