@@ -23,5 +23,6 @@ The guard only vetoes: a question it cannot read (no facets) is left to the simi
 
 The modules: `verdicts` (what the guard says), `categories` (a category of the vocabulary: its
 policy and patterns), `reader` (reading a text: its facets and the words that said each value),
-`checks` (`NearMissGuard`) and `vocabulary` (that section and an operator's file, merged). Imports: `bot.core` and `retrieval.text`.
+`checks` (`NearMissGuard`) and `vocabulary` (that section and an operator's file, merged).
+Imports: `bot.core` and `retrieval.text`.
 """
