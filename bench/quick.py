@@ -100,9 +100,10 @@ def _is_main_block(node: ast.stmt) -> bool:
 def preload() -> None:
     """Import what the benches share and load the embedding model, once, before any fork.
 
-    Only what starts no thread: ``bot.runtime`` imports pymupdf, which imports its layout
-    module, whose onnxruntime sessions start thread pools at import; a forked child has none of
-    those threads and hangs waiting for them (seen: at exit, in onnxruntime's destructors). numpy's
+    Only what starts no thread: pymupdf imports its layout module, whose onnxruntime sessions
+    start thread pools at import, and a forked child has none of those threads and hangs waiting
+    for them (seen: at exit, in onnxruntime's destructors); tuvan imports pymupdf with the first
+    PDF it reads (``retrieval.loading.pdf.mupdf``), so no bench may read a PDF here. numpy's
     OpenBLAS pool, the one thread started here, handles a fork itself.
     """
     sys.path.insert(0, str(BENCH_DIR))

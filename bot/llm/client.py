@@ -12,8 +12,6 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from importlib import resources
 from typing import TYPE_CHECKING, cast
 
-import openai
-
 from bot.core.errors import ConfigError, LlmError
 from bot.core.redact import display_url, without_secret
 from bot.core.settings import LlmSettings
@@ -59,6 +57,11 @@ class LlmClient:
         self._settings = settings
         self._secret = settings.api_key.get_secret_value()
         self._where = display_url(settings.base_url)
+        # Imported with the first client: the package takes half a second to import, which a
+        # process with no LLM configured (the default) should not pay.
+        import openai
+
+        self._failures: tuple[type[Exception], ...] = (openai.OpenAIError, ValueError)
         self._client = openai.AsyncOpenAI(
             base_url=settings.base_url,
             # The client refuses an empty key; local servers (Ollama, llama.cpp) need none.
@@ -94,7 +97,7 @@ class LlmClient:
                 max_tokens=self._settings.max_tokens,
                 stream=False,
             )
-        except (openai.OpenAIError, ValueError) as exc:
+        except self._failures as exc:
             raise self._error(exc) from exc
         choices = getattr(response, "choices", None)
         if not choices or not choices[0].message.content:
@@ -124,7 +127,7 @@ class LlmClient:
                     if delta:
                         got_text = True
                         yield delta
-        except (openai.OpenAIError, ValueError) as exc:
+        except self._failures as exc:
             raise self._error(exc) from exc
         if not got_text:
             raise LlmError(f"LLM endpoint {self._where} streamed an empty reply")

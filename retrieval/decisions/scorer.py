@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.optimize import minimize
 
 from bot.core.errors import ConfigError
 
@@ -147,6 +146,9 @@ def fit_scorer(
         grad = design.T @ (weight * (p - y))
         penalty = np.r_[w[:-1], 0.0]
         return nll + 0.5 * l2 * float(penalty @ penalty), grad + l2 * penalty
+
+    # Imported to fit only: a process that only scores (every serve and worker) is spared it.
+    from scipy.optimize import minimize
 
     result = minimize(loss, np.zeros(design.shape[1]), jac=True, method="L-BFGS-B", bounds=bounds)
     w = result.x

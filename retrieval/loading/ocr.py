@@ -20,10 +20,12 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from functools import cache
-
-import pymupdf
+from typing import TYPE_CHECKING
 
 from bot.core.errors import OcrUnavailableError
+
+if TYPE_CHECKING:
+    import pymupdf
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +99,8 @@ def ocr_page(page: pymupdf.Page, options: OcrOptions, *, timeout_s: float) -> Oc
         raise OcrUnavailableError(problem)
     zoom = render_zoom(page.rect, options)
     dpi = max(1, round(zoom * 72))
+    import pymupdf  # with the first page read: see retrieval.loading.pdf.mupdf
+
     matrix = pymupdf.Matrix(zoom, zoom)  # type: ignore[no-untyped-call]
     pixmap = page.get_pixmap(matrix=matrix, colorspace=pymupdf.csGRAY)
     width, height = pixmap.width, pixmap.height

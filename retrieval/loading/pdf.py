@@ -32,9 +32,8 @@ import time
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import pymupdf
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from bot.core.errors import IngestError, OcrUnavailableError
 from retrieval.loading.document import (
@@ -54,6 +53,9 @@ from retrieval.loading.pdf_tables import page_tables
 from retrieval.loading.quality import text_quality
 from retrieval.text.wrapping import close_thousands, join_wrapped
 
+if TYPE_CHECKING:
+    import pymupdf
+
 log = logging.getLogger(__name__)
 
 _CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
@@ -66,10 +68,22 @@ _DOCUMENT_TYPES = re.compile(
     r"^(THÔNG BÁO|QUYẾT ĐỊNH|HƯỚNG DẪN|KẾ HOẠCH|ĐỀ ÁN|CÔNG VĂN|BÁO CÁO|QUY CHẾ|QUY ĐỊNH|TỜ TRÌNH)\b"
 )
 _PDF_TITLE_MAX_CHARS = 160
-# FileDataError is a RuntimeError; errors raised from inside MuPDF derive from FzErrorBase.
-_MUPDF_ERRORS = (RuntimeError, ValueError, pymupdf.mupdf.FzErrorBase)
 OCR_BUDGET_SPENT = "OCR time budget spent"
 _UNREADABLE = "unreadable page"
+
+
+def mupdf() -> ModuleType:
+    """MuPDF, imported with the first PDF read: its import loads its layout models (about half
+    a second, and onnxruntime's thread pools), which a process that reads no PDF (``serve``, a
+    command, a worker answering) should not pay."""
+    import pymupdf
+
+    return pymupdf
+
+
+def _mupdf_errors() -> tuple[type[BaseException], ...]:
+    # FileDataError is a RuntimeError; errors raised from inside MuPDF derive from FzErrorBase.
+    return (RuntimeError, ValueError, mupdf().mupdf.FzErrorBase)
 
 
 @dataclass(frozen=True)
@@ -110,7 +124,7 @@ def parse_pdf(
     if b"%PDF-" not in raw[:1024]:
         raise IngestError(f"{path.name}: not a PDF (no %PDF header)")
     try:
-        with pymupdf.open(stream=raw, filetype="pdf") as pdf:  # type: ignore[no-untyped-call]
+        with mupdf().open(stream=raw, filetype="pdf") as pdf:
             if pdf.needs_pass:
                 raise IngestError(f"{path.name}: encrypted PDF (a password is needed)")
             if pdf.is_repaired and b"%%EOF" not in raw[-1024:]:
@@ -122,7 +136,7 @@ def parse_pdf(
             started = time.perf_counter()
             records = _read_pages(path, pdf, options)
             seconds = time.perf_counter() - started
-    except _MUPDF_ERRORS as exc:
+    except _mupdf_errors() as exc:
         raise IngestError(f"{path.name}: corrupt PDF ({exc})") from exc
     if not page_count:
         raise IngestError(f"{path.name}: PDF has no pages")
@@ -171,7 +185,7 @@ def _read_pages(path: Path, pdf: pymupdf.Document, options: PdfOptions) -> list[
             text, record = _page_text(page, number, options.ocr, budget)
             if record["source"] == "layer":
                 record["tables"] = _tables(path, page, number)
-        except _MUPDF_ERRORS as exc:
+        except _mupdf_errors() as exc:
             log.warning("%s: page %d skipped, MuPDF cannot read it: %s", path.name, number, exc)
             reason = f"{_UNREADABLE} ({exc})"
             text, record = "", {"page": number, "source": "empty", "skipped": True}
@@ -201,7 +215,7 @@ def _tables(path: Path, page: pymupdf.Page, number: int) -> list[dict[str, Any]]
     follow); none when MuPDF cannot find them."""
     try:
         return page_tables(page)
-    except _MUPDF_ERRORS as exc:
+    except _mupdf_errors() as exc:
         log.warning("%s: tables of page %d not read: %s", path.name, number, exc)
         return []
 

@@ -20,9 +20,10 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pymupdf
+if TYPE_CHECKING:
+    import pymupdf
 
 _FIGURE = re.compile(r"^[\d.,]+$|^\d{5}[0-9A-Za-z]{0,3}$")
 _MAX_HEADER_ROWS = 3
