@@ -19,8 +19,8 @@ tests/admin/test_readings.py holds the cases, one row each.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Literal, TypeVar, get_args
 
 from admin.i18n import Translator, add_strings
@@ -164,6 +164,12 @@ def parse_reading(value: object) -> Reading | None:
         stopped=_one_of(value.get("stopped"), STOPPED),
         said=tuple(item for item in said if item is not None),
     )
+
+
+def with_said(reading: Reading, said: Sequence[Mapping[str, str]]) -> Reading:
+    """``reading`` naming the words that said each value (``said``, as stored with an answer)."""
+    found = tuple(item for item in (_said(value) for value in said) if item is not None)
+    return replace(reading, said=found) if found else reading
 
 
 def _took(t: Translator, item: Taken, lacked: Lacked | None) -> str:

@@ -23,9 +23,10 @@ from markupsafe import Markup
 from admin.answer_markup import excerpt_html
 from admin.explanations import Explanation, explain_reply, step_sentences
 from admin.i18n import Translator, add_strings
-from admin.readings import Reading, parse_reading, sentences
+from admin.readings import Reading, parse_reading, sentences, with_said
 from admin.reply_view import ReplyView, SourceLink, reply_view
 from admin.web import render, runtime, translator
+from bot.answer.conversation import said_of
 from bot.answer.followup import Turn
 from bot.answer.question import MAX_QUESTION_CHARS
 from bot.answer.replies import Answer
@@ -212,6 +213,7 @@ async def try_page(request: web.Request) -> web.Response:
         rt = runtime(request)
         reading = await _read(rt, question, earlier)
         answer = await rt.answerer.answer(reading.asked)
+        reading = with_said(reading, said_of(answer))
         explained = explain(
             answer,
             translator(request),

@@ -106,9 +106,18 @@ def _with_reading(answer: Answer, reading: Reading) -> Answer:
     """The answer with how its message was read, and the words of the question answered that
     said each value it was about (when it was searched)."""
     answer.reading = reading.to_json()
-    if answer.read is not None and answer.read.said:
-        answer.reading["said"] = [
-            {"slot": s.category, "label": s.label, "value": s.value, "words": s.words}
-            for s in answer.read.said
-        ]
+    said = said_of(answer)
+    if said:
+        answer.reading["said"] = said
     return answer
+
+
+def said_of(answer: Answer) -> list[dict[str, str]]:
+    """The words of the question answered that said each value it was about, as stored with
+    the answer's reading (none when it was not searched)."""
+    if answer.read is None:
+        return []
+    return [
+        {"slot": s.category, "label": s.label, "value": s.value, "words": s.words}
+        for s in answer.read.said
+    ]
