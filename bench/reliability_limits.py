@@ -33,6 +33,10 @@ VISITOR_GIVES_UP_S = 30.0
 VISITOR_TARGET_S = 2.0
 
 
+# The page's shortest wait before sending a busy question again ("Retry-After: 0"; chat.html).
+BUSY_MIN_S = 0.25
+
+
 async def ask_like_page(
     http: aiohttp.ClientSession,
     url: str,
@@ -63,7 +67,7 @@ async def ask_like_page(
                 wait_s = float(response.headers.get("Retry-After", "1") or 1)
         except (aiohttp.ClientError, TimeoutError):
             outcome = "error"
-        await asyncio.sleep(min(wait_s, 5.0))
+        await asyncio.sleep(min(max(wait_s, BUSY_MIN_S), 5.0))
     return outcome, time.monotonic() - started
 
 

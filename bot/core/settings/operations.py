@@ -45,8 +45,8 @@ class LimitsSettings(BaseModel):
     # thread, so more only queue up); a request finding all taken waits `answers_wait_s`, then
     # gets 503 with Retry-After, which the page retries with the same message id.
     answers_in_flight: int = Field(default=4, ge=1)
-    # Half a second, then the page's resend a second later keeps its turn: a new visitor behind
-    # a flood from many networks is answered within 2 s (bench/reliability.py, fair).
+    # Half a second, then 503 with Retry-After 0: the page's resend keeps its turn, so a new
+    # visitor behind a flood from many networks is answered within 2 s (bench/reliability.py).
     answers_wait_s: float = Field(default=0.5, ge=0)
     # Questions of one conversation waiting to be answered (received or answering), on every
     # channel; a newer one is stored but not answered (status skipped, error says why), and the

@@ -38,8 +38,9 @@ another visitor, or for another text, is a 409.
 
 A refusal for being busy says when to come back: 429 (the address's, network's or visitor's
 bucket is empty, or the conversation has too many questions waiting) and 503 (no answer place
-free) carry ``Retry-After`` in seconds. The page keeps the question, says the assistant is busy,
-and sends it again then with the same message id; a question held by the conversation's cap is
+free; ``0``: at once, the resend keeping its turn) carry ``Retry-After`` in seconds. The page
+keeps the question, says the assistant is busy, and sends it again then (a quarter of a second at
+the soonest) with the same message id; a question held by the conversation's cap is
 stored, and that resend answers it once the earlier ones are. Only 413 means the text is too
 long.
 

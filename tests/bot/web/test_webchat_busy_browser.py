@@ -79,6 +79,7 @@ class Traffic:
 
     message_ids: list[str] = field(default_factory=list)
     statuses: list[int] = field(default_factory=list)
+    sent_at: list[float] = field(default_factory=list)  # time.monotonic() of each send
 
     def watch(self, page: Page) -> None:
         page.on("request", self._request)
@@ -87,6 +88,7 @@ class Traffic:
     def _request(self, request: Request) -> None:
         if request.method == "POST" and request.url.endswith("/api/chat"):
             self.message_ids.append(json.loads(request.post_data or "{}")["message_id"])
+            self.sent_at.append(time.monotonic())
 
     def _response(self, response: Response) -> None:
         if response.request.method == "POST" and response.url.endswith("/api/chat"):
@@ -292,3 +294,34 @@ async def test_a_503_after_the_question_was_recorded_is_retried_and_not_answered
     assert len(set(traffic.message_ids)) == 1
     [(question, replies)] = await questions_and_replies(chat.sessionmaker, await visitor_of(page))
     assert (question.status, question.attempts, replies) == (MessageStatus.answered, 1, 1)
+
+
+async def test_a_503_saying_retry_after_0_is_sent_again_at_once_with_the_same_id(
+    start_chat: StartChat, page: Page
+) -> None:
+    """The answers gate's refusal: the resend keeps its turn, so the page sends it again after a
+    quarter of a second, not after the 5 s it waits when a busy reply says nothing."""
+    chat = await start_chat()
+    traffic = Traffic()
+    traffic.watch(page)
+    refused = asyncio.Event()
+
+    async def gate_full_once(route: Route) -> None:
+        if route.request.method != "POST" or refused.is_set():
+            await route.continue_()
+            return
+        refused.set()
+        await route.fulfill(
+            status=503,
+            headers={"Retry-After": "0", "Content-Type": "application/json"},
+            body=json.dumps({"error": "busy"}),
+        )
+
+    await page.route("**/api/chat", gate_full_once)
+    await open_chat(page, chat)
+    await type_question(page, OPENER_AND_THREE[2])
+    await expect(page.locator(ANSWERED)).to_have_count(1, timeout=ANSWER_TIMEOUT_MS)
+    assert traffic.statuses == [503, 200]
+    assert len(set(traffic.message_ids)) == 1
+    assert len(traffic.sent_at) == 2
+    assert traffic.sent_at[1] - traffic.sent_at[0] < 2.0  # not the default 5 s
