@@ -173,35 +173,46 @@ class WebChat:
     async def stop(self, app: web.Application) -> None:
         await self.watch.stop()
 
+    async def _take_tokens(
+        self, request: web.Request, runtime: Runtime, visitor_id: str | None
+    ) -> web.StreamResponse | None:
+        """A token of the address's (and network's) buckets and of the visitor's (if known);
+        the refusal when one is empty or the buckets cannot be read."""
+        try:
+            wait_s = await self.admission.take_by_address(request, runtime)
+            if wait_s is None and visitor_id is not None:
+                wait_s = await self.admission.take_by_visitor(runtime, visitor_id)
+        except SQLAlchemyError:
+            log.exception("web chat: cannot check a rate limit")
+            return unavailable(request)
+        return too_many(request, TOO_FAST, wait_s) if wait_s is not None else None
+
     async def chat(self, request: web.Request) -> web.StreamResponse:
         runtime = request.config_dict[RUNTIME]
         refused = self.admission.refusal(request, runtime.settings)
         if refused is not None:
             status, message = refused
             return error_reply(request, status, message)
-        try:
-            wait_s = await self.admission.take_by_address(request, runtime)
-        except SQLAlchemyError:
-            log.exception("web chat: cannot check the rate limit of an address")
-            return unavailable(request)
-        if wait_s is not None:
-            return too_many(request, TOO_FAST, wait_s)
         raw = await read_body(request, MAX_CHAT_BODY)
-        if raw is None:
-            return error_reply(request, 413, f"the request body is over {MAX_CHAT_BODY} bytes")
         try:
+            if raw is None:
+                raise ChatTextTooLongError(f"the request body is over {MAX_CHAT_BODY} bytes")
             chat = parse_chat_request(raw)
-        except ChatTextTooLongError as exc:
-            return error_reply(request, 413, str(exc))
         except ChatRequestError as exc:
-            return error_reply(request, 400, str(exc))
-        try:
-            wait_s = await self.admission.take_by_visitor(runtime, chat.visitor_id)
-        except SQLAlchemyError:
-            log.exception("web chat: cannot check the rate limit of a visitor")
-            return unavailable(request)
-        if wait_s is not None:
-            return too_many(request, TOO_FAST, wait_s)
+            # A bad request takes its address's token too: a client looping on them is
+            # refused like any other.
+            busy = await self._take_tokens(request, runtime, visitor_id=None)
+            if busy is not None:
+                return busy
+            status = 413 if isinstance(exc, ChatTextTooLongError) else 400
+            return error_reply(request, status, str(exc))
+        # A question the gate refused (503) and the page sent again paid its tokens with its
+        # first try: charged again, a student's resends behind a flood would empty their own
+        # buckets and turn a short wait into a 429's long one.
+        if not self.gate.refused_before(chat.message_id):
+            busy = await self._take_tokens(request, runtime, chat.visitor_id)
+            if busy is not None:
+                return busy
         address = self.admission.address(request, runtime)
         network = runtime.settings.limits.network_of(address) or ""
         place = await self.gate.enter(network, ticket=chat.message_id)

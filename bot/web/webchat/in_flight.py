@@ -95,6 +95,11 @@ class AnswerGate:
         self._tickets.pop(ticket, None)
         return place
 
+    def refused_before(self, ticket: str) -> bool:
+        """Whether a request with this ticket was refused here and not granted since: the
+        page's resend of a question turned away for want of a place."""
+        return bool(ticket) and ticket in self._tickets
+
     def _turn(self, client: str) -> tuple[int, bool, int]:
         order, again, _ = self._waiting[client][0]
         return self._held[client], not again and self._refused_lately(client), order

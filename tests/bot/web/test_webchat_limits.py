@@ -177,6 +177,31 @@ async def test_a_full_server_says_503_with_retry_after_and_stores_nothing(
     assert chat.gate.taken == 0  # the answer gave its place back
 
 
+async def test_a_question_sent_again_after_a_503_pays_no_second_token(
+    make_runtime: Callable[..., Runtime],
+    serve_webchat: Any,
+) -> None:
+    """One token for the visitor: the first try takes it and meets a full gate; the page's
+    resend of the same message is answered, not refused for an empty bucket."""
+    runtime = make_runtime(
+        answers_in_flight=1,
+        answers_wait_s=0.05,
+        chat_visitor_burst=1,
+        chat_visitor_per_minute=0.5,
+    )
+    client, chat = await serve_webchat(runtime)
+    place = await chat.gate.enter()  # an answer under way elsewhere
+    assert place is not None
+    body = chat_body(FAQ_QUESTION, visitor="one-token")
+    assert (await client.post("/api/chat", json=body)).status == 503
+    place.release()
+    again = await client.post("/api/chat", json=body)  # the page's resend
+    assert again.status == 200
+    assert parse_sse(await again.text())[-1].name == "done"
+    other = chat_body(FAQ_QUESTION, visitor="one-token")  # a new question pays again
+    assert (await client.post("/api/chat", json=other)).status == 429
+
+
 async def test_a_visitor_who_left_while_waiting_for_a_place_is_not_answered(
     make_runtime: Callable[..., Runtime], sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
