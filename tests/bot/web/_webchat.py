@@ -8,7 +8,11 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
 from bot.core.settings import Settings
+from bot.db.models import Message
 
 FAQ_QUESTION = "Chỉ tiêu ngành Khoa học Máy tính năm 2026 là bao nhiêu?"  # shut-faq02
 
@@ -51,3 +55,15 @@ ROOMY = {
     "reads_network_burst": 1000,
     "answers_in_flight": 64,
 }
+
+
+def limited(settings: Settings, **changes: Any) -> Settings:
+    """``settings`` with roomy limits but ``changes``: a test of one limit meets only that one."""
+    return with_limits(settings, **{**ROOMY, **changes})
+
+
+async def stored_ids(sessionmaker: async_sessionmaker[AsyncSession]) -> set[str | None]:
+    """The message ids of the web chat's stored questions."""
+    async with sessionmaker() as session:
+        rows = await session.scalars(select(Message.event_id).where(Message.channel == "web"))
+        return set(rows.all())

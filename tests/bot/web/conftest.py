@@ -4,8 +4,9 @@ transactions); the stack deletes its contacts and quarantined events after each 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
+from typing import Any
 
 import aiohttp
 import pytest
@@ -13,7 +14,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from pydantic import SecretStr
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from adapters.messenger import MessengerAdapter
 from adapters.telegram import TelegramAdapter
@@ -36,6 +37,7 @@ from tests.bot.web._support import (
     ServeWebChat,
     Stack,
 )
+from tests.bot.web._webchat import limited
 from tests.fakes.messenger_api import start_messenger_api
 from tests.fakes.telegram_api import start_telegram_api
 from tests.fakes.zalo_api import start_zalo_api
@@ -120,3 +122,19 @@ async def serve_webchat() -> AsyncIterator[ServeWebChat]:
     yield start
     for client in clients:
         await client.close()
+
+
+@pytest.fixture
+def make_runtime(
+    settings: Settings,
+    engine: AsyncEngine,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    parts: AnswererParts,
+    answerer: Answerer,
+) -> Callable[..., Runtime]:
+    """``make_runtime(**limits)``: a runtime whose limits are roomy but those given."""
+
+    def make(**limits: Any) -> Runtime:
+        return Runtime(limited(settings, **limits), engine, sessionmaker, parts, answerer)
+
+    return make
