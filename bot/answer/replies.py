@@ -72,15 +72,19 @@ def extractive_intro(language: Language) -> str:
 
 def part_not_found(language: Language, missing: Sequence[str] = ()) -> str:
     """The line closing a multi-part answer when the documents answer some parts and not
-    others: what they do not say (``missing``, in the guard's words), or that a part is left."""
+    others: what was not found (``missing``, in the guard's words), or that a part is left.
+    Said as what tuvan did not find, never as what the school's documents lack: a search that
+    missed a quota must not tell a student the school has none."""
     named = ", ".join(missing)
     if language == "vi":
         if named:
-            return f"Tài liệu của trường chưa có thông tin về {named}."
-        return "Tài liệu của trường chưa có thông tin cho một phần câu hỏi của bạn."
+            return f"Mình chưa tìm thấy thông tin về {named} trong tài liệu của trường."
+        return (
+            "Mình chưa tìm thấy thông tin cho một phần câu hỏi của bạn trong tài liệu của trường."
+        )
     if named:
-        return f"The university's documents say nothing about: {named}."
-    return "The university's documents do not answer part of your question."
+        return f"I did not find anything about {named} in the university's documents."
+    return "I did not find an answer to part of your question in the university's documents."
 
 
 def contact_line(contact: ContactSettings, language: Language) -> str:

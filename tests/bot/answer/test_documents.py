@@ -85,7 +85,7 @@ async def test_a_question_in_parts_gets_headings_naming_what_each_part_asks(
     assert "\nKý túc xá, địa điểm:\n- " in text
     assert "hoc phi" not in text.lower()
     assert "ktx dang ky" not in text.lower()
-    assert "chưa có thông tin" not in text
+    assert "chưa tìm thấy thông tin" not in text
 
 
 # -- a question in parts, composed from given passages ----------------------------------------
@@ -148,16 +148,19 @@ def test_a_part_the_documents_do_not_answer_is_named_once_at_the_end(
 ) -> None:
     text = in_parts(parts, "học phí ngành KHMT 2026 bao nhiêu, ký túc xá ở đâu", FEES)
     assert text.endswith(
-        f"- {FEES} [1]\nTài liệu của trường chưa có thông tin về ký túc xá, địa điểm."
+        f"- {FEES} [1]\nMình chưa tìm thấy thông tin về ký túc xá, địa điểm "
+        "trong tài liệu của trường."
     )
-    assert text.count("chưa có thông tin") == 1
+    assert text.count("chưa tìm thấy thông tin") == 1
 
 
 def test_an_english_question_in_parts_gets_no_vietnamese_headings(parts: AnswererParts) -> None:
     fees = "Tuition for Computer Science in 2026 is 32,500,000 VND per year."
     text = in_parts(parts, "what is the tuition for computer science, where is the dormitory", fees)
     assert text.splitlines()[1] == f"- {fees} [1]"
-    assert text.endswith("The university's documents do not answer part of your question.")
+    assert text.endswith(
+        "I did not find an answer to part of your question in the university's documents."
+    )
 
 
 def test_a_part_that_names_no_subject_is_read_with_the_question_s(parts: AnswererParts) -> None:
