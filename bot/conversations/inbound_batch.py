@@ -58,6 +58,7 @@ class InboundBatcher:
         self._task: asyncio.Task[None] | None = None
         self._sql = str(RECORD_INBOUND.compile(dialect=engine.dialect))
         self.batches = 0  # transactions run (for tests and the bench)
+        self.fallbacks = 0  # batches the database refused, stored event by event instead
 
     async def record(
         self, message: InboundMessage, *, max_pending: int = 0, flood: int = 0
@@ -102,6 +103,7 @@ class InboundBatcher:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # nothing of the batch was stored: each on its own
+            self.fallbacks += 1
             if len(batch) > 1:
                 log.info(
                     "a batch of %d inbound events failed, stored one by one: %s", len(batch), exc

@@ -5,6 +5,7 @@ every caller. Real commits on the session's PostgreSQL, taken away after each te
 from __future__ import annotations
 
 import asyncio
+import random
 import uuid
 from collections.abc import AsyncIterator
 
@@ -98,3 +99,25 @@ async def test_an_outage_reaches_every_caller_as_the_database_s_error() -> None:
         await engine.dispose()
     assert all(isinstance(r, OperationalError) for r in results), results
     assert not any(unstorable(r) for r in results if isinstance(r, BaseException))
+
+
+async def test_two_processes_batches_on_the_same_chats_neither_wait_on_each_other_nor_fail(
+    committed: AsyncEngine, database_url: str
+) -> None:
+    """Two serve processes (two engines): their batches upsert the same contacts and
+    conversations, in one order (sorted by sender), so neither deadlocks the other."""
+    other = make_engine(database_url)
+    try:
+        batchers = [InboundBatcher(committed), InboundBatcher(other)]
+        users = [f"batch-two-{uuid.uuid4().hex[:8]}" for _ in range(8)]
+        rng = random.Random(5)
+        sends = []
+        for n in range(160):
+            user = rng.choice(users)
+            sends.append(batchers[n % 2].record(update(user, f"câu {n}")))
+        results = await asyncio.gather(*sends)
+    finally:
+        await other.dispose()
+    assert all(r.message_id is not None for r in results)
+    assert [b.fallbacks for b in batchers] == [0, 0]
+    assert all(b.batches < 80 for b in batchers)
