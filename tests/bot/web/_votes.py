@@ -4,13 +4,16 @@ each platform's shape; the votes and messages stored."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from typing import Any
 
 from sqlalchemy import text
 
+from bot.channels.telegram_polling import poll_into_store
 from bot.core.votes import read_vote_payload
+from tests.adapters.telegram._support import wait_for
 from tests.bot.web._support import (
     FAQ_QUESTION,
     SECRET,
@@ -161,3 +164,16 @@ async def zalo_answer(
     await stack.worker.drain()
     buttons: list[dict[str, Any]] = zalo_sent(stack, user)[-1]["attachment"]["payload"]["buttons"]
     return buttons
+
+
+async def poll_until(stack: Stack, method: str) -> None:
+    """Telegram long polling into the store, stopped once the fake API got a ``method`` call."""
+    stop = asyncio.Event()
+    task = asyncio.create_task(
+        poll_into_store(stack.settings.telegram, stack.sm, stack.http, stop=stop, timeout=1)
+    )
+    try:
+        await wait_for(lambda: bool(stack.telegram.calls_to(method)))
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 5)

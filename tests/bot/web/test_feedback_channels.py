@@ -6,17 +6,14 @@ votes too. How a vote is thanked, in which language: test_vote_thanks."""
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 
 import pytest
 from sqlalchemy import text
 
 from admin.recheck_queue import queue_item
-from bot.channels.telegram_polling import poll_into_store
 from bot.conversations.store import queue_staff_reply
 from bot.core.votes import NOT_TAKEN, THANKS
-from tests.adapters.telegram._support import wait_for
 from tests.bot.web._support import FAQ_QUESTION, Stack, chat_id, post_zalo, zalo_text
 from tests.bot.web._votes import (
     callback_update,
@@ -24,6 +21,7 @@ from tests.bot.web._votes import (
     inbound,
     messenger_answer,
     messenger_sent,
+    poll_until,
     post_callback,
     post_messenger,
     quick_reply_event,
@@ -143,15 +141,7 @@ async def test_telegram_long_polling_stores_a_vote_and_marks_the_choice(stack: S
     chat = chat_id()
     sent, data = await telegram_answer(stack, chat)
     stack.telegram.push_update(callback_update(chat + 1, chat, sent, data[0]))
-    stop = asyncio.Event()
-    task = asyncio.create_task(
-        poll_into_store(stack.settings.telegram, stack.sm, stack.http, stop=stop, timeout=1)
-    )
-    try:
-        await wait_for(lambda: bool(stack.telegram.calls_to("editMessageReplyMarkup")))
-    finally:
-        stop.set()
-        await asyncio.wait_for(task, 5)
+    await poll_until(stack, "editMessageReplyMarkup")
     [answered] = stack.telegram.calls_to("answerCallbackQuery")
     assert answered.body["callback_query_id"] == f"cbq-{chat + 1}"
     assert answered.body["text"] == f"{THANKS['vi']} 👍"

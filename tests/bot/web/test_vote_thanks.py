@@ -6,16 +6,13 @@ words are in the answer's language too. (The web chat's thanks: test_webchat_faq
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 
 import pytest
 from sqlalchemy import text
 
-from bot.channels.telegram_polling import poll_into_store
 from bot.core.types import Language
 from bot.core.votes import LABELS, NOT_TAKEN, THANKS, read_vote
-from tests.adapters.telegram._support import wait_for
 from tests.bot.web._support import FAQ_QUESTION, Stack, chat_id, post_zalo, zalo_text
 from tests.bot.web._votes import (
     ENGLISH_FAQ_QUESTION,
@@ -23,6 +20,7 @@ from tests.bot.web._votes import (
     feedback,
     messenger_answer,
     messenger_sent,
+    poll_until,
     post_callback,
     post_messenger,
     quick_reply_event,
@@ -73,15 +71,7 @@ async def test_telegram_long_polling_thanks_in_english_for_an_english_answer(
     chat = chat_id()
     sent, data = await telegram_answer(stack, chat, ENGLISH_FAQ_QUESTION)
     stack.telegram.push_update(callback_update(chat + 1, chat, sent, data[1]))
-    stop = asyncio.Event()
-    task = asyncio.create_task(
-        poll_into_store(stack.settings.telegram, stack.sm, stack.http, stop=stop, timeout=1)
-    )
-    try:
-        await wait_for(lambda: bool(stack.telegram.calls_to("answerCallbackQuery")))
-    finally:
-        stop.set()
-        await asyncio.wait_for(task, 5)
+    await poll_until(stack, "answerCallbackQuery")
     [answered] = stack.telegram.calls_to("answerCallbackQuery")
     assert answered.body["text"] == f"{THANKS['en']} 👎"
 
