@@ -99,9 +99,15 @@ def chat_id() -> str:
 
 
 async def ask(
-    sm: async_sessionmaker[AsyncSession], user: str, question: str, *, channel: str = "telegram"
+    sm: async_sessionmaker[AsyncSession],
+    user: str,
+    question: str,
+    *,
+    channel: str = "telegram",
+    user_name: str | None = "Lan",
 ) -> int:
-    """A student's message arrives (as the webhook would store it); its conversation id."""
+    """A student's message arrives (as the webhook would store it); its conversation id.
+    ``user_name`` None: a contact whose platform gives no name (the web chat's visitors)."""
     async with sm.begin() as session:
         recorded = await record_inbound(
             session,
@@ -111,7 +117,7 @@ async def ask(
                 external_user_id=user,
                 kind="text",
                 text=question,
-                user_name="Lan",
+                user_name=user_name,
             ),
         )
     return recorded.conversation_id

@@ -18,8 +18,6 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.conversations.store import record_inbound
-from bot.core.messages import InboundMessage
 from bot.db.models import Author, Direction, Message, MessageStatus
 from tests.admin._conversations import FAQ_QUESTION, SCRIPT, ask, chat_id, thread
 from tests.admin._conversations import admin_settings as admin_settings
@@ -152,20 +150,10 @@ async def test_a_contact_without_a_name_shows_its_channel_first_question_and_tim
         "Cho em hỏi học phí ngành Công nghệ thông tin hệ chất lượng cao năm 2026 là bao nhiêu ạ?"
     )
     visitor = uuid.uuid4().hex
-    made = []
-    async with sessionmaker.begin() as session:
-        for channel, user in (("web", visitor), ("zalo", f"z{uuid.uuid4().hex[:12]}")):
-            recorded = await record_inbound(
-                session,
-                InboundMessage(
-                    channel=channel,  # type: ignore[arg-type]
-                    event_id=f"evt-{uuid.uuid4()}",
-                    external_user_id=user,
-                    kind="text",
-                    text=question,
-                ),
-            )
-            made.append(recorded.conversation_id)
+    made = [
+        await ask(sessionmaker, user, question, channel=channel, user_name=None)
+        for channel, user in (("web", visitor), ("zalo", f"z{uuid.uuid4().hex[:12]}"))
+    ]
     rows = []
     for conversation in made:
         first = (await thread(sessionmaker, conversation))[0]
