@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Iterator
 
+import psycopg
 import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
@@ -37,10 +38,22 @@ def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield sqlalchemy_url(url)
         return
     server = start_embedded(tmp_path_factory.mktemp("pg") / "data")
+    _without_durability(server.url)
     try:
         yield server.url
     finally:
         server.release()
+
+
+def _without_durability(url: str) -> None:
+    """The suite's own throwaway server commits without waiting for the disk: what the tests
+    check does not survive a power cut anyway, and a CI machine's slow fsync (seconds, now and
+    then) would otherwise stall whichever test commits at that moment."""
+    libpq = url.replace("postgresql+psycopg://", "postgresql://", 1)
+    with psycopg.connect(libpq, autocommit=True) as conn:
+        for setting in ("fsync", "synchronous_commit", "full_page_writes"):
+            conn.execute(f"ALTER SYSTEM SET {setting} = off")
+        conn.execute("SELECT pg_reload_conf()")
 
 
 @pytest.fixture(scope="session")

@@ -6,12 +6,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
 
 import psycopg
 import pytest
 
 from bot.db import notify
+from tests.waiting import until
 
 CHANNEL = "tuvan_test_notify"
 
@@ -46,21 +46,13 @@ async def test_a_failing_callback_does_not_end_the_loop(
             with caplog.at_level(logging.ERROR, logger="bot.db.notify"):
                 await asyncio.wait_for(listening.wait(), 10)
                 await conn.execute(f"NOTIFY {CHANNEL}, 'bad'")
-                await _until(lambda: bool(lost))
+                await until(lambda: bool(lost))
                 await asyncio.wait_for(listening.wait(), 10)  # listening again
                 await conn.execute(f"NOTIFY {CHANNEL}, 'good'")
-                await _until(lambda: received == ["good"])
+                await until(lambda: received == ["good"])
         assert "the LISTEN loop failed" in caplog.text
         assert not task.done()
     finally:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
-
-
-async def _until(condition: Callable[[], bool]) -> None:
-    for _ in range(250):
-        if condition():
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError("condition not met in 5 s")

@@ -27,6 +27,7 @@ from bot.db.models import RateBucket
 from bot.runtime import Runtime
 from bot.web.webchat.in_flight import AnswerGate, HeldPolls, HeldSlot, raise_open_file_limit
 from tests.bot.web._support import ServeWebChat, runtime_with
+from tests.waiting import until
 
 Client = TestClient[web.Request, web.Application]
 
@@ -142,12 +143,17 @@ async def test_update_requests_are_held_up_to_each_address_s_share_and_the_proce
     async def poll(address: str) -> Any:
         return await client.get("/api/chat/updates?since=0", headers=_from(address))
 
+    async def held_now(count: int) -> None:
+        await until(lambda: chat.held.held == count or any(t.done() for t in held))
+        answered = [(await t).status for t in held if t.done()]
+        assert answered == [], f"answered at once, not held: {answered}"
+
     held = [asyncio.create_task(poll("192.0.2.1")) for _ in range(2)]
-    await _until(lambda: chat.held.held == 2)
+    await held_now(2)
     third = await poll("192.0.2.1")  # its address holds its share: answered at once
     assert third.status == 429
     held.append(asyncio.create_task(poll("192.0.2.2")))
-    await _until(lambda: chat.held.held == 3)
+    await held_now(3)
     with caplog.at_level(logging.WARNING, logger="bot.web.webchat.in_flight"):
         refused = [await poll(f"192.0.2.{n}") for n in range(10, 14)]
     assert {r.status for r in refused} == {503}
@@ -179,14 +185,6 @@ def test_the_open_file_limit_is_raised_to_the_hard_limit() -> None:
         assert now > low or hard == low
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
-
-
-async def _until(condition: Any) -> None:
-    for _ in range(200):
-        if condition():
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError("condition not met in 4 s")
 
 
 async def test_a_freed_place_goes_to_the_client_holding_fewest_not_to_the_flood() -> None:

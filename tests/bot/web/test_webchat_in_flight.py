@@ -16,6 +16,7 @@ from bot.keys import RUNTIME
 from bot.runtime import Runtime
 from bot.web.webchat.handlers import setup_webchat
 from tests.bot.web._webchat import FAQ_QUESTION, chat_body, parse_sse, stored_ids
+from tests.waiting import until
 
 
 async def test_a_full_server_says_503_with_retry_after_and_stores_nothing(
@@ -98,11 +99,3 @@ async def test_a_visitor_who_left_while_waiting_for_a_place_is_not_answered(
         assert chat.gate.taken == 0
     finally:
         await runner.cleanup()
-
-
-async def until(condition: Callable[[], bool]) -> None:
-    for _ in range(200):
-        if condition():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("the condition never held")
