@@ -270,19 +270,18 @@ def write(sets: list[FaqSetEvidence], figures: dict[str, Any]) -> None:
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
     ).stdout.strip()
-    data = {
-        "version": VERSION,
-        "about": {
-            "written_by": "bench/fit_decisions.py --write",
-            "fitted_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-            "commit": commit,
-            "embedder": build_parts(bench_settings()).embedder.name,
-            "faq_sets": {s.name: len(s.examples) for s in sets},
-            "faq_left_out": figures,
-        },
-        "faq": decision_to_json(Decision(scorer, points)),
-    }
     existing = json.loads(DECISIONS_FILE.read_text()) if DECISIONS_FILE.exists() else {}
+    about: dict[str, Any] = {
+        "written_by": "bench/fit_decisions.py --write",
+        "fitted_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": commit,
+        "embedder": build_parts(bench_settings()).embedder.name,
+        "faq_sets": {s.name: len(s.examples) for s in sets},
+        "faq_left_out": figures,
+        # the other scorers' provenance stays with them
+        **{k: v for k, v in existing.get("about", {}).items() if k.startswith("documents_")},
+    }
+    data = {"version": VERSION, "about": about, "faq": decision_to_json(Decision(scorer, points))}
     for other in ("documents", "context"):
         if other in existing:
             data[other] = existing[other]

@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from bot.core.errors import ConfigError
 from bot.core.settings import Settings
 from bot.llm.client import LlmClient, load_prompt
 from retrieval.decisions import Decisions, load_decisions
 from retrieval.embedders.base import Embedder, FloatArray, QueryBatcher
 from retrieval.facts.book import FactsBook
+from retrieval.faq.features import FEATURES
 from retrieval.guard.catalogue import guard_with_catalogue
 from retrieval.guard.checks import NearMissGuard
 from retrieval.search.rerank import Reranker
@@ -37,6 +39,15 @@ class AnswererParts:
     _catalogue: str | None = field(default=None, init=False, repr=False)
     _queries: QueryBatcher | None = field(default=None, init=False, repr=False)
     _queries_of: Embedder | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        faq = self.decisions.faq
+        if faq is not None and faq.scorer.features != FEATURES:
+            raise ConfigError(
+                f"the decisions file's FAQ scorer weighs {', '.join(faq.scorer.features)}, "
+                f"this version of tier 1 weighs {', '.join(FEATURES)}: fit it again "
+                "(bench/fit_decisions.py --write)"
+            )
 
     def read_catalogue(self, book: FactsBook) -> None:
         """Put the school's majors and campus names from ``book`` into the guard every tier reads

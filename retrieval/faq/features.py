@@ -38,6 +38,12 @@ DOWN = (
     # The rarest word of the question the entry lacks, as a share of the rarest possible: one
     # unsaid "IELTS" or "bút chì" makes another question even when most words are held.
     "unsaid_rare",
+    # The reverse: the share of the entry's own question (its closest phrasing) the question
+    # never says, IDF-weighted, and the rarest such word. An entry more specific than the
+    # question ("cơ sở Hải Dương có ngành cơ khí không" for "ngành cơ khí học ở đâu") answers
+    # another question however well it holds the question's words.
+    "entry_unasked",
+    "entry_unasked_rare",
 )
 FEATURES = UP + DOWN
 
@@ -79,6 +85,7 @@ def weigh_candidates(
         facets = guard.facets(question)  # read once, for every candidate
     total = lexicon.weight_of(covering.terms) or 1.0
     asked_values = contrasts.named(contrast_words(question))
+    asked_words = lexicon.question_words(question) | covering.read
     out = []
     for cand in candidates:
         rivals = [c for c in candidates if c.faq_id != cand.faq_id and not _same_answer(c, cand)]
@@ -99,6 +106,7 @@ def weigh_candidates(
             for theirs in sorted(contrasts.named(entry_words).get(head, ()))
         )
         rare = max((lexicon.idf(t) for t in cand.unsaid if "_" not in t), default=0.0)
+        unasked, unasked_rare = _unasked(lexicon, cand.faq_id, asked_words)
         values = (
             cand.similarity,
             cand.coverage,
@@ -108,6 +116,23 @@ def weigh_candidates(
             rival_said,
             float(len(contrasts.unsaid(asked_values, said_words))),
             rare / lexicon.max_idf,
+            unasked,
+            unasked_rare / lexicon.max_idf,
         )
         out.append(Evidence(cand, values, verdict, conflicts))
     return out
+
+
+def _unasked(lexicon: FaqLexicon, faq_id: int, asked: frozenset[str]) -> tuple[float, float]:
+    """Of the entry's phrasing closest to the question: the IDF-weighted share of its words
+    the question does not say, and the IDF of the rarest of them (0, 0 for no phrasing)."""
+    best: tuple[float, float] | None = None
+    for words in lexicon.phrasing_words(faq_id):
+        missing = words - asked
+        total = sum(lexicon.idf(t) for t in words) or 1.0
+        found = (
+            sum(lexicon.idf(t) for t in missing) / total,
+            max((lexicon.idf(t) for t in missing), default=0.0),
+        )
+        best = found if best is None else min(best, found)
+    return best if best is not None else (0.0, 0.0)

@@ -133,6 +133,7 @@ class FaqLexicon:
         for d in self.terms.values():
             for t in d:
                 self.df[t] = self.df.get(t, 0) + 1
+        self._phrasings: dict[int, tuple[frozenset[str], ...]] = {}
         self.verbatim: dict[str, tuple[int, ...]] = {}
         for e in entries:
             for phrasing in dict.fromkeys(verbatim_key(t) for t in (e.question, *e.variants)):
@@ -150,6 +151,21 @@ class FaqLexicon:
     def variants_of(self, faq_id: int) -> tuple[str, ...]:
         entry = self.entries.get(faq_id)
         return entry.variants if entry is not None else ()
+
+    def phrasing_words(self, faq_id: int) -> tuple[frozenset[str], ...]:
+        """The words of each of the entry's phrasings (its question and variants) as a
+        question's are read (question words dropped), single words only; made once."""
+        known = self._phrasings.get(faq_id)
+        if known is None:
+            entry = self.entries.get(faq_id)
+            texts = (entry.question, *entry.variants) if entry is not None else ()
+            known = tuple(self.question_words(t) for t in texts)
+            self._phrasings[faq_id] = known
+        return known
+
+    def question_words(self, text: str) -> frozenset[str]:
+        """A question's single words as tier 1 weighs them (question words dropped)."""
+        return frozenset(t for t in self._processor.query_terms(text) if "_" not in t)
 
     def term_weight(self, term: str) -> float:
         """A question term's weight in the coverage: its IDF, half for a pair of words."""

@@ -9,12 +9,13 @@ from dataclasses import replace
 import pytest
 
 from bot.answer.parts import AnswererParts
+from bot.core.errors import ConfigError
 from retrieval.decisions.scorer import MonotoneScorer
-from retrieval.decisions.store import Decision, OperatingPoint
+from retrieval.decisions.store import Decision, Decisions, OperatingPoint
 from retrieval.faq.calibration import Calibration
 from retrieval.faq.candidates import FaqCandidate
 from retrieval.faq.decision import FaqDecision, decide_faq
-from retrieval.faq.features import FEATURES, UP
+from retrieval.faq.features import FEATURES, UP, weigh_candidates
 from retrieval.faq.judge import FaqJudge, make_judge
 from retrieval.faq.lexicon import Covering, FaqLexicon, LexiconEntry
 
@@ -115,3 +116,35 @@ def test_without_a_fitted_scorer_only_phrasings_asked_word_for_word_answer(
     bare = replace(judge, decision=None, point=None, threshold=1.01, calibration=Calibration())
     assert decide(bare, "học phí ngành khoa học máy tính", candidate(1, 0.999)).accepted is None
     assert decide(bare, "x", candidate(1, 1.0, verbatim=True)).accepted is not None
+
+
+def test_an_entry_more_specific_than_the_question_is_weighed_as_saying_what_was_not_asked(
+    judge: FaqJudge,
+) -> None:
+    # Entry 2 asks about one campus's cut-off; "điểm chuẩn năm 2025" names no campus, so the
+    # entry's "phía Bắc" is unasked, while the entry's own phrasing leaves nothing unasked.
+    def unasked(question: str) -> tuple[float, float]:
+        (weighed,) = weigh_candidates(
+            question,
+            Covering(()),
+            [candidate(2, 0.95)],
+            judge.lexicon,
+            None,
+            judge.lexicon.contrasts,
+        )
+        return weighed.feature("entry_unasked"), weighed.feature("entry_unasked_rare")
+
+    share, rarest = unasked("điểm chuẩn năm 2025 là bao nhiêu")
+    assert 0.2 < share < 1.0
+    assert rarest > 0.5  # "bắc" is held by one entry of three: among the rarest words
+    assert unasked("Điểm chuẩn cơ sở phía Bắc năm 2025 là bao nhiêu?") == (0.0, 0.0)
+
+
+def test_a_decisions_file_fitted_on_other_features_is_refused_at_start(
+    parts: AnswererParts,
+) -> None:
+    n = len(FEATURES) - 1  # as fitted before a feature was added
+    old = MonotoneScorer(FEATURES[:n], frozenset(UP), {}, (1.0,) * n, (0.0,) * n, 0.0)
+    decisions = Decisions(faq=Decision(old, (OperatingPoint(0.01, 0.8, None),)))
+    with pytest.raises(ConfigError, match="fit it again"):
+        replace(parts, decisions=decisions)
