@@ -43,6 +43,20 @@ def cited(reply: FactsReply, language: Language, settings: AnswerSettings) -> An
     )
 
 
+def joined(replies: list[FactsReply]) -> FactsReply:
+    """Several replies as one, in order: each one's markers moved past the places before it."""
+    body: list[str] = []
+    places: list[Place] = []
+    for reply in replies:
+        body.append(_shifted(reply.body, len(places)))
+        places.extend(reply.places)
+    return FactsReply("\n".join(body), places, "; ".join(r.how for r in replies))
+
+
+def _shifted(body: str, by: int) -> str:
+    return re.sub(r"\[(\d+)\]", lambda m: f"[{int(m.group(1)) + by}]", body)
+
+
 def _citations(places: list[Place]) -> list[Citation]:
     """One citation per document page the values come from."""
     first = {_source(p): p for p in reversed(places)}

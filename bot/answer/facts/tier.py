@@ -15,7 +15,7 @@ from bot.answer.facts.catalogue import (
     no_such_major,
     no_such_programme,
 )
-from bot.answer.facts.citing import FactsReply, cited
+from bot.answer.facts.citing import FactsReply, cited, joined
 from bot.answer.facts.question import (
     OFFER_PROGRAMME,
     SCORE_CHECK,
@@ -55,7 +55,45 @@ class FactsTier:
         if read is None or self._about_another_school(read):
             return None
         with timer.stage("facts"):
-            return self.decide(read, found, book)
+            return self.decide(read, found, book) or self.by_part(read, found, book)
+
+    def by_part(self, read: Read, found: Found, book: FactsBook) -> Answer | None:
+        """A question of several parts each of which asks a value of the tables ("điểm chuẩn
+        ngành TTNT 2025 bao nhiêu, năm nay tuyển mấy chỉ tiêu"): each part answered from them,
+        read with the names the other parts give it (``Read.parts``); None unless every part
+        is, and then tier 2 answers the whole as before."""
+        if len(read.parts) < 2:
+            return None
+        replies = []
+        for part in read.parts:
+            reading = part.reading
+            alone = replace(
+                read,
+                question=reading.text,
+                dense=reading.text,
+                asks=reading,
+                typed=self.parts.guard.facets(part.text),
+                parts=(),
+            )
+            reply = self._table_values(alone, found, book)
+            if reply is None:
+                return None
+            replies.append(reply)
+        return self._cited(joined(replies), found.language)
+
+    def _table_values(self, read: Read, found: Found, book: FactsBook) -> FactsReply | None:
+        """The values of one attribute of the majors the question names, as the tables hold
+        them; None for any other kind of question."""
+        asked = read_facts_question(read, book)
+        if asked.this_year and asked.year is None:
+            asked = replace(
+                asked, year=book.admission_year(self.settings.answer.admission_year, today())
+            )
+        if not asked.majors or asked.beyond or asked.score is not None:
+            return None
+        if asked.attribute not in TABLE_ATTRIBUTES or _faq_quoted(found, asked):
+            return None
+        return values(asked, book, found.language)
 
     def _about_another_school(self, read: Read) -> bool:
         """The question names a school that is not this one: its tables do not answer it."""

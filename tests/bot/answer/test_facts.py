@@ -363,3 +363,25 @@ async def test_campus_names_staff_add_are_read_in_questions_and_in_the_next_tabl
     result = await answerer.answer("chỉ tiêu ngành công nghệ sinh học ở BVS là bao nhiêu")
     lines = [x for x in result.answer.splitlines() if x.startswith("- ")]
     assert lines == ["- Ngành Công nghệ sinh học (mã 7420201), cơ sở TP. Hồ Chí Minh, 2026: 50 [1]"]
+
+
+@pytest.mark.parametrize("folded", [False, True])
+async def test_a_question_whose_every_part_asks_a_table_value_is_answered_part_by_part(
+    answerer: Answerer, folded: bool
+) -> None:
+    # The second part names no major: it takes the first part's ("năm nay": this year's quota).
+    question = "điểm chuẩn thpt ngành ttnt 2025 bn, năm nay tuyển mấy chỉ tiêu ạ"
+    result = await answerer.answer(fold(question) if folded else question)
+    assert _facts(result) == "điểm chuẩn; chỉ tiêu"
+    assert "phương thức thi tốt nghiệp THPT, 2025: 27,10 [1]" in result.answer
+    assert "Ngành Trí tuệ Nhân tạo (mã 7480107), 2026: 100 [2]" in result.answer
+    cited = [Path(c.source).name for c in result.citations]
+    assert cited == ["diem-chuan-2025.md", "nganh-dao-tao-2026.md"]
+
+
+async def test_a_part_the_tables_do_not_hold_leaves_the_whole_question_to_the_documents(
+    answerer: Answerer,
+) -> None:
+    result = await answerer.answer("hp 1 kì ngành attt bn, hạn nộp hp kì 1 là ngày nào ạ")
+    assert "facts" not in result.why
+    assert result.tier == "documents"
