@@ -385,3 +385,7 @@ async def test_a_part_the_tables_do_not_hold_leaves_the_whole_question_to_the_do
     result = await answerer.answer("hp 1 kì ngành attt bn, hạn nộp hp kì 1 là ngày nào ạ")
     assert "facts" not in result.why
     assert result.tier == "documents"
+    # the deadline part leads with the deadline, not with a fee line of "năm học 2026–2027"
+    deadline = result.answer.split("Hạn nộp, học phí:")[1]
+    assert deadline.lstrip("\n- ").startswith("Nộp qua cổng thanh toán")
+    assert "chậm nhất ngày 28/8/2026" in deadline
