@@ -139,6 +139,10 @@ async def test_update_requests_are_held_up_to_each_address_s_share_and_the_proce
         settings, engine, committed, parts, answerer, updates_held_per_address=2, updates_held_max=3
     )
     client, chat = await serve_webchat(runtime)
+    # Until its LISTEN connection is up, a process holds requests only briefly, and coming up it
+    # wakes every request held so far (whatever was stored while nothing listened): the counts
+    # below are those of a process that listens.
+    await until(lambda: chat.watch.listening)
 
     async def poll(address: str) -> Any:
         return await client.get("/api/chat/updates?since=0", headers=_from(address))

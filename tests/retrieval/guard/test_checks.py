@@ -190,22 +190,6 @@ def test_durations_in_years_and_semesters_are_compared(guard: NearMissGuard) -> 
     assert guard.facets("học 3,5 năm")["duration"] == guard.facets("học 7 học kỳ")["duration"]
 
 
-@pytest.mark.parametrize(
-    ("text", "holds"),
-    [
-        ("Học phí nộp chậm nhất ngày 28/8/2026.", True),
-        ("Kết quả gửi trong 5 ngày làm việc.", True),
-        ("Chương trình học 4 năm.", True),
-        # "học kỳ 1 năm học 2026–2027" names a term and a school year, not a time
-        ("Mức học phí học kỳ 1 năm học 2026–2027: 16.250.000 đồng", False),
-    ],
-)
-def test_a_unit_holds_a_date_or_time_but_not_a_school_year(
-    guard: NearMissGuard, text: str, holds: bool
-) -> None:
-    assert guard.holds({"date"}, text) is holds
-
-
 def test_hostile_and_huge_input_is_read_quickly(guard: NearMissGuard) -> None:
     text = ("Học phí KHMT 2025 😀 <b>'; DROP TABLE x; --</b> | & ! \x00 \u202e " * 3000)[:100_000]
     started = time.perf_counter()

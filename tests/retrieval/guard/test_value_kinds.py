@@ -1,0 +1,28 @@
+"""The kinds of value a passage unit holds, as the guard's vocabulary reads them (a date, an
+amount...): tier 2 leads a question asking one with a unit that holds it."""
+
+import pytest
+
+from retrieval.guard.checks import NearMissGuard
+from retrieval.guard.vocabulary import load_guard
+
+
+@pytest.fixture(scope="module")
+def guard() -> NearMissGuard:
+    return load_guard()
+
+
+@pytest.mark.parametrize(
+    ("text", "holds"),
+    [
+        ("Học phí nộp chậm nhất ngày 28/8/2026.", True),
+        ("Kết quả gửi trong 5 ngày làm việc.", True),
+        ("Chương trình học 4 năm.", True),
+        # "học kỳ 1 năm học 2026–2027" names a term and a school year, not a time
+        ("Mức học phí học kỳ 1 năm học 2026–2027: 16.250.000 đồng", False),
+    ],
+)
+def test_a_unit_holds_a_date_or_time_but_not_a_school_year(
+    guard: NearMissGuard, text: str, holds: bool
+) -> None:
+    assert guard.holds({"date"}, text) is holds
