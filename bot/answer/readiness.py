@@ -17,6 +17,7 @@ import logging
 from sqlalchemy.exc import SQLAlchemyError
 
 from bot.answer.lookup import Lookup
+from retrieval.facts.book import current_book
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,10 @@ async def keep_tier_one_ready(
     while True:
         try:
             async with answerer.sessionmaker() as session:
+                # The guard questions will use: the one told the catalogue's majors and
+                # campuses (a judge is made per guard, so one made with an older guard is of
+                # no use to the next question, which would calibrate again).
+                answerer.parts.read_catalogue(await current_book(session))
                 await answerer.judge(session)
         except (SQLAlchemyError, OSError) as exc:
             log.warning("tier 1 calibration: the database is not reachable (%s); retrying", exc)

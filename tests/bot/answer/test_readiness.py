@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.answer.answerer import Answerer
 from bot.answer.readiness import keep_tier_one_ready
+from retrieval.facts.book import FactsBook
 from retrieval.faq import judge as judge_module
 from retrieval.index.faq_entries import FaqDraft, upsert_faq
 from retrieval.index.indexer import Indexer
@@ -45,6 +46,9 @@ async def test_a_changed_faq_is_calibrated_before_the_next_question(
             ),
         )
         await session.commit()  # into the test's outer transaction, rolled back after it
+    # The process's guard was made for another catalogue (as at start, or after staff changed
+    # the majors): the judge made ahead must be the one the next question uses.
+    answerer.parts.read_catalogue(FactsBook(signature="an earlier catalogue"))
     stop = asyncio.Event()
     stop.set()  # one round: the judge for the FAQ as it is now
     await keep_tier_one_ready(answerer, stop, every_s=0.01)
