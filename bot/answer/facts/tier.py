@@ -84,16 +84,21 @@ class FactsTier:
     def _table_values(self, read: Read, found: Found, book: FactsBook) -> FactsReply | None:
         """The values of one attribute of the majors the question names, as the tables hold
         them; None for any other kind of question."""
-        asked = read_facts_question(read, book)
-        if asked.this_year and asked.year is None:
-            asked = replace(
-                asked, year=book.admission_year(self.settings.answer.admission_year, today())
-            )
+        asked, _ = self._asked(read, book)
         if not asked.majors or asked.beyond or asked.score is not None:
             return None
         if asked.attribute not in TABLE_ATTRIBUTES or _faq_quoted(found, asked):
             return None
         return values(asked, book, found.language)
+
+    def _asked(self, read: Read, book: FactsBook) -> tuple[FactsQuestion, int]:
+        """What the question asks of the tables ("năm nay" read as the admission year), and
+        that year."""
+        asked = read_facts_question(read, book)
+        year = book.admission_year(self.settings.answer.admission_year, today())
+        if asked.this_year and asked.year is None:
+            asked = replace(asked, year=year)
+        return asked, year
 
     def _about_another_school(self, read: Read) -> bool:
         """The question names a school that is not this one: its tables do not answer it."""
@@ -105,12 +110,9 @@ class FactsTier:
     def decide(self, read: Read, found: Found, book: FactsBook) -> Answer | None:
         guard = self.parts.guard
         question = read.question
-        asked = read_facts_question(read, book)
+        asked, year = self._asked(read, book)
         language = found.language
-        year = book.admission_year(self.settings.answer.admission_year, today())
         now = Now(year, book.publications.get(year))
-        if asked.this_year and asked.year is None:
-            asked = replace(asked, year=year)
         if not asked.majors and asked.score is None:
             if asked.which and asked.combination and asked.attribute in (None, COMBINATIONS):
                 return self._cited(majors_taking(asked.combination, book, language), language)
