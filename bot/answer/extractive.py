@@ -11,6 +11,8 @@ of its source. The units quoted are sentences, list items and table rows:
   label line just before it, such as "II. CHỈ TIÊU TUYỂN SINH" over "30 chỉ tiêu.") count half,
   and the label is quoted with it; a small prior favours the better-ranked chunks;
 - a quoted unit that ends with ":" brings the list items, rows or "field: value" lines after it;
+  a question asking how to do something, answered by a step of a numbered list, gets the whole
+  list from its first step (``bot.answer.steps``);
 - Markdown is reduced to its text: links to their words, escapes and emphasis dropped.
 
 With the same retrieved chunks, the share of document answers holding every key fact (the
@@ -28,7 +30,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from bot.answer.reading import Reading
-from bot.answer.unit_ranking import holds_kind, ranked_units
+from bot.answer.steps import quote_steps
+from bot.answer.unit_ranking import holds_kind, ranked_score, ranked_units
 from bot.answer.units import Unit, passage_units, quote_text, table_names, with_items
 from retrieval.guard.checks import NearMissGuard
 from retrieval.search.hits import Hit
@@ -115,19 +118,21 @@ def select_quotes(
         ]
         if not scored:
             return []
-    lead = scored[0][0]
+    lead = ranked_score(scored[0][0], scored[0][1], whole)
     most = limit if reading.listing else min(limit, FACTOID_QUOTES)
 
     asked = _asked_column(terms, processor, reading, guard)
     chosen: list[Quote] = []
     seen: set[str] = set()
     covered: set[tuple[int, int]] = set()
+    steps_quoted = False
     for score, c in scored:
-        if len(chosen) >= most or (not reading.listing and chosen and score < CLOSE * lead):
-            break
         hi, pos = c.hit_index, c.position
-        if (hi, pos) in covered:
-            continue
+        if (hi, pos) in covered or (steps_quoted and c.step):
+            continue  # quoted already; asked how, one procedure answers, not a second list
+        rank = ranked_score(score, c, whole)
+        if len(chosen) >= most or (not reading.listing and chosen and rank < CLOSE * lead):
+            break
         if (
             reading.listing
             and chosen
@@ -142,16 +147,14 @@ def select_quotes(
             listed = table_names(per_hit[hi], pos, hits[hi])
             if not _lists(guard, reading.listed, listed[0]):
                 listed = None  # the table's names are not what is listed: quote the row
+        mine = {p for h, p in covered if h == hi}
+        if listed is None and c.step:
+            listed = quote_steps(per_hit[hi], pos, mine)  # "cách đăng ký ntn": every step
+            steps_quoted = listed is not None
         if listed is not None:
             text, used = listed
         else:
-            text, used = quote_text(
-                per_hit[hi],
-                pos,
-                hits[hi],
-                covered={p for h, p in covered if h == hi},
-                asked=asked,
-            )
+            text, used = quote_text(per_hit[hi], pos, hits[hi], covered=mine, asked=asked)
         key = " ".join(tokens(text))
         if any(key == s or (len(key) > _SAME_CHARS and key in s) for s in seen):
             continue  # the same passage in two documents (near-duplicate pages)

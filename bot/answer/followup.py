@@ -271,14 +271,42 @@ def _resolve_reference(question: str, previous: str, guard: NearMissGuard) -> st
 
 def _topic(text: str, guard: NearMissGuard, processor: TextProcessor) -> str:
     """What ``text`` is about: its words less those asking for a kind of value ("sđt", "bao
-    nhiêu tiền") and less the question words and particles at its ends ("là gì ạ")."""
-    words = [w.strip("?!.,") for w in text.split() if not guard.asked_kinds(w)]
+    nhiêu tiền"), less a count with the words on either side ("phòng 4 người", "1 tháng":
+    the previous question asked about a kind of room, not what a follow-up is about), unless
+    the guard reads them as a value ("cơ sở 2", "năm 2026", "học phí"), and less the question
+    words and particles at its ends ("là gì ạ")."""
+    raw = text.split()
+    named = _naming_words(text, guard)
+    counts = {
+        j
+        for i, w in enumerate(raw)
+        if i not in named and w.strip("?!.,").isdigit()
+        for j in (i - 1, i, i + 1)
+        if j not in named
+    }
+    words = [
+        w.strip("?!.,") for i, w in enumerate(raw) if i not in counts and not guard.asked_kinds(w)
+    ]
     words = [w for w in words if w]
     while words and not processor.query_terms(words[0]):
         words.pop(0)
     while words and not processor.query_terms(words[-1]):
         words.pop()
     return " ".join(words)
+
+
+def _naming_words(text: str, guard: NearMissGuard) -> set[int]:
+    """The positions of ``text.split()`` inside a value the guard reads (a campus, a year, a
+    major), a bare number apart."""
+    spans = [(s.start, s.end) for s in guard.spans(text) if s.category != "number"]
+    out: set[int] = set()
+    at = 0
+    for i, word in enumerate(text.split()):
+        start = text.index(word, at)
+        at = start + len(word)
+        if any(start < end and at > begin for begin, end in spans):
+            out.add(i)
+    return out
 
 
 def _replace_values(question: str, previous: str, guard: NearMissGuard) -> str | None:

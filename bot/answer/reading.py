@@ -18,6 +18,8 @@ from retrieval.text.terms import TextProcessor, tokens
 # which the answer must name; "gồm những gì", "các phương thức" ask for a list.
 _LISTED = load_pack().listing.listed
 _LISTING = re.compile(rf"\b{alternatives(load_pack().listing.asks)}\b")
+# "cách đăng ký ktx ntn", "thủ tục nhập học": it asks for the steps of a procedure.
+_STEPS = re.compile(rf"\b{alternatives(load_pack().listing.steps)}\b")
 # What a question can be about (follow_up.subjects): the values a list's every unit must name.
 _SUBJECTS = load_pack().follow_up.subjects
 
@@ -46,11 +48,13 @@ class Reading:
     text: str = ""  # what was read
     # Which guard read it (its ``id``): the same text is not read again by the same vocabulary.
     vocabulary: int = field(default=0, compare=False)
+    # It asks how to do something: a step of a numbered list is quoted with the whole list.
+    steps: bool = False
 
     def without_guard(self) -> Reading:
         """What is read without the guard's vocabulary (``TUVAN_ANSWER__NEAR_MISS_GUARD``
         off): a list or not, and the pairs of words."""
-        return Reading(listing=self.listing, pairs=self.pairs, text=self.text)
+        return Reading(listing=self.listing, pairs=self.pairs, text=self.text, steps=self.steps)
 
     def said(self, category: str) -> list[str]:
         """The values of ``category`` in the order the text says them (where their words end)."""
@@ -66,6 +70,7 @@ def read_question(
     question: str, guard: NearMissGuard | None, processor: TextProcessor | None = None
 ) -> Reading:
     listing = bool(_LISTING.search(fold(question)))
+    steps = bool(_STEPS.search(fold(question)))
     pairs = word_pairs(question)
     if processor is not None:
         # Pairs of words that say something: not "ngành nào", "là bao", "có những".
@@ -73,7 +78,7 @@ def read_question(
             p for p in pairs if processor.query_terms(p[0]) and processor.query_terms(p[1])
         )
     if guard is None:
-        return Reading(listing=listing, pairs=pairs, text=question)
+        return Reading(listing=listing, pairs=pairs, text=question, steps=steps)
     facets = guard.facets(question)
     kinds = guard.asked_kinds(question)
     listed = next(
@@ -97,6 +102,7 @@ def read_question(
         guard.spans(question),
         question,
         id(guard),
+        steps,
     )
 
 

@@ -3,7 +3,8 @@ question's keyword terms it holds, weighted by how rare each is among the candid
 (terms only its context holds, the chunk's heading path or a short label line before it, count
 half), with bonuses for holding the kind of value asked, naming what the question names, its
 word pairs, a listing's rows, a published FAQ answer, and a small prior for the better-ranked
-chunks; a testimonial or a slogan counts less. Nothing is ranked when no chunk holds enough of
+chunks; a testimonial or a slogan counts less. Asked how, a procedure's steps rank as holding
+what is asked and listing (``ranked_score``). Nothing is ranked when no chunk holds enough of
 the question (``MIN_EVIDENCE``): tier 2 abstains."""
 
 from __future__ import annotations
@@ -98,6 +99,7 @@ def ranked_units(
                     if reading.pairs
                     else 0.0,
                     lists=reading.listing and (unit.row or unit.introduces),
+                    step=reading.steps and unit.step > 0,
                 )
             )
     if not candidates:
@@ -123,7 +125,7 @@ def ranked_units(
             for c in candidates
             if c.agrees is not None
         ),
-        key=lambda s: (-s[0], s[1].hit_index, s[1].position),
+        key=lambda s: (-ranked_score(s[0], s[1], whole), s[1].hit_index, s[1].position),
     )
     return ranked, whole, evidence
 
@@ -141,6 +143,9 @@ class Candidate:
     filler: bool  # a testimonial, a slogan: words without facts
     phrase: float  # the share of the question's word pairs it holds
     lists: bool  # a list question, and the unit is a table row or introduces a list
+    # Asked how, the unit is a step of a procedure: ranked as if it held what is asked and
+    # listed (``ranked_score``), though its score, which tier 2's scorer weighs, is not raised.
+    step: bool = False
 
 
 def _score(c: Candidate, weight: Callable[[set[str]], float], whole: float, faq: bool) -> float:
@@ -157,6 +162,14 @@ def _score(c: Candidate, weight: Callable[[set[str]], float], whole: float, faq:
     # staff-approved and about what is asked: it is favoured, as much as holding the kind of
     # value asked and a listing's items together.
     return score + whole * FAQ_BONUS * faq
+
+
+def ranked_score(score: float, c: Candidate, whole: float) -> float:
+    """What a unit is ranked by: its score, and a step asked how as if it held the kind asked
+    and listed (the bonuses it has not had already)."""
+    if not c.step:
+        return score
+    return score + whole * (KIND_BONUS * (not c.holds) + LIST_BONUS * (not c.lists))
 
 
 class _About:

@@ -29,7 +29,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+(?=\S)")
 # "VI." or "2.1." before a heading's words is its number, not a sentence of its own.
 _ENUMERATOR = re.compile(r"^(?:[IVXLC]+|\d{1,2}(?:\.\d{1,2})*|[a-zđ])[.)]$")
 _MAX_SENTENCE_CHARS = 600
-_MAX_QUOTE_CHARS = 900  # a unit with the items it introduces
+MAX_QUOTE_CHARS = 900  # a unit with the items it introduces
 _FOLLOW_ITEMS = 8  # at most this many items after a unit that ends with ":"
 _LABEL_CHARS = 80  # a line this short without a full stop may label the next one
 # Bullets, including the private-use glyphs Word's Symbol font leaves in pasted lists.
@@ -65,6 +65,8 @@ class Unit:
     # over "a) Với số lượng từ 500 cây đến dưới 3.000 cây."): the item is read and quoted with it.
     parent: int | None = None
     quoted: bool = False  # a piece of a paragraph in quotation marks
+    step: int = 0  # which numbered list of the chunk it is (a piece of) an item of (1, 2, …)
+    mark: str = ""  # a numbered item's number as the page writes it ("2.", "b)")
 
     @property
     def row(self) -> bool:
@@ -220,11 +222,15 @@ def passage_units(text: str) -> list[Unit]:
     tables = 0
     head: int | None = None  # the last unit ending with ":", while items follow it
 
-    def add(piece: str, *, item: bool, quoted: bool) -> None:
+    steps = 0  # numbered lists so far; ``step`` is the one a line is an item of, or 0
+    step = 0
+
+    def add(piece: str, *, item: bool, quoted: bool, mark: str = "") -> None:
         nonlocal label, head
         if not item:
             head = None
-        units.append(Unit(piece, label, item=item, quoted=quoted, parent=head if item else None))
+        parent = head if item else None
+        units.append(Unit(piece, label, item, quoted=quoted, parent=parent, step=step, mark=mark))
         label = len(units) - 1 if _is_label(piece) else None
         if piece.endswith(":"):
             head = len(units) - 1
@@ -246,6 +252,7 @@ def passage_units(text: str) -> list[Unit]:
     for n, (raw, cells) in enumerate(zip(lines, rows, strict=True)):
         if cells is not None:
             table.append(cells)
+            step = 0
             continue
         if table:
             flush_table()
@@ -256,11 +263,17 @@ def passage_units(text: str) -> list[Unit]:
         if not _HAS_WORD.search(line.replace("_", "")):
             continue
         # "1. Đối tượng tuyển sinh" numbers a section; "1. Nộp đơn trước ngày 10/7." is an item.
-        item = bool(_BULLET.match(bare)) or bool(_NUMBERED.match(bare) and not _is_label(line))
+        number = _NUMBERED.match(bare)
+        numbered = bool(number and not _is_label(line))
+        item = bool(_BULLET.match(bare)) or numbered
+        if numbered and not step:
+            steps += 1
+        step = steps if numbered else 0
+        mark = number.group(0).strip() if number and numbered else ""
         # A paragraph in quotation marks is someone's words (a testimonial), not a fact.
         quoted = line.startswith(('"', "“")) and len(line) > _LABEL_CHARS
         for n, piece in enumerate(_split(line)):
-            add(piece, item=item and n == 0, quoted=quoted)
+            add(piece, item=item and n == 0, quoted=quoted, mark=mark if n == 0 else "")
     if table:
         flush_table()
     return units
@@ -324,8 +337,8 @@ def table_names(units: list[Unit], pos: int, hit: Hit) -> tuple[str, list[int]]:
     title = units[unit.label].text if unit.label is not None else ""
     title = title or hit.heading_path.rsplit(" › ", 1)[-1].strip() or name
     text = f"{title.rstrip(':')}: {'; '.join(dict.fromkeys(names))}."
-    if len(text) > _MAX_QUOTE_CHARS:
-        text = text[:_MAX_QUOTE_CHARS].rsplit(";", 1)[0] + "; …"
+    if len(text) > MAX_QUOTE_CHARS:
+        text = text[:MAX_QUOTE_CHARS].rsplit(";", 1)[0] + "; …"
     used = list(range(first, last + 1))
     if unit.label is not None:
         used.append(unit.label)
@@ -370,7 +383,7 @@ def quote_text(
             following = units[nxt]
             if nxt in covered or not (following.item or _FIELD.match(following.text)):
                 break
-            if size + len(following.text) > _MAX_QUOTE_CHARS:
+            if size + len(following.text) > MAX_QUOTE_CHARS:
                 break
             end = "" if following.text.endswith((".", ";", ":", "…")) else ";"
             parts.append(following.text + end)

@@ -75,6 +75,7 @@ class FollowUpWords:
 class ListingWords:
     asks: tuple[str, ...]  # patterns
     listed: Mapping[str, str]  # noun -> the guard category whose values are listed
+    steps: tuple[str, ...]  # patterns: the question asks how to do something
 
 
 @dataclass(frozen=True)
@@ -178,6 +179,7 @@ def read_pack(path: Path) -> LanguagePack:
         listing=ListingWords(
             asks=listing.patterns("asks"),
             listed=listing.categories("listed", names),
+            steps=listing.patterns("steps"),
         ),
         facts=_facts_words(facts, guard),
         guard=MappingProxyType(guard),

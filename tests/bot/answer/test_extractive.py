@@ -220,3 +220,47 @@ def test_a_list_item_is_quoted_with_the_sentence_it_completes(parts: AnswererPar
 def test_a_factoid_gets_at_most_three_units(parts: AnswererParts) -> None:
     text = "\n".join(f"Học phí ngành CNTT đợt {i} là {30 + i}.000.000 đồng." for i in range(8))
     assert 1 <= len(quotes_for(parts, "học phí ngành CNTT bao nhiêu", hit(text))) <= 3
+
+
+STEPS = (
+    "Tân sinh viên đăng ký ký túc xá trực tuyến từ 14/8/2026 đến 31/8/2026.\n"
+    "### Các bước đăng ký\n"
+    "1. Đăng nhập cổng sinh viên tại portal.shut.example.vn bằng mã số sinh viên.\n"
+    "2. Chọn mục Đăng ký ký túc xá, chọn khu KTX và loại phòng.\n"
+    "3. Nộp tiền đặt cọc qua cổng thanh toán. Quá hạn, suất đăng ký sẽ bị hủy.\n"
+    "4. Nhận kết quả xếp phòng qua email vào ngày 03/9/2026.\n"
+    "Khách đến thăm phải đăng ký tại quầy lễ tân."
+)
+
+
+@pytest.mark.parametrize("question", ["cach dang ki ktx ntn vay", "thủ tục đăng ký ký túc xá"])
+def test_a_how_question_gets_the_steps_from_the_first(parts: AnswererParts, question: str) -> None:
+    priority = (
+        "1. Sinh viên thuộc diện chính sách được xếp chỗ ký túc xá trước.\n"
+        "2. Các sinh viên còn lại theo thứ tự đăng ký."
+    )
+    quotes = quotes_for(parts, question, hit(STEPS), hit(priority, n=2))
+    assert sum(" 2. " in q for q in quotes) == 1  # one procedure answers, not every list
+    steps = next(q for q in quotes if "Chọn mục" in q)
+    assert steps.startswith("Các bước đăng ký: 1. Đăng nhập cổng sinh viên tại portal")
+    assert "3. Nộp tiền đặt cọc qua cổng thanh toán. Quá hạn, suất đăng ký sẽ bị hủy. 4." in steps
+    assert "Khách đến thăm" not in steps
+
+
+def test_a_question_of_one_step_gets_that_step(parts: AnswererParts) -> None:
+    quotes = quotes_for(parts, "khi nào nhận kết quả xếp phòng qua email", hit(STEPS))
+    assert "Nhận kết quả xếp phòng qua email vào ngày 03/9/2026." in quotes
+    assert not any("Đăng nhập" in q for q in quotes)
+
+
+def test_asked_how_a_step_outranks_a_line_sharing_more_words(parts: AnswererParts) -> None:
+    intro = "Ký túc xá cơ sở 2 có 2.400 chỗ ở, tân sinh viên đăng ký sớm được ưu tiên."
+    quotes = quotes_for(
+        parts,
+        "ký túc xá đăng ký như thế nào",
+        hit(intro, n=1, title="Ký túc xá có bao nhiêu chỗ ở?"),
+        hit(STEPS, n=2),
+        limit=1,
+    )
+    assert len(quotes) == 1
+    assert quotes[0].startswith("Các bước đăng ký: 1. Đăng nhập")

@@ -60,6 +60,14 @@ CASES = [
         "no_subject",
         "phòng tuyển sinh: thứ 7 có làm việc ko ạ",
     ),
+    # ...less a count and the words it qualifies: a kind of room was asked, not what follows
+    (
+        "ktx co so 2 phong 4 nguoi bn 1 thang ad",
+        "the dang ky ntn, khi nao mo dang ky vay",
+        "context",
+        "no_subject",
+        "ktx co so 2: the dang ky ntn, khi nao mo dang ky vay",
+    ),
     # a subject and no question of its own: the last question asked of it
     (
         "chỉ tiêu ngành cntt năm nay",

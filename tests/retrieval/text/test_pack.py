@@ -45,6 +45,7 @@ RULES: dict[str, Callable[[str], object]] = {
     "asks": asks_something,
     "stands_alone": _stands_alone,
     "listing": _listing,
+    "steps": lambda text: read_question(text, load_guard()).steps,
     "parts": lambda text: len(split_question(text, load_text_processor())),
     "part_asks": _part_asks,
 }
