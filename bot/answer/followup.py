@@ -50,6 +50,7 @@ from bot.answer.standalone import (
     looks_like_follow_up,
     read_alone,
     stands_alone,
+    topic_of,
 )
 from bot.core.errors import TuvanError
 from bot.llm.client import LlmClient
@@ -209,7 +210,7 @@ def _with_context(
     if mine.subject:
         return None  # it names its own subject: never another's
     if not mine.attribute and not mine.qualifier:
-        topic = _topic(previous, guard, processor)
+        topic = topic_of(previous, guard, processor)
         if topic and fold(topic) not in fold(text):
             return f"{topic}: {text}", "no_subject", (Taken("topic", "chủ đề", topic, previous),)
         return None
@@ -267,46 +268,6 @@ def _resolve_reference(question: str, previous: str, guard: NearMissGuard) -> st
     words = question.split()
     noun = " ".join(words[first : first + len(match.group("noun").split())])
     return " ".join([*words[:first], noun, value, *words[last:]])
-
-
-def _topic(text: str, guard: NearMissGuard, processor: TextProcessor) -> str:
-    """What ``text`` is about: its words less those asking for a kind of value ("sđt", "bao
-    nhiêu tiền"), less a count with the words on either side ("phòng 4 người", "1 tháng":
-    the previous question asked about a kind of room, not what a follow-up is about), unless
-    the guard reads them as a value ("cơ sở 2", "năm 2026", "học phí"), and less the question
-    words and particles at its ends ("là gì ạ")."""
-    raw = text.split()
-    named = _naming_words(text, guard)
-    counts = {
-        j
-        for i, w in enumerate(raw)
-        if i not in named and w.strip("?!.,").isdigit()
-        for j in (i - 1, i, i + 1)
-        if j not in named
-    }
-    words = [
-        w.strip("?!.,") for i, w in enumerate(raw) if i not in counts and not guard.asked_kinds(w)
-    ]
-    words = [w for w in words if w]
-    while words and not processor.query_terms(words[0]):
-        words.pop(0)
-    while words and not processor.query_terms(words[-1]):
-        words.pop()
-    return " ".join(words)
-
-
-def _naming_words(text: str, guard: NearMissGuard) -> set[int]:
-    """The positions of ``text.split()`` inside a value the guard reads (a campus, a year, a
-    major), a bare number apart."""
-    spans = [(s.start, s.end) for s in guard.spans(text) if s.category != "number"]
-    out: set[int] = set()
-    at = 0
-    for i, word in enumerate(text.split()):
-        start = text.index(word, at)
-        at = start + len(word)
-        if any(start < end and at > begin for begin, end in spans):
-            out.add(i)
-    return out
 
 
 def _replace_values(question: str, previous: str, guard: NearMissGuard) -> str | None:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from bot.answer.question import clean_question
 from bot.answer.reading import Reading, read_question
 from bot.answer.small_talk import Kind, small_talk, without_opener
-from bot.answer.standalone import Alone
+from bot.answer.standalone import NOT_A_TOPIC, Alone, topic_of
 from bot.core.types import Language
 from retrieval.guard.checks import NearMissGuard
 from retrieval.guard.verdicts import Facets
@@ -174,10 +174,17 @@ def _parts(
 ) -> tuple[PartRead, ...]:
     if len(prepared.parts) < 2:
         return ()
-    out = []
+    out: list[PartRead] = []
     for text, dense in asking_parts([(p.text, p.dense) for p in prepared.parts]):
         own = read_question(dense, guard, processor)
         named = with_entities(dense, own, prepared.dense, whole, guard)
+        if named == dense and out and guard is not None and not set(own.facets) - NOT_A_TOPIC:
+            # It names nothing and nothing was carried ("mấy giờ mở cửa" after "phòng tuyển
+            # sinh ở đâu"): the part before it is what it asks about, as a message after a
+            # question (bot.answer.followup).
+            topic = topic_of(out[-1].dense, guard, processor)
+            if topic and fold(topic) not in fold(dense):
+                named = f"{topic}: {dense}"
         reading = own if named == dense else read_question(named, guard, processor)
         out.append(PartRead(text, dense, own, reading))
     return tuple(out)
@@ -221,6 +228,9 @@ def with_entities(
     extra = [
         " ".join(words[start:end])
         for start, end, category in guard.entity_spans(whole)
-        if category in carried and " ".join(words[start:end]) not in part
+        if category in carried
+        and " ".join(words[start:end]) not in part
+        # Not what another part asks ("ở đâu"): "mấy giờ mở cửa" asks no place.
+        and not (category == "attribute" and guard.asked_kinds(" ".join(words[start:end])))
     ]
     return " ".join([part, *dict.fromkeys(extra)])

@@ -11,10 +11,12 @@ features (retrieval/data/decisions.json, "context"), and, without a fitted score
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from bot.answer.reading import Reading, read_question
 from retrieval.guard.checks import NearMissGuard
+from retrieval.guard.verdicts import Span
 from retrieval.query import asks_something
 from retrieval.text.folding import fold
 from retrieval.text.pack import load_pack
@@ -40,6 +42,7 @@ REFERRED = _WORDS.reference_nouns
 SUBJECTS = _WORDS.subjects
 NOT_A_TOPIC = _WORDS.not_a_topic
 _NOT_OWN = _WORDS.not_own
+_QUESTION = frozenset(load_pack().questions.anywhere)  # "ở đâu", "khi nào", "bao nhiêu"…
 
 # The context scorer's features: more of each is likelier a follow-up (``UP``) or not.
 CONTEXT_FEATURES = ("lacks_attribute", "lacks_subject", "marked", "own_words", "words")
@@ -133,3 +136,46 @@ def referred_category(text: str) -> str | None:
     """The guard category a reference in ``text`` points back to ("ngành đó": major), or None."""
     match = REFERENCE.search(fold(text))
     return REFERRED[match.group("noun")] if match is not None else None
+
+
+def topic_of(text: str, guard: NearMissGuard, processor: TextProcessor) -> str:
+    """What ``text`` is about: its words less those asking for a kind of value ("sđt", "bao
+    nhiêu tiền", "ở đâu"), less a count with the words on either side ("phòng 4 người", "1
+    tháng": the previous question asked about a kind of room, not what a follow-up is about),
+    unless the guard reads them as a value ("cơ sở 2", "năm 2026", "học phí"), and less the
+    question words and particles at its ends ("là gì ạ")."""
+    raw = text.split()
+    spans = guard.spans(text)
+    named = _words_in(text, [s for s in spans if s.category != "number"])
+    # A value read from question words alone ("ở đâu": a place asked), not "học phí".
+    asking = _words_in(text, [s for s in spans if fold(text[s.start : s.end]) in _QUESTION])
+    counts = {
+        j
+        for i, w in enumerate(raw)
+        if i not in named and w.strip("?!.,").isdigit()
+        for j in (i - 1, i, i + 1)
+        if j not in named
+    }
+    words = [
+        w.strip("?!.,")
+        for i, w in enumerate(raw)
+        if i not in counts | asking and not guard.asked_kinds(w)
+    ]
+    words = [w for w in words if w]
+    while words and not processor.query_terms(words[0]):
+        words.pop(0)
+    while words and not processor.query_terms(words[-1]):
+        words.pop()
+    return " ".join(words)
+
+
+def _words_in(text: str, spans: Sequence[Span]) -> set[int]:
+    """The positions of ``text.split()`` inside one of ``spans``."""
+    out: set[int] = set()
+    at = 0
+    for i, word in enumerate(text.split()):
+        start = text.index(word, at)
+        at = start + len(word)
+        if any(start < s.end and at > s.start for s in spans):
+            out.add(i)
+    return out

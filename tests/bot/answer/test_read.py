@@ -16,6 +16,7 @@ from bot.answer.read import Read, read_message
 from retrieval.guard.checks import NearMissGuard
 from retrieval.guard.verdicts import Facets
 from retrieval.query import prepare_query
+from retrieval.text.folding import fold
 from retrieval.text.terms import TextProcessor
 
 CASES = [
@@ -120,6 +121,17 @@ def test_a_question_in_parts_holds_each_part_s_reading(parts: AnswererParts) -> 
     assert [sorted(p.own.attributes) for p in read.parts] == [["chỉ tiêu"], ["học phí"]]
     # the second part asks the fee of the major the first names
     assert read.parts[1].reading.entities == {"major": frozenset({"Khoa học máy tính"})}
+
+
+def test_a_part_naming_nothing_asks_about_the_part_before_not_what_it_asks(
+    parts: AnswererParts,
+) -> None:
+    # "mấy giờ mở cửa" asks the opening hours of the admissions office, not where it is.
+    read = read_message("phong tuyen sinh o dau, may gio mo cua vay ad")
+    read = read.with_restored(prepare_query(read.question, parts.processor), *_vocabulary(parts))
+    second = read.parts[1].reading
+    assert fold(second.text).startswith("phong tuyen sinh: may gio mo cua")
+    assert second.kinds == {"date"}
 
 
 def _vocabulary(parts: AnswererParts) -> tuple[NearMissGuard, TextProcessor]:
