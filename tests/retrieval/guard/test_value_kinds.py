@@ -26,3 +26,20 @@ def test_a_unit_holds_a_date_or_time_but_not_a_school_year(
     guard: NearMissGuard, text: str, holds: bool
 ) -> None:
     assert guard.holds({"date"}, text) is holds
+
+
+@pytest.mark.parametrize(
+    ("text", "holds"),
+    [
+        ("Điểm chuẩn ngành CNTT là 27.5 điểm.", True),
+        ("Học phí 1.050.000 đồng/tín chỉ.", True),
+        ("Thời gian đào tạo 4 năm.", True),
+        # "1.Thí sinh…" numbers a list item; a year is no figure asked "bao nhiêu"
+        ("VII. ĐĂNG KÝ: 1.Thí sinh đăng ký dự tuyển tại cổng tuyển sinh.", False),
+        ("Tuyển sinh năm 2025.", False),
+    ],
+)
+def test_a_unit_holds_a_figure_but_not_a_list_number_or_a_year(
+    guard: NearMissGuard, text: str, holds: bool
+) -> None:
+    assert guard.holds({"quantity"}, text) is holds
