@@ -43,3 +43,33 @@ def test_a_unit_holds_a_figure_but_not_a_list_number_or_a_year(
     guard: NearMissGuard, text: str, holds: bool
 ) -> None:
     assert guard.holds({"quantity"}, text) is holds
+
+
+@pytest.mark.parametrize(
+    ("text", "holds"),
+    [
+        ("Website của khoa: khmt.uit.edu.vn", True),
+        ("Xem chi tiết tại https://tuyensinh.uit.edu.vn/thong-bao", True),
+        ("Điểm trung bình từ 3.5 trở lên.", False),
+        ("Liên hệ văn phòng tại TP. Hồ Chí Minh.", False),
+    ],
+)
+def test_a_unit_holds_a_web_address(guard: NearMissGuard, text: str, holds: bool) -> None:
+    assert guard.holds({"link"}, text) is holds
+
+
+@pytest.mark.parametrize(
+    ("question", "kinds"),
+    [
+        ("website khoa khoa hoc may tinh la gi", {"link"}),
+        ("email phòng đào tạo là gì", {"email"}),
+        ("link đăng ký xét tuyển ở đâu ạ", {"link", "address"}),
+        # asks how to do something on the web site, not for its address
+        ("đăng ký trên website như thế nào", set()),
+        # folded "máy tính" asks no figure ("mấy")
+        ("Ngành khoa học máy tính học ở đâu", {"address"}),
+        ("có mấy ngành", {"quantity"}),
+    ],
+)
+def test_what_a_question_asks_for(guard: NearMissGuard, question: str, kinds: set[str]) -> None:
+    assert guard.asked_kinds(question) == kinds
