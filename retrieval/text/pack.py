@@ -100,6 +100,7 @@ class FactsWords:
     more: tuple[str, ...]
     less: tuple[str, ...]
     this_year: tuple[str, ...]
+    every_major: frozenset[str]  # words of a question asking for every major besides the list
 
 
 _VALUE_KINDS = frozenset({"score", "count", "amount"})
@@ -220,6 +221,7 @@ def _facts_words(section: _Section, guard: Mapping[str, Any]) -> FactsWords:
         more=section.words("more"),
         less=section.words("less"),
         this_year=section.words("this_year"),
+        every_major=frozenset(section.words("every_major")),
     )
 
 

@@ -1,6 +1,6 @@
-"""Facts answers across the catalogue: the majors that take a combination, the highest or
-lowest cut-off or quota, two majors compared, whether the school has a major, and a plain no
-for a major or programme it does not have."""
+"""Facts answers across the catalogue: every major it admits to, the majors that take a
+combination, the highest or lowest cut-off or quota, two majors compared, whether the school has
+a major, and a plain no for a major or programme it does not have."""
 
 from __future__ import annotations
 
@@ -178,6 +178,19 @@ def has_major(
             else f"Yes, the school offers {major.name}{code}{within}{cite}."
         )
     return FactsReply("\n".join(lines), places, "has major")
+
+
+def all_majors(book: FactsBook, language: Language) -> FactsReply | None:
+    """ "Trường có những ngành nào": every major of the catalogue, cited by its tables."""
+    names = named_majors(book.majors)
+    places = list(dict.fromkeys(f.place for f in book.facts))[:1]
+    if not names or not places:
+        return None
+    if language == "vi":
+        body = f"Trường tuyển sinh {len(names)} ngành: {'; '.join(names)} [1]."
+    else:
+        body = f"The school admits to {len(names)} majors: {'; '.join(names)} [1]."
+    return FactsReply(body, places, "every major")
 
 
 def no_such_major(name: str, book: FactsBook, language: Language) -> FactsReply:

@@ -8,6 +8,7 @@ from dataclasses import replace
 from datetime import date
 
 from bot.answer.facts.catalogue import (
+    all_majors,
     comparison,
     extreme,
     has_major,
@@ -35,7 +36,10 @@ from retrieval.facts.book import FactsBook
 from retrieval.facts.model import COMBINATIONS, CUTOFF, QUOTA
 from retrieval.guard.checks import NearMissGuard
 from retrieval.text.folding import fold
+from retrieval.text.pack import load_pack
+from retrieval.text.terms import TextProcessor
 
+_EVERY_MAJOR = load_pack().facts.every_major
 _MIN_MAJORS = 3  # a catalogue naming fewer majors is not the school's list: no "no" from it
 today = date.today  # the day "năm nay" is read on (a test may hold it still)
 
@@ -118,6 +122,8 @@ class FactsTier:
                 return self._cited(majors_taking(asked.combination, book, language), language)
             if asked.which and asked.extreme and asked.attribute in (CUTOFF, QUOTA):
                 return self._cited(extreme(asked, book, language), language)
+            if _every_major(asked, read, self.parts.processor):  # "trường có những ngành nào"
+                return self._cited(all_majors(book, language), language)
         comparing = (asked.compare is not None or asked.which) and asked.score is None
         if len(asked.majors) >= 2 and asked.attribute in (CUTOFF, QUOTA) and comparing:
             return self._cited(comparison(asked, book, language), language)
@@ -154,6 +160,17 @@ class FactsTier:
 
     def _cited(self, reply: FactsReply | None, language: Language) -> Answer | None:
         return None if reply is None else cited(reply, language, self.settings.answer)
+
+
+def _every_major(asked: FactsQuestion, read: Read, processor: TextProcessor) -> bool:
+    """A list of the majors asked and nothing about them: no attribute, programme, method,
+    combination or campus, and no word but the language pack's `every_major` ("những ngành
+    nào dễ xin việc" asks about some of them)."""
+    lists_majors = read.asks is not None and read.asks.listed == "major"
+    about = (asked.programme, asked.method, asked.combination, asked.campus, asked.extreme)
+    words = {t for t in processor.query_terms(read.question) if "_" not in t}
+    plain = words <= _EVERY_MAJOR
+    return lists_majors and plain and asked.attribute is None and not any(about)
 
 
 def _faq_quoted(found: Found, asked: FactsQuestion) -> bool:
