@@ -389,27 +389,3 @@ async def test_a_part_the_tables_do_not_hold_leaves_the_whole_question_to_the_do
     deadline = result.answer.split("Hạn nộp, học phí:")[1]
     assert deadline.lstrip("\n- ").startswith("Nộp qua cổng thanh toán")
     assert "chậm nhất ngày 28/8/2026" in deadline
-
-
-@pytest.mark.parametrize(
-    "question", ["truong co nhung nganh nao vay ad", "Trường có những ngành nào?"]
-)
-async def test_the_majors_asked_for_are_every_major_of_the_catalogue(
-    answerer: Answerer, question: str
-) -> None:
-    result = await answerer.answer(question)
-    assert _facts(result) == "every major"
-    for name in ("Khoa học Dữ liệu", "Thương mại Điện tử", "Thiết kế Vi mạch"):
-        assert name in result.answer
-    assert result.citations
-
-
-@pytest.mark.parametrize(
-    "question",
-    ["những ngành nào xét học bạ", "ngành nào có học phí thấp nhất", "ngành nào có học bổng"],
-)
-async def test_a_list_of_majors_about_something_is_not_the_whole_catalogue(
-    answerer: Answerer, question: str
-) -> None:
-    result = await answerer.answer(question)
-    assert result.why.get("facts") != "every major"
