@@ -166,11 +166,11 @@ def _every_major(asked: FactsQuestion, read: Read, processor: TextProcessor) -> 
     """A list of the majors asked and nothing about them: no attribute, programme, method,
     combination or campus, and no word but the language pack's `every_major` ("những ngành
     nào dễ xin việc" asks about some of them)."""
-    lists_majors = read.asks is not None and read.asks.listed == "major"
-    about = (asked.programme, asked.method, asked.combination, asked.campus, asked.extreme)
-    words = {t for t in processor.query_terms(read.question) if "_" not in t}
-    plain = words <= _EVERY_MAJOR
-    return lists_majors and plain and asked.attribute is None and not any(about)
+    if read.asks is None or read.asks.listed != "major" or asked.attribute is not None:
+        return False
+    if any((asked.programme, asked.method, asked.combination, asked.campus, asked.extreme)):
+        return False
+    return {t for t in processor.query_terms(read.question) if "_" not in t} <= _EVERY_MAJOR
 
 
 def _faq_quoted(found: Found, asked: FactsQuestion) -> bool:
