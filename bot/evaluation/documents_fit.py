@@ -8,9 +8,12 @@ holds (an out-of-scope question answered at all is one). A partial answer, cited
 disclaimer, is still worth giving; an answer of nothing asked is not. For each set in turn the
 scorer is fitted on the others and its threshold for each risk target chosen on them (each
 scored by a scorer that never saw it): the lowest threshold at which the share of confidently
-wrong answers among those given, averaged over those sets, is at most the target. The left-out
-set is then answered with both, and reported with both readings of right (every key fact, at
-least one).
+wrong answers among those given, over those sets together, is at most the target. Together, each
+set's answers count by its share of its questions, so that a large set does not drown the others;
+and a share pooled over every answer given, not a mean of each set's share, so that a small set
+answering two of its questions, one wrongly, does not swing the threshold (a mean of the sets'
+shares moved UIT's left-out threshold from 0.76 to 0.57 when one question left another set). The left-out set is then
+answered with both, and reported with both readings of right (every key fact, at least one).
 """
 
 from __future__ import annotations
@@ -101,6 +104,19 @@ def rates(s: DocSet, p: np.ndarray, threshold: float, form: str | None = None) -
     )
 
 
+def pooled_wrong_share(scored: Sequence[tuple[DocSet, np.ndarray]], threshold: float) -> float:
+    """Of the answers given at ``threshold`` over every set, the share confidently wrong, each
+    set's counts divided by its questions (each set weighs by the share it answers, not its
+    size)."""
+    wrong = given = 0.0
+    for s, p in scored:
+        r = rates(s, p, threshold)
+        if r.questions:
+            wrong += r.wrong_no_fact / r.questions
+            given += r.answered / r.questions
+    return wrong / given if given else 0.0
+
+
 def choose_thresholds(
     scored: Sequence[tuple[DocSet, np.ndarray]], risks: Sequence[float] = DOC_RISKS
 ) -> tuple[OperatingPoint, ...]:
@@ -108,8 +124,7 @@ def choose_thresholds(
     for risk in risks:
         chosen = GRID[-1]
         for t in GRID:
-            errors = [rates(s, p, t).confidently_wrong_share for s, p in scored]
-            if float(np.mean(errors)) <= risk:
+            if pooled_wrong_share(scored, t) <= risk:
                 chosen = t
                 break
         points.append(OperatingPoint(risk=risk, threshold=chosen))

@@ -14,6 +14,7 @@ from bot.evaluation.documents_fit import (
     fit_documents,
     leave_one_out,
     probabilities,
+    pooled_wrong_share,
     rates,
 )
 
@@ -63,8 +64,9 @@ def test_each_threshold_keeps_the_confidently_wrong_share_under_its_risk() -> No
     strict, loose = points
     assert strict.threshold > loose.threshold
     for point in points:
-        shares = [rates(s, p, point.threshold).confidently_wrong_share for s, p in scored]
-        assert float(np.mean(shares)) <= point.risk
+        assert pooled_wrong_share(scored, point.threshold) <= point.risk
+        # the lowest such threshold
+        assert pooled_wrong_share(scored, round(point.threshold - 0.01, 2)) > point.risk
     # the looser target answers more
     answered = [sum(rates(s, p, q.threshold).answered for s, p in scored) for q in points]
     assert answered[1] > answered[0]
@@ -79,3 +81,16 @@ def test_every_set_is_answered_by_a_scorer_fitted_without_it() -> None:
         r = fold.rates(0.3)
         assert r.answered <= len(fold.doc_set.examples)
         assert r.wrong_no_fact <= r.answered
+
+
+def test_a_set_that_answers_two_of_its_questions_one_wrongly_does_not_move_the_threshold() -> None:
+    scorer = fit_documents(SETS)
+    scored = [(s, probabilities(scorer, s)) for s in SETS]
+    # 80 questions, two answered, one with no key fact: half its answers wrong, yet it is one
+    # wrong answer in a hundred and sixty answers' worth of questions
+    sparse = DocSet("sparse", (_example(0, 0.3, 0), _example(1, 0.3, 2)), 80)
+    with_sparse = [*scored, (sparse, probabilities(scorer, sparse))]
+    assert choose_thresholds(with_sparse, risks=(0.3,)) == choose_thresholds(scored, risks=(0.3,))
+    # ...while the mean of the sets' shares would have to climb over it
+    shares = [rates(s, p, 0.0).confidently_wrong_share for s, p in with_sparse]
+    assert shares[-1] == 0.5
