@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from retrieval.chunking.base import ChunkDraft, ChunkSizes, approx_tokens, contextual_header
+from retrieval.chunking.splitting import heads
 from retrieval.chunking.structure import chunk_document
 from retrieval.loading import SUPPORTED_SUFFIXES, load_directory, load_file
 from retrieval.loading.document import LoadedDocument, Section
@@ -224,6 +225,39 @@ def test_list_items_are_never_cut() -> None:
     assert len(chunks) > 2
     lines = [line for c in chunks for line in c.text.split("\n")]
     assert lines == ["Đối tượng:", *items]
+
+
+@pytest.mark.parametrize(
+    "head", ["**1. Hồ sơ tuyển sinh gồm:**", "Hồ sơ gồm các giấy tờ sau:", "**VII. HỒ SƠ**"]
+)
+def test_a_line_that_heads_a_list_stays_with_it(head: str) -> None:
+    paragraph = " ".join(SENTENCES[:5])
+    items = [f"- 0{i} Bản sao hợp lệ giấy tờ số {i} của thí sinh, có công chứng." for i in range(12)]
+    text = f"{paragraph}\n\n{head}\n\n" + "\n".join(items)
+    sizes = ChunkSizes(target_tokens=300, max_tokens=450)
+    # Two chunks either way; the more even pair would end the first one with the head.
+    assert approx_tokens(paragraph) < approx_tokens("\n".join(items)) < 300
+    assert approx_tokens(f"{paragraph}\n\n{head}\n\n" + "\n".join(items)) > 300
+
+    chunks = chunk_document(document(Section(("Hồ sơ",), text)), sizes=sizes)
+
+    assert [c.text for c in chunks] == [paragraph, f"{head}\n\n" + "\n".join(items)]
+
+
+@pytest.mark.parametrize(
+    ("text", "weight"),
+    [
+        ("Hồ sơ tuyển sinh gồm:", 2),
+        ("**1. Hồ sơ tuyển sinh gồm:**", 2),
+        ("Đoạn đầu.\nCụ thể như sau:", 2),
+        ("**VII. HỒ SƠ TUYỂN SINH**", 1),
+        ("Điện thoại: 028 3725 2002", 0),
+        ("**Lưu ý** hồ sơ nộp trực tiếp", 0),
+        ("Hồ sơ tuyển sinh gồm:\n- Phiếu đăng ký", 0),
+    ],
+)
+def test_what_a_chunk_ending_on_a_line_breaks(text: str, weight: int) -> None:
+    assert heads(text) == weight
 
 
 # --- long paragraphs ---------------------------------------------------------------------------
