@@ -11,6 +11,8 @@ They may stay in a chunk's text (they cost search little), but the answerer must
   type ("THÔNG BÁO"), a blank line or a line of prose;
 - the **addressing and signature**: "Kính gửi: …", "Nơi nhận:" and the items under it, "KT. GIÁM
   ĐỐC", "(Đã ký)";
+- the **legal basis** of a notice: "Căn cứ Thông báo số 361/TB-HV ngày…", "Căn cứ Luật…" (not
+  "Căn cứ vào điểm thi, …", which says how something is decided);
 - a **page number**: "Trang 3/10", "- 3 -", "Page 3 of 10";
 - a web page's **navigation**: "Chia sẻ:", "Xem thêm", a breadcrumb ("Trang chủ > Tuyển sinh"),
   a copyright line, a menu (three list items or more in a row that are each a short link), and a
@@ -34,7 +36,15 @@ from retrieval.text.folding import fold
 from retrieval.text.vocabulary import read_word_lists
 from retrieval.text.wrapping import mostly_capitals
 
-_LISTS = ("mottos", "document_types", "addressing", "signatures", "navigation")
+_LISTS = (
+    "mottos",
+    "document_types",
+    "legal_basis",
+    "legal_documents",
+    "addressing",
+    "signatures",
+    "navigation",
+)
 # Matched on folded text ("Số: 359/TB-HV" → "so: 359/tb-hv"). The number's column may be printed
 # on the date's line, and OCR misreads them ("$6:364/TB-HV", "ngàyÁÖ tháng † năm 2025").
 _NUMBER = re.compile(r"^(?:so\s*:?\s*)?\S{0,10}/\s*[a-z]{1,6}(?:[-–][a-z]{1,8})+$")
@@ -80,6 +90,8 @@ class FurnitureWords:
 
     mottos: tuple[str, ...]
     document_types: tuple[str, ...]
+    legal_basis: tuple[str, ...]
+    legal_documents: tuple[str, ...]
     addressing: tuple[str, ...]
     signatures: tuple[str, ...]
     navigation: tuple[str, ...]
@@ -124,6 +136,8 @@ def furniture(lines: Sequence[PageLine], words: FurnitureWords | None = None) ->
         if _addressing(f, words):
             found.add(i)
             found.update(_items_after(lines, i))
+        elif _legal_basis(f, words):
+            found.add(i)
     found.update(_menus(lines))
     found.update(_bylines(lines))
     return found
@@ -225,6 +239,17 @@ def _navigation(folded: str, words: FurnitureWords) -> bool:
 
 def _addressing(folded: str, words: FurnitureWords) -> bool:
     return any(folded.startswith(f"{p}:") or folded.startswith(f"{p} :") for p in words.addressing)
+
+
+def _legal_basis(folded: str, words: FurnitureWords) -> bool:
+    """A line citing what the notice rests on: "Căn cứ", then a law or a numbered document."""
+    for opening in words.legal_basis:
+        if folded.startswith(f"{opening} "):
+            rest = folded[len(opening) + 1 :]
+            numbered = tuple(f"{kind} so" for kind in words.document_types)
+            if _starts(rest, (*words.legal_documents, *numbered)):
+                return True
+    return False
 
 
 def _items_after(lines: Sequence[PageLine], at: int) -> set[int]:

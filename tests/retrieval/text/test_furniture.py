@@ -42,7 +42,9 @@ def test_the_bundled_word_lists_load() -> None:
     assert "chia se" in words.navigation
 
 
-OTHERS = "document_types: []\naddressing: []\nsignatures: []\n"
+OTHERS = (
+    "document_types: []\nlegal_basis: []\nlegal_documents: []\naddressing: []\nsignatures: []\n"
+)
 
 
 @pytest.mark.parametrize(
@@ -57,6 +59,14 @@ OTHERS = "document_types: []\naddressing: []\nsignatures: []\n"
 def test_a_malformed_word_list_file_is_refused(tmp_path: Path, content: str) -> None:
     path = tmp_path / "furniture.yaml"
     path.write_text(content, encoding="utf-8")
-    keys = ("mottos", "document_types", "addressing", "signatures", "navigation")
+    keys = (
+        "mottos",
+        "document_types",
+        "legal_basis",
+        "legal_documents",
+        "addressing",
+        "signatures",
+        "navigation",
+    )
     with pytest.raises(ConfigError, match=r"furniture\.yaml"):
         read_word_lists(path, keys)
