@@ -7,14 +7,16 @@ A piece never ends on a line that heads what follows - one ending with a colon (
 tuyển sinh gồm:", "… như sau:") or set in bold alone ("**VII. HỒ SƠ TUYỂN SINH**") - when
 another cut is possible, even at the cost of one piece more: a chunk that ends "hồ sơ gồm:"
 is found for "hồ sơ gồm những gì" and quotes nothing the student asked (one chunk in 13 of the
-UIT, PTIT and demo corpora ended so).
+UIT, PTIT and demo corpora ended so). Nor does it end on the short line that names a table
+("1. CƠ SỞ ĐÀO TẠO PHÍA BẮC (mã BVH)"), and every later piece of a table cut in pieces repeats
+that line over its header: without it, the rows of a later piece are cut-offs of no campus.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import count as counter
 
 from retrieval.chunking.base import TABLE_SEPARATOR_ROW, ChunkSizes, TokenCounter
@@ -28,6 +30,9 @@ def split_text(text: str, *, count_tokens: TokenCounter, sizes: ChunkSizes) -> l
     return Splitter(count_tokens, sizes).split(text)
 
 
+_CAPTION_TOKENS = 40  # a line this short just before a table may name it
+
+
 @dataclass(frozen=True)
 class _Unit:
     """The smallest piece packing moves around; `group` marks pieces that must not share a chunk."""
@@ -36,6 +41,7 @@ class _Unit:
     separator: str
     tokens: int
     group: int | None = None
+    heads: int = 0  # how badly a chunk ending with it breaks what it heads (``heads``)
 
 
 class Splitter:
@@ -63,17 +69,22 @@ class Splitter:
         for kind, lines, separator in _blocks(text):
             block = "\n".join(lines)
             tokens = self._count(block)
+            caption = None
+            if kind == "table" and units and _captions(units[-1]):
+                # The line naming the table stays with it, and a later piece repeats it.
+                caption = units[-1].text
+                units[-1] = replace(units[-1], heads=max(units[-1].heads, 1))
             if tokens <= self._target:
-                units.append(_Unit(block, separator, tokens))
+                units.append(_Unit(block, separator, tokens, heads=heads(block)))
             elif kind == "table":
-                units.extend(self._table_units(lines, separator))
+                units.extend(self._table_units(lines, separator, caption))
             else:
                 for index, line in enumerate(logical_lines(lines)):
                     units.extend(self._line_units(line, separator if index == 0 else "\n"))
         return units
 
     def _unit(self, text: str, separator: str, group: int | None = None) -> _Unit:
-        return _Unit(text, separator, self._count(text), group)
+        return _Unit(text, separator, self._count(text), group, heads(text) if group is None else 0)
 
     def _content(self, tokens: int) -> int:
         return max(0, tokens - self._overhead)
@@ -87,7 +98,12 @@ class Splitter:
             for index, piece in enumerate(self._sentence_pieces(line))
         ]
 
-    def _table_units(self, lines: list[str], separator: str) -> list[_Unit]:
+    def _table_units(
+        self, lines: list[str], separator: str, caption: str | None = None
+    ) -> list[_Unit]:
+        """A table cut into pieces of whole rows, each repeating the header rows, and every
+        piece after the first the ``caption`` line over the table: "1. CƠ SỞ ĐÀO TẠO PHÍA BẮC
+        (mã BVH)" says whose cut-offs the rows of a later piece are."""
         header_size = 1
         if len(lines) > 1 and TABLE_SEPARATOR_ROW.match(lines[1].strip()):
             header_size = 2
@@ -96,7 +112,8 @@ class Splitter:
             if len(lines) > 2 and not lines[0].replace("|", "").strip():
                 header_size = 3
         header, rows = lines[:header_size], lines[header_size:]
-        header_tokens = self._count("\n".join(header))
+        again = [caption, *header] if caption is not None else header
+        header_tokens = self._count("\n".join(again))
         room = self._target - header_tokens
         if not rows or room < max(self._count(row) for row in rows):
             # A header or a row too long to repeat: treat the table as plain lines.
@@ -108,7 +125,10 @@ class Splitter:
         pieces = math.ceil(self._content(self._count("\n".join(rows))) / room)
         while True:
             size = math.ceil(len(rows) / pieces)
-            texts = ["\n".join([*header, *rows[i : i + size]]) for i in range(0, len(rows), size)]
+            texts = [
+                "\n".join([*(header if i == 0 else again), *rows[i : i + size]])
+                for i in range(0, len(rows), size)
+            ]
             units = [self._unit(t, separator if i == 0 else "\n") for i, t in enumerate(texts)]
             if size == 1 or all(unit.tokens <= self._target for unit in units):
                 group = next(self._groups)
@@ -190,7 +210,7 @@ class Splitter:
                 if previous is None:
                     continue
                 weak_break = int(start > 0 and units[start].separator == "\n")
-                head_break = heads(units[end - 1].text) if end < n else 0
+                head_break = units[end - 1].heads if end < n else 0
                 cost = (
                     previous[0] + head_break,
                     previous[1] + 1,
@@ -229,6 +249,16 @@ def heads(text: str) -> int:
     if last.strip("*_ ").endswith(":"):
         return 2
     return int(len(last) > 4 and last[:2] == last[-2:] and last[:2] in ("**", "__"))
+
+
+def _captions(unit: _Unit) -> bool:
+    """Whether a unit just before a table names it: one short line, not a sentence."""
+    text = unit.text.strip()
+    return (
+        "\n" not in text
+        and unit.tokens <= _CAPTION_TOKENS
+        and not text.rstrip("*_ ").endswith((".", "!", "?", ";"))
+    )
 
 
 def _shares_group(first: _Unit, second: _Unit) -> bool:

@@ -5,7 +5,8 @@ Where a chunk may end, from most to least preferred:
 1. a section (heading) boundary - consecutive tiny sections under one parent heading are merged,
    each keeping its heading as a line of the chunk text;
 2. a blank line between paragraphs, lists and tables (a caption line stays with its table if the
-   sizes allow);
+   sizes allow, and a table's later pieces repeat it); never after a line that heads what follows
+   ("… gồm:") when another cut is possible;
 3. a line: a list item or a table row is never cut, and each piece of a table repeats its header;
 4. a sentence end, the next piece repeating `overlap_sentences` sentences (only for a line longer
    than `max_tokens`);

@@ -187,9 +187,12 @@ def test_sections_on_different_pages_are_not_merged() -> None:
 # --- tables and lists --------------------------------------------------------------------------
 
 
-def test_table_rows_are_never_cut_and_every_piece_repeats_the_header() -> None:
+@pytest.mark.parametrize("caption", ["Điểm chuẩn 2024:", "1. CƠ SỞ ĐÀO TẠO PHÍA BẮC (mã BVH)"])
+def test_table_rows_are_never_cut_and_every_piece_repeats_the_header_and_caption(
+    caption: str,
+) -> None:
     header, rows = table(80)
-    doc = document(Section(("Điểm chuẩn",), "Điểm chuẩn 2024:\n" + "\n".join([*header, *rows])))
+    doc = document(Section(("Điểm chuẩn",), f"{caption}\n" + "\n".join([*header, *rows])))
 
     chunks = chunk_document(doc)
 
@@ -197,12 +200,43 @@ def test_table_rows_are_never_cut_and_every_piece_repeats_the_header() -> None:
     seen: list[str] = []
     for chunk in chunks:
         lines = chunk.text.split("\n")
-        body = lines[1:] if lines[0] == "Điểm chuẩn 2024:" else lines
+        assert lines[0] == caption  # whose cut-offs the rows are, in every piece
+        body = lines[1:]
         assert body[:2] == header
         assert all(line in rows for line in body[2:])
         seen.extend(body[2:])
         assert chunk.token_count <= 300
     assert seen == rows
+
+
+def test_a_sentence_before_a_table_is_not_repeated_with_its_pieces() -> None:
+    header, rows = table(80)
+    lead = "Thí sinh xem điểm chuẩn của từng ngành trong bảng dưới đây."
+    chunks = chunk_document(document(Section((), f"{lead}\n" + "\n".join([*header, *rows]))))
+
+    assert len(chunks) > 2
+    assert sum(lead in c.text for c in chunks) == 1
+    assert all(c.text.split("\n")[:2] == header for c in chunks[1:])
+
+
+def test_the_line_naming_a_table_stays_with_it() -> None:
+    header, rows = table(10)
+    caption = "1. CƠ SỞ ĐÀO TẠO PHÍA BẮC (mã BVH)"
+    paragraph = " ".join(SENTENCES[:5])
+    grid = "\n".join([*header, *rows])
+    sizes = ChunkSizes(target_tokens=300, max_tokens=450)
+    # Two chunks either way: ending the first on the caption would be the more even pair.
+    assert approx_tokens(f"{paragraph}\n\n{caption}") <= 300
+    assert approx_tokens(f"{caption}\n{grid}") <= 300
+    assert approx_tokens(f"{paragraph}\n\n{caption}\n{grid}") > 300
+    assert approx_tokens(paragraph) < approx_tokens(grid)
+
+    # A blank line under the caption: cutting there is no weaker than above it.
+    chunks = chunk_document(
+        document(Section((), f"{paragraph}\n\n{caption}\n\n{grid}")), sizes=sizes
+    )
+
+    assert [c.text for c in chunks] == [paragraph, f"{caption}\n\n{grid}"]
 
 
 def test_scraped_table_with_an_empty_first_row_repeats_the_real_header() -> None:
