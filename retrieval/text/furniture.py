@@ -36,7 +36,7 @@ from retrieval.text.folding import fold
 from retrieval.text.vocabulary import read_word_lists
 from retrieval.text.wrapping import mostly_capitals
 
-_LISTS = (
+WORD_LISTS = (
     "mottos",
     "document_types",
     "legal_basis",
@@ -100,8 +100,8 @@ class FurnitureWords:
 @cache
 def furniture_words() -> FurnitureWords:
     """The bundled word lists, read and checked once."""
-    lists = read_word_lists(DATA_DIR / "furniture.yaml", _LISTS)
-    phrases = {k: tuple(dict.fromkeys(fold(p) for p in lists[k])) for k in _LISTS}
+    lists = read_word_lists(DATA_DIR / "furniture.yaml", WORD_LISTS)
+    phrases = {k: tuple(dict.fromkeys(fold(p) for p in lists[k])) for k in WORD_LISTS}
     # The motto is matched without its punctuation, which OCR drops or changes.
     phrases["mottos"] = tuple(
         dict.fromkeys(_PUNCTUATION.sub(" ", m).strip() for m in phrases["mottos"])

@@ -266,7 +266,9 @@ def test_list_items_are_never_cut() -> None:
 )
 def test_a_line_that_heads_a_list_stays_with_it(head: str) -> None:
     paragraph = " ".join(SENTENCES[:5])
-    items = [f"- 0{i} Bản sao hợp lệ giấy tờ số {i} của thí sinh, có công chứng." for i in range(12)]
+    items = [
+        f"- 0{i} Bản sao hợp lệ giấy tờ số {i} của thí sinh, có công chứng." for i in range(12)
+    ]
     text = f"{paragraph}\n\n{head}\n\n" + "\n".join(items)
     sizes = ChunkSizes(target_tokens=300, max_tokens=450)
     # Two chunks either way; the more even pair would end the first one with the head.

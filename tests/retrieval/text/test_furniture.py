@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from bot.core.errors import ConfigError
-from retrieval.text.furniture import PageLine, furniture, furniture_words
+from retrieval.text.furniture import WORD_LISTS, PageLine, furniture, furniture_words
 from retrieval.text.vocabulary import read_word_lists
 
 CASES: list[dict[str, Any]] = yaml.safe_load(
@@ -59,14 +59,5 @@ OTHERS = (
 def test_a_malformed_word_list_file_is_refused(tmp_path: Path, content: str) -> None:
     path = tmp_path / "furniture.yaml"
     path.write_text(content, encoding="utf-8")
-    keys = (
-        "mottos",
-        "document_types",
-        "legal_basis",
-        "legal_documents",
-        "addressing",
-        "signatures",
-        "navigation",
-    )
     with pytest.raises(ConfigError, match=r"furniture\.yaml"):
-        read_word_lists(path, keys)
+        read_word_lists(path, WORD_LISTS)
