@@ -12,8 +12,9 @@ wrong answers among those given, over those sets together, is at most the target
 set's answers count by its share of its questions, so that a large set does not drown the others;
 and a share pooled over every answer given, not a mean of each set's share, so that a small set
 answering two of its questions, one wrongly, does not swing the threshold (a mean of the sets'
-shares moved UIT's left-out threshold from 0.76 to 0.57 when one question left another set). The left-out set is then
-answered with both, and reported with both readings of right (every key fact, at least one).
+shares moved UIT's left-out threshold from 0.76 to 0.57 when one question left another set).
+The left-out set is then answered with both, and reported with both readings of right (every
+key fact, at least one).
 """
 
 from __future__ import annotations

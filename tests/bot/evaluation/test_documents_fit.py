@@ -13,8 +13,8 @@ from bot.evaluation.documents_fit import (
     choose_thresholds,
     fit_documents,
     leave_one_out,
-    probabilities,
     pooled_wrong_share,
+    probabilities,
     rates,
 )
 
