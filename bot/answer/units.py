@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from bot.answer.rows import NAME_HEADER, cut, render_row, row_text
 from retrieval.search.hits import Hit
 from retrieval.text.folding import fold
 from retrieval.text.furniture import PageLine, furniture
@@ -28,10 +29,10 @@ from retrieval.text.wrapping import close_thousands, continues_number, soft_brea
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+(?=\S)")
 # "VI." or "2.1." before a heading's words is its number, not a sentence of its own.
 _ENUMERATOR = re.compile(r"^(?:[IVXLC]+|\d{1,2}(?:\.\d{1,2})*|[a-zđ])[.)]$")
-_MAX_SENTENCE_CHARS = 600
 MAX_QUOTE_CHARS = 900  # a unit with the items it introduces
 _FOLLOW_ITEMS = 8  # at most this many items after a unit that ends with ":"
 _LABEL_CHARS = 80  # a line this short without a full stop may label the next one
+_SECTION_COLUMNS = 3  # a table this wide may have rows that name its sections
 # Bullets, including the private-use glyphs Word's Symbol font leaves in pasted lists.
 _BULLET = re.compile(r"^(?:[-*+•▪◦●\uf0a7\uf0b7\uf076\uf0d8]|o(?=\s+[A-ZÀ-ỸĐ]))\s+")
 _NUMBERED = re.compile(r"^(?:\d{1,2}[.)]|[a-zđ]\))\s+")
@@ -88,6 +89,11 @@ def _clean(line: str) -> str:
     return _SPACE_BEFORE_MARK.sub(r"\1", line)
 
 
+def _is_section(cell: str) -> bool:
+    """A table cell that names a part of the table: a label with a letter in it."""
+    return _is_label(cell) and any(c.isalpha() for c in cell)
+
+
 def _is_label(text: str) -> bool:
     """A short line without a full stop: a heading or the name of what follows. Not a lone
     lower-case word (a page's author, "admintuyensinh", scraped above its text)."""
@@ -106,12 +112,6 @@ def _cells(line: str) -> list[str] | None:
 
 def _is_separator(cells: list[str]) -> bool:
     return any(cells) and all(_SEPARATOR_CELL.match(c.replace(" ", "")) for c in cells if c)
-
-
-def _cut(text: str) -> str:
-    if len(text) <= _MAX_SENTENCE_CHARS:
-        return text
-    return text[:_MAX_SENTENCE_CHARS].rsplit(" ", 1)[0] + " …"
 
 
 def _starts_sentence(part: str) -> bool:
@@ -138,15 +138,17 @@ def _split(line: str) -> list[str]:
             continue
         part, pending = pending + part, ""
         if part:
-            out.append(_cut(part))
+            out.append(cut(part))
     if pending.strip():
         out.append(pending.strip())
     return out
 
 
-def _table_rows(rows: list[list[str]]) -> list[tuple[tuple[str, str], ...]]:
+def _table_rows(rows: list[list[str]]) -> list[tuple[tuple[str, str], ...] | str]:
     """Data rows as (header, cell) pairs. The header is the row above the separator, or the
-    first row under it when the row above is empty (HTML tables without a <thead>)."""
+    first row under it when the row above is empty (HTML tables without a <thead>). A row that
+    names a section of the table in its first cell alone ("CƠ SỞ ĐÀO TẠO PHÍA NAM (mã BVS)",
+    "Năm 2024", the others empty) comes as that name: it labels the rows under it."""
     sep = next((i for i, r in enumerate(rows) if _is_separator(r)), None)
     header: list[str] = []
     body = rows
@@ -157,9 +159,12 @@ def _table_rows(rows: list[list[str]]) -> list[tuple[tuple[str, str], ...]]:
             header = above[-1]
         elif len(body) > 1:
             header, body = body[0], body[1:]
-    out = []
+    out: list[tuple[tuple[str, str], ...] | str] = []
     for row in body:
         if not any(row) or _is_separator(row):
+            continue
+        if len(row) >= _SECTION_COLUMNS and not any(row[1:]) and _is_section(row[0]):
+            out.append(row[0])
             continue
         pairs = []
         for i, cell in enumerate(row):
@@ -170,48 +175,6 @@ def _table_rows(rows: list[list[str]]) -> list[tuple[tuple[str, str], ...]]:
         if pairs:
             out.append(tuple(pairs))
     return out
-
-
-def _row_text(cells: Sequence[tuple[str, str]]) -> str:
-    """A row as read for scoring, and quoted when nothing is asked of it: "header: cell; …"."""
-    return _cut("; ".join(f"{h}: {c}" if h else c for h, c in cells))
-
-
-def _render_row(cells: Sequence[tuple[str, str]], asked: Callable[[str, str], bool]) -> str:
-    """A row as a short line, what it is about first, then the columns asked, then the rest:
-    "Kỹ thuật Phần mềm (7480103): chỉ tiêu 2026 là 200; tổ hợp xét tuyển: A00, A01"."""
-    if not any(h for h, _ in cells):
-        return _row_text(cells)
-    name = next((i for i, (h, c) in enumerate(cells) if _NAME_HEADER.search(fold(h))), 0)
-    code = next(
-        (
-            i
-            for i, (h, c) in enumerate(cells)
-            if i != name and _CODE_HEADER.match(fold(h)) and len(c) <= 20
-        ),
-        None,
-    )
-    head = cells[name][1] + (f" ({cells[code][1]})" if code is not None else "")
-    rest = [(h, c) for i, (h, c) in enumerate(cells) if i not in (name, code)]
-    if not rest:
-        return _cut(f"{cells[name][0]}: {head}" if cells[name][0] else head)
-    first = [(h, c) for h, c in rest if asked(h, c)]
-    said = [
-        f"{_lower(h)} {'là' if _vietnamese(h) else ':'} {c}".replace(" :", ":") for h, c in first
-    ]
-    said += [f"{_lower(h)}: {c}" if h else c for h, c in rest if (h, c) not in first]
-    return _cut(f"{head}: {'; '.join(said)}")
-
-
-def _lower(header: str) -> str:
-    """ "Chỉ tiêu 2026" → "chỉ tiêu 2026"; an acronym ("ĐGNL", "IELTS") stays."""
-    if len(header) > 1 and header[1].islower():
-        return header[0].lower() + header[1:]
-    return header
-
-
-def _vietnamese(text: str) -> bool:
-    return fold(text) != text.lower()
 
 
 def passage_units(text: str) -> list[Unit]:
@@ -238,10 +201,13 @@ def passage_units(text: str) -> list[Unit]:
     def flush_table() -> None:
         nonlocal label, tables
         tables += 1
-        units.extend(
-            Unit(_row_text(row), label, item=True, cells=row, table=tables)
-            for row in _table_rows(table)
-        )
+        over = label  # the line over the table, then each section row for the rows under it
+        for row in _table_rows(table):
+            if isinstance(row, str):
+                units.append(Unit(row, label, table=tables))
+                over = len(units) - 1
+            else:
+                units.append(Unit(row_text(row), over, item=True, cells=row, table=tables))
         table.clear()
         label = None
 
@@ -329,27 +295,21 @@ def table_names(units: list[Unit], pos: int, hit: Hit) -> tuple[str, list[int]]:
         first -= 1
     while last + 1 < len(units) and units[last + 1].table == table:
         last += 1
-    rows = [u.cells for u in units[first : last + 1]]
+    rows = [u.cells for u in units[first : last + 1] if u.row]
     headers = [h for h, _ in max(rows, key=len)]
-    name = next((h for h in headers if _NAME_HEADER.search(fold(h))), headers[0])
+    name = next((h for h in headers if NAME_HEADER.search(fold(h))), headers[0])
     names = [next((c for h, c in row if h == name), row[0][1]) for row in rows]
-    unit = units[pos]
-    title = units[unit.label].text if unit.label is not None else ""
+    # The line over the table (a section row's label is the table's, not every row's).
+    over = units[first].label
+    title = units[over].text if over is not None else ""
     title = title or hit.heading_path.rsplit(" › ", 1)[-1].strip() or name
     text = f"{title.rstrip(':')}: {'; '.join(dict.fromkeys(names))}."
     if len(text) > MAX_QUOTE_CHARS:
         text = text[:MAX_QUOTE_CHARS].rsplit(";", 1)[0] + "; …"
     used = list(range(first, last + 1))
-    if unit.label is not None:
-        used.append(unit.label)
+    if over is not None:
+        used.append(over)
     return text, used
-
-
-_NAME_HEADER = re.compile(
-    r"\b(?:nganh|ten|chuong trinh|bo phan|kenh|doi tuong|phuong thuc|hang muc|khoan|loai|"
-    r"programme|program|major|name|item)\b"
-)
-_CODE_HEADER = re.compile(r"^(?:ma|code)\b")
 
 
 def quote_text(
@@ -376,7 +336,7 @@ def quote_text(
         heading = hit.heading_path.rsplit(" › ", 1)[-1].strip()
         if heading and len(heading) <= _LABEL_CHARS:
             parts.append(f"{heading} —")
-    parts.append(_render_row(unit.cells, asked) if unit.row and asked else unit.text)
+    parts.append(render_row(unit.cells, asked) if unit.row and asked else unit.text)
     if unit.introduces:
         size = sum(len(p) for p in parts)
         for nxt in range(pos + 1, min(pos + 1 + _FOLLOW_ITEMS, len(units))):

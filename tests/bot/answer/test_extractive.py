@@ -264,3 +264,30 @@ def test_asked_how_a_step_outranks_a_line_sharing_more_words(parts: AnswererPart
     )
     assert len(quotes) == 1
     assert quotes[0].startswith("Các bước đăng ký: 1. Đăng nhập")
+
+
+SECTIONED = (
+    "| TT | Tên ngành | Mã ngành | Điểm chuẩn |\n"
+    "|---|---|---|---|\n"
+    "| Cơ sở Hà Nội | | | |\n"
+    "| 1 | Khoa học Máy tính | 7480101 | 26,50 |\n"
+    "| 2 | Kỹ thuật Phần mềm | 7480103 | 25,75 |\n"
+    "| Cơ sở TP. Hồ Chí Minh | | | |\n"
+    "| 3 | Khoa học Máy tính | 7480101 | 24,10 |\n"
+)
+
+
+def test_a_row_naming_a_section_of_a_table_labels_the_rows_under_it(
+    parts: AnswererParts,
+) -> None:
+    # The cut-off asked at one campus is quoted with its campus, and the other campus's row,
+    # the same major with another cut-off, never is.
+    [quote] = quotes_for(parts, "điểm chuẩn khmt cơ sở hcm", hit(SECTIONED))
+    assert quote.startswith("Cơ sở TP. Hồ Chí Minh: Khoa học Máy tính (7480101)")
+    assert "24,10" in quote
+    assert "26,50" not in quote
+    # A list of the table's names leaves its section rows out, and is titled by the table's
+    # heading, not by the first section's name.
+    table = hit(SECTIONED, title="Điểm chuẩn các ngành", heading="Điểm chuẩn")
+    [names] = quotes_for(parts, "điểm chuẩn những ngành nào", table)
+    assert names == "Điểm chuẩn: Khoa học Máy tính; Kỹ thuật Phần mềm."
