@@ -141,7 +141,11 @@ async def test_requests_to_one_host_are_spaced_by_the_delay(site: Site) -> None:
 
     assert len(started) >= 8
     gaps = [later - earlier for earlier, later in itertools.pairwise(started)]
-    assert min(gaps) >= 0.05 - 0.002
+    # The crawler spaces its turns; a request starts a little after its turn (its address is
+    # checked first), by 2-3 ms more for one than the next on a loaded machine. Unspaced, the
+    # gaps would be under a millisecond.
+    assert min(gaps) >= 0.05 - 0.005
+    assert sum(gaps) / len(gaps) >= 0.05 - 0.001
 
 
 async def test_on_page_is_awaited_with_each_page_in_crawl_order(site: Site) -> None:
