@@ -69,8 +69,8 @@ class ConversationAnswerer:
     async def answer_reading(self, text: str, reading: Reading) -> Answer:
         """The answer to ``reading``. A message that took the earlier question's whole topic
         ("thứ 7 có làm việc không" after the office's phone number) keeps it only if the answer
-        holds one of the message's own words; otherwise the topic was another one ("trường có
-        nuôi mèo không" after the fees) and the message is answered alone."""
+        holds at least half of the message's own words; otherwise the topic was another one
+        ("trường có nuôi mèo không" after the fees) and the message is answered alone."""
         answer = await self.answerer.answer(reading.answering())
         message = reading.message or read_message(text)
         if takes_a_topic(reading) and not self._about_own_words(message, answer):
@@ -83,7 +83,9 @@ class ConversationAnswerer:
             return True  # nothing claimed either way
         own = set(message.alone.own) if message.alone is not None else set()
         said = set(self.answerer.parts.processor.query_terms(answer_body(answer)))  # not sources
-        return not own or bool(own & said)
+        # At least half of them: one common word ("cơ sở" of "xe buýt giữa 2 cơ sở") is found
+        # in answers about anything.
+        return not own or 2 * len(own & said) >= len(own)
 
     async def answer_stream(
         self, conversation_id: int, message_id: int, text: str, now: datetime | None

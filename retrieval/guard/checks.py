@@ -14,6 +14,9 @@ from retrieval.guard.reader import VocabularyReader
 from retrieval.guard.verdicts import Conflict, Facets, GuardVerdict, Missing
 from retrieval.text.terms import tokens
 
+# Kinds whose values are figures of their own sort: asked for one, another figure is no answer.
+_FIGURES = frozenset({"money", "phone"})
+
 
 class NearMissGuard(VocabularyReader):
     """Compares the facets of a question with those of the FAQ question it matched."""
@@ -185,9 +188,12 @@ class NearMissGuard(VocabularyReader):
         """The kinds of value ``question`` asks for in so many words (`asks`: a date for "khi
         nào", a phone number for "sđt", an amount for "học phí bao nhiêu")."""
         folded = " ".join(tokens(question))
-        return frozenset(
-            k for k, patterns in self._asks.items() if any(p.search(folded) for p in patterns)
-        )
+        kinds = {k for k, patterns in self._asks.items() if any(p.search(folded) for p in patterns)}
+        if kinds & _FIGURES:
+            # "bao nhiêu tiền", "sđt là bao nhiêu": an amount or a number asked, not any figure
+            # ("3 tín chỉ" is no answer to what one credit costs).
+            kinds.discard("quantity")
+        return frozenset(kinds)
 
     def hinted_kinds(self, question: str) -> frozenset[str]:
         """The kinds of value of the attributes ``question`` names (an amount for học phí, a

@@ -13,6 +13,7 @@ from bot.answer.conversation import ConversationAnswerer
 from bot.answer.followup import Turn
 from bot.answer.parts import AnswererParts
 from bot.answer.read import Read, read_message
+from bot.answer.replies import Answer
 from retrieval.guard.checks import NearMissGuard
 from retrieval.guard.verdicts import Facets
 from retrieval.query import prepare_query
@@ -31,7 +32,7 @@ CASES = [
             ("major", "Công nghệ thông tin", "Công nghệ thông tin"),
             ("year", "2025", "2025"),
         },
-        {"money", "quantity"},
+        {"money"},  # an amount, not any figure
     ),
     (
         "hoc phi nganh cong nghe thong tin nam 2025 la bao nhieu",
@@ -43,7 +44,7 @@ CASES = [
             ("major", "Công nghệ thông tin", "cong nghe thong tin"),
             ("year", "2025", "2025"),
         },
-        {"money", "quantity"},
+        {"money"},  # an amount, not any figure
     ),
     # shorthand: read written out ("hp" is học phí), said in the student's words
     (
@@ -52,7 +53,7 @@ CASES = [
         None,
         "hp nganh cntt bn v ad",
         {("attribute", "học phí", "hp"), ("major", "Công nghệ thông tin", "cntt")},
-        {"money", "quantity"},
+        {"money"},  # an amount, not any figure
     ),
     # an opener is no part of the question; a method, a year
     (
@@ -73,7 +74,7 @@ CASES = [
         None,
         "hệ vừa làm vừa học học phí bao nhiêu",
         {("programme", "vừa làm vừa học", "vừa làm vừa học"), ("attribute", "học phí", "học phí")},
-        {"money", "quantity"},
+        {"money"},  # an amount, not any figure
     ),
     (
         "What is the tuition fee for computer science in 2025?",
@@ -177,3 +178,26 @@ async def test_a_message_is_read_once_and_its_answer_carries_that_reading(
     assert answer.reading is not None
     said = {(s["slot"], s["words"]) for s in answer.reading["said"]}
     assert {("attribute", "hp"), ("major", "cntt")} <= said
+
+
+@pytest.mark.parametrize(
+    ("answer_text", "about"),
+    [
+        # one common word of four ("cơ sở") is no sign the answer is about the message
+        ("- Khi lên năm 3, sinh viên chuyển về học tại cơ sở chính.", False),
+        ("- Xe buýt SHUT-01 giữa hai cơ sở: miễn phí cho sinh viên có thẻ.", True),
+    ],
+)
+async def test_a_topic_taken_is_kept_only_when_the_answer_holds_half_the_message_s_words(
+    answerer: Answerer, answer_text: str, about: bool
+) -> None:
+    conversation = ConversationAnswerer(answerer, answerer.sessionmaker)
+    text = "xe buyt giua 2 co so co mat tien ko"
+    reading = await conversation.read_turns(text, [Turn("mấy giờ ktx đóng cổng vậy ad")], None)
+    assert reading.mode == "context"  # it names nothing the vocabulary reads: the topic in front
+    message = reading.message
+    assert message is not None
+    assert message.alone is not None
+    assert len(message.alone.own) == 5  # xe, buyt, giua, so, mat
+    answer = Answer("documents", answer_text, "vi")
+    assert conversation._about_own_words(message, answer) is about

@@ -26,6 +26,8 @@ def guard() -> NearMissGuard:
         # "1.Thí sinh…" numbers a list item; a year is no figure asked "bao nhiêu"
         ("quantity", "VII. ĐĂNG KÝ: 1.Thí sinh đăng ký dự tuyển tại cổng tuyển sinh.", False),
         ("quantity", "Tuyển sinh năm 2025.", False),
+        ("money", "Học phí ở Úc tham khảo năm 2026 khoảng 34.000 AUD/năm.", True),
+        ("money", "Khu đô thị Lộc Phát, Bình Dương.", False),
         ("link", "Website của khoa: khmt.uit.edu.vn", True),
         ("link", "Xem chi tiết tại https://tuyensinh.uit.edu.vn/thong-bao", True),
         ("link", "Điểm trung bình từ 3.5 trở lên.", False),
@@ -49,7 +51,27 @@ def test_a_unit_holds_a_value_of_a_kind_or_not(
         # folded "máy tính" asks no figure ("mấy")
         ("Ngành khoa học máy tính học ở đâu", {"address"}),
         ("có mấy ngành", {"quantity"}),
+        # an amount asked is not any figure: "3 tín chỉ" does not say what a credit costs
+        ("1 tín chỉ ngành khdl bao nhiêu tiền", {"money"}),
+        ("học phí ngành cntt bao nhiêu 1 năm", {"money"}),
+        ("sđt phòng tuyển sinh là bao nhiêu", {"phone"}),
+        ("học bao nhiêu năm", {"quantity"}),
     ],
 )
 def test_what_a_question_asks_for(guard: NearMissGuard, question: str, kinds: set[str]) -> None:
     assert guard.asked_kinds(question) == kinds
+
+
+@pytest.mark.parametrize(
+    ("attribute", "text", "says"),
+    [
+        ("mức lương", "Kỹ thuật Phần mềm: lương khởi điểm bình quân 15,5 triệu đồng/tháng", True),
+        # an amount says a fee, but a fee is no salary
+        ("mức lương", "Chuẩn – nhóm 1: học phí/năm là 32.500.000 đồng", False),
+        ("học phí", "Chuẩn – nhóm 1: 32.500.000 đồng/năm", True),
+    ],
+)
+def test_a_unit_says_an_attribute_by_name_or_by_its_kind_of_value(
+    guard: NearMissGuard, attribute: str, text: str, says: bool
+) -> None:
+    assert guard.says_attribute(frozenset({attribute}), text) is says
