@@ -28,6 +28,8 @@ def guard() -> NearMissGuard:
         ("quantity", "Tuyển sinh năm 2025.", False),
         ("money", "Học phí ở Úc tham khảo năm 2026 khoảng 34.000 AUD/năm.", True),
         ("money", "Khu đô thị Lộc Phát, Bình Dương.", False),
+        ("money", "Lệ phí xét duyệt hồ sơ: 100.000/hồ sơ", True),  # per file: an amount
+        ("money", "Với số lượng 3.000 cây trở lên", False),
         ("link", "Website của khoa: khmt.uit.edu.vn", True),
         ("link", "Xem chi tiết tại https://tuyensinh.uit.edu.vn/thong-bao", True),
         ("link", "Điểm trung bình từ 3.5 trở lên.", False),
@@ -75,3 +77,20 @@ def test_a_unit_says_an_attribute_by_name_or_by_its_kind_of_value(
     guard: NearMissGuard, attribute: str, text: str, says: bool
 ) -> None:
     assert guard.says_attribute(frozenset({attribute}), text) is says
+
+
+@pytest.mark.parametrize(
+    ("question", "salary"),
+    [
+        ("ra truong nganh ktpm luong khoi diem tam bao nhieu", True),
+        ("học xong ra trường thì lương thế nào", True),
+        # "lương" is a paid leave here, and "lượng" folds like it
+        ("Khi kết hôn thì được nghỉ có lương bao nhiêu ngày?", False),
+        ("với số lượng bao nhiêu thì bị phạt", False),
+        ("học phí chương trình chất lượng cao", False),
+    ],
+)
+def test_a_salary_is_read_only_in_its_longer_forms(
+    guard: NearMissGuard, question: str, salary: bool
+) -> None:
+    assert ("mức lương" in guard.facets(question).get("attribute", frozenset())) is salary
