@@ -43,6 +43,8 @@ from typing import Any, Literal
 
 from bot.answer.read import Read, read_asked, read_message
 from bot.answer.standalone import (
+    ASKING,
+    FOLLOW_UP_ENDS,
     NOT_A_TOPIC,
     REFERENCE,
     REFERRED,
@@ -73,9 +75,10 @@ _CARRIED = load_pack().follow_up.carried
 
 Why = Literal["follow_up", "reference", "no_subject", "no_attribute"]
 # Why the earlier questions were not used: small talk between, a long pause, nothing before, or
-# (``new_topic``) the earlier topic put in front gave an answer holding none of the message's
-# own words (``answer_in_context``).
-Stopped = Literal["small_talk", "pause", "none_before", "new_topic"]
+# (``new_topic``) the earlier topic put in front gave an answer holding under half of the
+# message's own words, or (``unanswered``) found nothing while the message alone is answered
+# (bot.answer.conversation).
+Stopped = Literal["small_talk", "pause", "none_before", "new_topic", "unanswered"]
 
 
 @dataclass(frozen=True)
@@ -199,7 +202,9 @@ def _with_context(
     text: str, mine: Alone, previous: str, guard: NearMissGuard, processor: TextProcessor
 ) -> tuple[str, Why, tuple[Taken, ...]] | None:
     """The message with what it lacks from ``previous``, why, and what was taken."""
-    if looks_like_follow_up(text) or (mine.subject and not mine.attribute):
+    if (looks_like_follow_up(text) and not _asks_its_own(text, mine)) or (
+        mine.subject and not mine.attribute
+    ):
         replaced = _replace_values(text, previous, guard)
         if replaced is not None:
             why: Why = "follow_up" if looks_like_follow_up(text) else "no_attribute"
@@ -221,6 +226,17 @@ def _with_context(
     end = "?" if text.rstrip().endswith("?") else ""
     asked = f"{body} {' '.join(words for _, words in carried)}{end}"
     return asked, "no_subject", tuple(Taken(c, guard.label(c), w, previous) for c, w in carried)
+
+
+def _asks_its_own(text: str, mine: Alone) -> bool:
+    """A marked follow-up that names what it asks and asks it in words of its own ("còn lệ phí
+    xét tuyển nộp lúc nào", not "còn học phí thì sao"): a question of its own, which takes only
+    what it lacks (a subject), never the earlier question's other words."""
+    if not mine.attribute:
+        return False
+    folded = f" {re.sub(r'[?!.…,]+', ' ', fold(text))} "
+    own = [w for w in ASKING if f" {w} " in folded and w not in FOLLOW_UP_ENDS]
+    return bool(own)
 
 
 def _named(text: str, guard: NearMissGuard) -> dict[str, str]:

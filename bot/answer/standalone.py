@@ -43,6 +43,8 @@ SUBJECTS = _WORDS.subjects
 NOT_A_TOPIC = _WORDS.not_a_topic
 _NOT_OWN = _WORDS.not_own
 _QUESTION = frozenset(load_pack().questions.anywhere)  # "ở đâu", "khi nào", "bao nhiêu"…
+ASKING = tuple(sorted(_QUESTION))
+FOLLOW_UP_ENDS = frozenset(_WORDS.ends)  # "thì sao": a follow-up's mark, not its own question
 
 # The context scorer's features: more of each is likelier a follow-up (``UP``) or not.
 CONTEXT_FEATURES = ("lacks_attribute", "lacks_subject", "marked", "own_words", "words")

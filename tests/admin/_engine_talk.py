@@ -54,6 +54,7 @@ ENGLISH = [
     r"no_attribute",
     r"follow_up",
     r"new_topic",
+    r"unanswered",
     r"small_talk",
     r"from_text",
 ]

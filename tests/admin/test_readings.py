@@ -53,6 +53,15 @@ CASES: list[tuple[Any, str | None, list[str]]] = [
         ],
     ),
     (
+        {"mode": "alone", "asked": "trường có hồ bơi không", "stopped": "unanswered"},
+        "trường có hồ bơi không",
+        [
+            "Đọc riêng tin nhắn này.",
+            "Không dùng câu hỏi trước: đọc cùng câu hỏi trước thì không tìm được câu trả lời, "
+            "đọc riêng thì có.",
+        ],
+    ),
+    (
         {"mode": "alone", "asked": "ký túc xá ở đâu", "stopped": "new_topic"},
         "ký túc xá ở đâu",
         [

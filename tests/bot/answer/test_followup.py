@@ -29,6 +29,30 @@ CASES = [
         "follow_up",
         "diem chuan khmt 2025 dgnl",
     ),
+    # marked, but naming what it asks and asking it in its own words: only what it lacks is
+    # taken (a subject), never the last question's other words
+    (
+        "han dang ky nguyen vong tren he thong cua bo la khi nao",
+        "con le phi xet tuyen nop luc nao",
+        "alone",
+        None,
+        "con le phi xet tuyen nop luc nao",
+    ),
+    (
+        "học phí ngành khmt bao nhiêu",
+        "còn hạn nộp hồ sơ là khi nào",
+        "context",
+        "no_subject",
+        "còn hạn nộp hồ sơ là khi nào khmt",
+    ),
+    # "… thì sao" is the follow-up's mark, not a question of its own
+    (
+        "chỉ tiêu ngành cntt năm nay bn",
+        "còn học phí thì sao",
+        "context",
+        "follow_up",
+        "học phí ngành cntt năm nay bn",
+    ),
     # a reference: the value the last question named
     (
         "ngành kỹ thuật phần mềm xét tổ hợp nào",

@@ -1,0 +1,30 @@
+"""The facts tier reads a question in chat shorthand as the student typed it and as written
+out (bot.answer.facts.tier), on the demo knowledge base."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.answer.answerer import Answerer
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "e dc 25.5 diem khoi a00 thi vo dc attt ko ad",  # "vô dc": "vào được" in shorthand
+        "em được 25,5 điểm thì vào được an toàn thông tin không",
+    ],
+)
+async def test_a_score_check_is_read_in_chat_shorthand(answerer: Answerer, question: str) -> None:
+    result = await answerer.answer(question)
+    assert result.tier == "documents", result.answer
+    assert result.why.get("facts") == "score check", result.reason
+    assert "25,40" in result.answer  # ATTT's 2025 cut-off, standard programme
+
+
+async def test_a_fee_and_a_deadline_of_a_major_are_no_score_check(answerer: Answerer) -> None:
+    # "1" is a number and "attt" is "an toàn thông tin" written out ("an toàn" also asks whether
+    # a score is safe): read as typed, nothing here checks a score.
+    result = await answerer.answer("hp 1 kì ngành attt bn, hạn nộp hp kì 1 là ngày nào ạ")
+    assert result.why.get("facts") != "score check", result.answer
+    assert "16.250.000" in result.answer
