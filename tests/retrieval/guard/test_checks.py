@@ -89,6 +89,12 @@ def test_question_the_guard_cannot_read_is_left_to_the_similarity(guard: NearMis
             "major",
         ),
         ("ktmt xét khối gì v mn", "Ngành Khoa học máy tính xét tuyển những tổ hợp nào?", "major"),
+        # a major the school may not have is still a major: never another major's cut-off
+        (
+            "điểm chuẩn ngành y đa khoa của trường là bao nhiêu",
+            "Điểm chuẩn ngành Khoa học Máy tính năm 2025 theo điểm thi THPT là bao nhiêu?",
+            "major",
+        ),
         (
             "diem chuan cong nghe thong tin viet nhat 2024",
             "Điểm chuẩn ngành Công nghệ thông tin năm 2024 là bao nhiêu?",
