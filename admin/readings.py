@@ -27,7 +27,7 @@ from admin.i18n import Translator, add_strings
 
 Mode = Literal["alone", "context"]
 Lacked = Literal["no_attribute", "no_subject", "reference", "follow_up"]
-Stopped = Literal["small_talk", "pause", "new_topic", "unanswered"]
+Stopped = Literal["small_talk", "pause", "new_topic", "answered_alone"]
 MODES: tuple[Mode, ...] = get_args(Mode)
 LACKED: tuple[Lacked, ...] = get_args(Lacked)
 STOPPED: tuple[Stopped, ...] = get_args(Stopped)
@@ -51,11 +51,9 @@ add_strings(
             "Không dùng câu hỏi trước: tin nhắn này hỏi sang chuyện khác.",
             "The earlier questions were not used: this message asks about something else.",
         ),
-        "reading.stopped.unanswered": (
-            "Không dùng câu hỏi trước: đọc cùng câu hỏi trước thì không tìm được câu trả lời, "
-            "đọc riêng thì có.",
-            "The earlier questions were not used: read with them, nothing was found; read on "
-            "its own, it was answered.",
+        "reading.stopped.answered_alone": (
+            "Không dùng câu hỏi trước: đọc riêng, tin nhắn này đã có câu trả lời.",
+            "The earlier questions were not used: read on its own, this message was answered.",
         ),
         "reading.lacked.no_subject": ("Tin nhắn không nói {label}", "The message names no {label}"),
         "reading.lacked.no_attribute": (

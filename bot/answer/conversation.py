@@ -67,27 +67,30 @@ class ConversationAnswerer:
         return await self.answer_reading(text, reading)
 
     async def answer_reading(self, text: str, reading: Reading) -> Answer:
-        """The answer to ``reading``. A message that took the earlier question's whole topic
-        ("thứ 7 có làm việc không" after the office's phone number) keeps it only if the answer
-        holds at least half of the message's own words; otherwise the topic was another one
-        ("trường có nuôi mèo không" after the fees) and the message is answered alone; so is
-        one whose topic found nothing, when alone it is answered. (A message that took only a
-        subject, "ielts 6.0 thì điểm toán học bạ cần bao nhiêu" after another major, keeps its
-        fallback: answered alone, such messages were as often wrong as right in the probe.)"""
-        answer = await self.answerer.answer(reading.answering())
+        """The answer to ``reading``. A message that names nothing the vocabulary reads was read
+        with the earlier question's whole topic in front ("thứ 7 có làm việc không" after the
+        office's phone number); it is answered alone first, and takes the topic only when alone
+        it gets the fallback and with the topic it gets an answer holding at least half of its
+        own words. Most such messages ask something new ("trường có hồ bơi không" after the
+        library's hours, "căn tin có bao nhiêu chỗ" after the dorm's rules). One marked as a
+        follow-up ("thế đăng ký ntn" after the dorm's prices) tries the topic first."""
         message = reading.message or read_message(text)
         if not takes_a_topic(reading):
-            return _with_reading(answer, reading)
-        if answer.tier == "fallback":
-            # The topic found nothing ("trường có hồ bơi không" after the library's hours): the
-            # message alone may be answered.
-            alone_reading = alone(message, "unanswered")
-            alone_answer = await self.answerer.answer(alone_reading.answering())
-            if alone_answer.tier != "fallback":
-                reading, answer = alone_reading, alone_answer
-        elif not self._about_own_words(message, answer):
-            reading = alone(message, "new_topic")
+            return _with_reading(await self.answerer.answer(reading.answering()), reading)
+        if message.alone is not None and message.alone.marked:
+            # "thế đăng ký ntn" after the dorm's prices: a follow-up by its mark, the topic first
             answer = await self.answerer.answer(reading.answering())
+            if answer.tier == "fallback" or self._about_own_words(message, answer):
+                return _with_reading(answer, reading)
+            reading = alone(message, "new_topic")
+            return _with_reading(await self.answerer.answer(reading.answering()), reading)
+        alone_reading = alone(message, "answered_alone")
+        alone_answer = await self.answerer.answer(alone_reading.answering())
+        if alone_answer.tier != "fallback":
+            return _with_reading(alone_answer, alone_reading)
+        answer = await self.answerer.answer(reading.answering())
+        if answer.tier == "fallback" or not self._about_own_words(message, answer):
+            return _with_reading(alone_answer, alone(message, "new_topic"))
         return _with_reading(answer, reading)
 
     def _about_own_words(self, message: Read, answer: Answer) -> bool:

@@ -75,10 +75,10 @@ _CARRIED = load_pack().follow_up.carried
 
 Why = Literal["follow_up", "reference", "no_subject", "no_attribute"]
 # Why the earlier questions were not used: small talk between, a long pause, nothing before, or
-# (``new_topic``) the earlier topic put in front gave an answer holding under half of the
-# message's own words, or (``unanswered``) found nothing while the message alone is answered
+# for a message naming nothing the vocabulary reads: (``answered_alone``) alone it is answered,
+# or (``new_topic``) the earlier topic put in front found nothing holding half of its own words
 # (bot.answer.conversation).
-Stopped = Literal["small_talk", "pause", "none_before", "new_topic", "unanswered"]
+Stopped = Literal["small_talk", "pause", "none_before", "new_topic", "answered_alone"]
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ ENGLISH = [
     r"no_attribute",
     r"follow_up",
     r"new_topic",
-    r"unanswered",
+    r"answered_alone",
     r"small_talk",
     r"from_text",
 ]

@@ -53,12 +53,11 @@ CASES: list[tuple[Any, str | None, list[str]]] = [
         ],
     ),
     (
-        {"mode": "alone", "asked": "trường có hồ bơi không", "stopped": "unanswered"},
+        {"mode": "alone", "asked": "trường có hồ bơi không", "stopped": "answered_alone"},
         "trường có hồ bơi không",
         [
             "Đọc riêng tin nhắn này.",
-            "Không dùng câu hỏi trước: đọc cùng câu hỏi trước thì không tìm được câu trả lời, "
-            "đọc riêng thì có.",
+            "Không dùng câu hỏi trước: đọc riêng, tin nhắn này đã có câu trả lời.",
         ],
     ),
     (

@@ -14,8 +14,8 @@ from bot.answer.replies import answer_body
 @pytest.mark.parametrize(
     ("before", "message", "fact"),
     [
-        # It names nothing the vocabulary reads: the library's topic was put in front, and
-        # nothing was found with it.
+        # It names nothing the vocabulary reads: the library's topic was put in front, but
+        # alone it is answered, and that answer is given.
         ("thu vien mo cua may gio", "trường có hồ bơi không ạ", "25 m"),
         ("ielts 6.0 thi duoc quy doi bao nhieu diem", "con diem toan hoc ba can bao nhieu", None),
         # It took only a major (the school has none such): the fallback stays, since alone
@@ -27,7 +27,7 @@ from bot.answer.replies import answer_body
         ),
     ],
 )
-async def test_a_message_that_found_nothing_with_what_it_took_is_answered_alone(
+async def test_a_message_naming_nothing_the_vocabulary_reads_is_answered_alone_first(
     answerer: Answerer, before: str, message: str, fact: str | None
 ) -> None:
     conversation = ConversationAnswerer(answerer, answerer.sessionmaker)
@@ -39,6 +39,6 @@ async def test_a_message_that_found_nothing_with_what_it_took_is_answered_alone(
         assert answer.reading["mode"] == "context"
         return
     assert reading.mode == "context"  # it lacked a subject
-    assert (answer.reading["mode"], answer.reading["stopped"]) == ("alone", "unanswered")
+    assert (answer.reading["mode"], answer.reading["stopped"]) == ("alone", "answered_alone")
     assert answer.tier == "documents"
     assert fact in answer_body(answer)
