@@ -16,6 +16,7 @@ from retrieval.text.terms import tokens
 
 # Kinds whose values are figures of their own sort: asked for one, another figure is no answer.
 _FIGURES = frozenset({"money", "phone"})
+_SHARE = re.compile(r"\b(?:phan tram|percent|percentage)\b")
 
 
 class NearMissGuard(VocabularyReader):
@@ -189,7 +190,10 @@ class NearMissGuard(VocabularyReader):
         nào", a phone number for "sđt", an amount for "học phí bao nhiêu")."""
         folded = " ".join(tokens(question))
         kinds = {k for k, patterns in self._asks.items() if any(p.search(folded) for p in patterns)}
-        if kinds & _FIGURES:
+        if _SHARE.search(folded) or "%" in question:
+            # "học bổng được bao nhiêu phần trăm học phí": a share of a fee, not an amount
+            kinds.discard("money")
+        elif kinds & _FIGURES:
             # "bao nhiêu tiền", "sđt là bao nhiêu": an amount or a number asked, not any figure
             # ("3 tín chỉ" is no answer to what one credit costs).
             kinds.discard("quantity")

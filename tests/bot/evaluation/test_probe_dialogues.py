@@ -1,6 +1,6 @@
-"""The probe (tests/data/probe_dialogues.jsonl): 40 student messages on the demo knowledge base,
-written blind on 2026-12-06 (before any of them was asked) to measure what nobody tuned for;
-`tuvan eval dialogues tests/data/probe_dialogues.jsonl` asks them. Its facts must be the
+"""The probes (tests/data/probe_dialogues.jsonl, probe2_dialogues.jsonl): 40 student messages
+each on the demo knowledge base, written blind on 2026-12-06 (before any of them was asked) to
+measure what nobody tuned for; `tuvan eval dialogues FILE` asks them. Their facts must be the
 knowledge base's, or a right answer could never hold them."""
 
 from __future__ import annotations
@@ -8,12 +8,16 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from bot.evaluation.dialogues import read_dialogues
 from retrieval.text.folding import fold
 
 ROOT = Path(__file__).resolve().parents[3]
-PROBE = ROOT / "tests" / "data" / "probe_dialogues.jsonl"
 KB = ROOT / "bot" / "knowledge" / "demo_kb"
+# Each probe, with the message whose right answer is the catalogue's plain no ("trường chưa đào
+# tạo ngành …"): its fact is the reply's words, not the knowledge base's.
+PROBES = [("probe_dialogues.jsonl", "p30"), ("probe2_dialogues.jsonl", "q07")]
 
 
 def _kb_text() -> str:
@@ -22,23 +26,25 @@ def _kb_text() -> str:
     return fold("\n".join(texts)).lower()
 
 
-def test_every_expected_fact_is_in_the_knowledge_base() -> None:
+@pytest.mark.parametrize(("name", "catalogue_no"), PROBES)
+def test_every_expected_fact_is_in_the_knowledge_base(name: str, catalogue_no: str) -> None:
     kb = _kb_text()
-    turns = read_dialogues(PROBE)
+    turns = read_dialogues(ROOT / "tests" / "data" / name)
     assert len(turns) == 40
     missing = [
         (t.id, f)
         for t in turns
         for f in t.expected_facts
-        if fold(f).lower() not in kb and t.id != "p30"  # p30: the catalogue's plain no
+        if fold(f).lower() not in kb and t.id != catalogue_no
     ]
     assert missing == []
 
 
-def test_the_probe_mixes_what_students_send() -> None:
-    turns = read_dialogues(PROBE)
+@pytest.mark.parametrize(("name", "catalogue_no"), PROBES)
+def test_a_probe_mixes_what_students_send(name: str, catalogue_no: str) -> None:
+    turns = read_dialogues(ROOT / "tests" / "data" / name)
     kinds = Counter(t.kind for t in turns)
-    assert kinds["followup"] >= 4
-    assert kinds["not_in_kb"] >= 3
-    assert kinds["english"] >= 3
-    assert sum(t.question.isascii() for t in turns) >= 15  # typed without diacritics
+    assert kinds["not_in_kb"] >= 2
+    assert kinds["english"] >= 2
+    assert sum(t.question.isascii() for t in turns) >= 10  # typed without diacritics
+    assert catalogue_no in {t.id for t in turns}

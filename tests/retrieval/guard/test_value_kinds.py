@@ -58,6 +58,9 @@ def test_a_unit_holds_a_value_of_a_kind_or_not(
         ("học phí ngành cntt bao nhiêu 1 năm", {"money"}),
         ("sđt phòng tuyển sinh là bao nhiêu", {"phone"}),
         ("học bao nhiêu năm", {"quantity"}),
+        # a share of the fee is a figure, not an amount ("50% học phí năm thứ nhất")
+        ("hoc bong tai nang dc bao nhieu phan tram hoc phi", {"quantity"}),
+        ("miễn giảm bao nhiêu % học phí", {"quantity"}),
     ],
 )
 def test_what_a_question_asks_for(guard: NearMissGuard, question: str, kinds: set[str]) -> None:

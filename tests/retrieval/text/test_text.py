@@ -124,6 +124,15 @@ def test_thpt_stays_an_abbreviation_for_the_embedder(processor: TextProcessor) -
     assert processor.expand_query("điểm thi thpt") == "điểm thi THPT"
 
 
+def test_gpa_stays_for_the_embedder_and_meets_the_vietnamese_words(
+    processor: TextProcessor,
+) -> None:
+    assert processor.expand_query("cần gpa bao nhiêu") == "cần GPA bao nhiêu"
+    terms = set(processor.query_terms("can gpa bao nhieu"))
+    assert {"gpa", "tich_luy"} <= terms  # "điểm trung bình tích lũy từ 2,80/4,00"
+    assert processor.expand_query("đtb lớp 12 bn") == "điểm trung bình lớp 12 bao nhiêu"
+
+
 def test_capitalised_shorthand_gives_a_capitalised_expansion(processor: TextProcessor) -> None:
     assert processor.expand_query("Ko biết nữa") == "Không biết nữa"
 
