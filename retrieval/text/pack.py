@@ -101,6 +101,7 @@ class FactsWords:
     less: tuple[str, ...]
     this_year: tuple[str, ...]
     every_major: frozenset[str]  # words of a question asking for every major besides the list
+    not_a_name: frozenset[str]  # words after "có ngành" that name no major ("mới", "nào", "hot")
 
 
 _VALUE_KINDS = frozenset({"score", "count", "amount"})
@@ -222,6 +223,7 @@ def _facts_words(section: _Section, guard: Mapping[str, Any]) -> FactsWords:
         less=section.words("less"),
         this_year=section.words("this_year"),
         every_major=frozenset(section.words("every_major")),
+        not_a_name=frozenset(section.words("not_a_name")),
     )
 
 

@@ -109,7 +109,9 @@ def offered_name(question: str) -> str | None:
         match = pattern.search(folded)
         if match:
             name = match.group("name").strip()
-            if name and len(name.split()) <= _MAX_NAME_WORDS:
+            if set(name.split()) <= _WORDS.not_a_name:
+                return None  # "có mở ngành mới không": no major named
+            if len(name.split()) <= _MAX_NAME_WORDS:
                 return _as_written(question, name)
     return None
 

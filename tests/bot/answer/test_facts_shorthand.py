@@ -1,11 +1,12 @@
 """The facts tier reads a question in chat shorthand as the student typed it and as written
-out (bot.answer.facts.tier), on the demo knowledge base."""
+out (bot.answer.facts.tier), on the demo knowledge base; and what "trường có ngành …" names."""
 
 from __future__ import annotations
 
 import pytest
 
 from bot.answer.answerer import Answerer
+from bot.answer.facts.question import offered_name
 
 
 @pytest.mark.parametrize(
@@ -28,3 +29,18 @@ async def test_a_fee_and_a_deadline_of_a_major_are_no_score_check(answerer: Answ
     result = await answerer.answer("hp 1 kì ngành attt bn, hạn nộp hp kì 1 là ngày nào ạ")
     assert result.why.get("facts") != "score check", result.answer
     assert "16.250.000" in result.answer
+
+
+@pytest.mark.parametrize(
+    ("question", "name"),
+    [
+        ("trường có ngành luật không ạ", "luật"),
+        ("truong co dao tao nganh marketing khong", "marketing"),
+        # a word after "ngành" that names no major: another question, never a plain no
+        ("năm sau trường có mở ngành mới không", None),
+        ("trường có ngành nào hot không", None),
+        ("truong co nganh khac khong", None),
+    ],
+)
+def test_the_major_a_does_the_school_have_question_names(question: str, name: str | None) -> None:
+    assert offered_name(question) == name

@@ -1,5 +1,5 @@
-"""The probes (tests/data/probe_dialogues.jsonl, probe2_dialogues.jsonl): 40 student messages
-each on the demo knowledge base, written blind on 2026-12-06 (before any of them was asked) to
+"""The probes (tests/data/probe_dialogues.jsonl, probe2_…, probe3_…): 40 student messages each
+on the demo knowledge base, written blind on 2026-12-06 (before any of them was asked) to
 measure what nobody tuned for; `tuvan eval dialogues FILE` asks them. Their facts must be the
 knowledge base's, or a right answer could never hold them."""
 
@@ -17,7 +17,11 @@ ROOT = Path(__file__).resolve().parents[3]
 KB = ROOT / "bot" / "knowledge" / "demo_kb"
 # Each probe, with the message whose right answer is the catalogue's plain no ("trường chưa đào
 # tạo ngành …"): its fact is the reply's words, not the knowledge base's.
-PROBES = [("probe_dialogues.jsonl", "p30"), ("probe2_dialogues.jsonl", "q07")]
+PROBES = [
+    ("probe_dialogues.jsonl", "p30"),
+    ("probe2_dialogues.jsonl", "q07"),
+    ("probe3_dialogues.jsonl", "r07"),
+]
 
 
 def _kb_text() -> str:

@@ -124,13 +124,15 @@ def test_thpt_stays_an_abbreviation_for_the_embedder(processor: TextProcessor) -
     assert processor.expand_query("điểm thi thpt") == "điểm thi THPT"
 
 
-def test_gpa_stays_for_the_embedder_and_meets_the_vietnamese_words(
+def test_gpa_and_wifi_meet_the_words_pages_write(
     processor: TextProcessor,
 ) -> None:
     assert processor.expand_query("cần gpa bao nhiêu") == "cần GPA bao nhiêu"
     terms = set(processor.query_terms("can gpa bao nhieu"))
     assert {"gpa", "tich_luy"} <= terms  # "điểm trung bình tích lũy từ 2,80/4,00"
     assert processor.expand_query("đtb lớp 12 bn") == "điểm trung bình lớp 12 bao nhiêu"
+    # pages write "Wi-Fi" ("wi", "fi"), students "wifi"
+    assert {"wifi", "wi_fi"} <= set(processor.query_terms("ktx có wifi không"))
 
 
 def test_capitalised_shorthand_gives_a_capitalised_expansion(processor: TextProcessor) -> None:
