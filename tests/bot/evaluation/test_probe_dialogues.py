@@ -50,5 +50,6 @@ def test_a_probe_mixes_what_students_send(name: str, catalogue_no: str) -> None:
     kinds = Counter(t.kind for t in turns)
     assert kinds["not_in_kb"] >= 2
     assert kinds["english"] >= 2
-    assert sum(t.question.isascii() for t in turns) >= 10  # typed without diacritics
+    # typed without diacritics (and every probe is asked again folded, whole)
+    assert sum(t.question.isascii() for t in turns) >= 8
     assert catalogue_no in {t.id for t in turns}
