@@ -43,12 +43,11 @@ from typing import Any, Literal
 
 from bot.answer.read import Read, read_asked, read_message
 from bot.answer.standalone import (
-    ASKING,
-    FOLLOW_UP_ENDS,
     NOT_A_TOPIC,
     REFERENCE,
     REFERRED,
     Alone,
+    asks_in_own_words,
     looks_like_follow_up,
     read_alone,
     stands_alone,
@@ -232,11 +231,7 @@ def _asks_its_own(text: str, mine: Alone) -> bool:
     """A marked follow-up that names what it asks and asks it in words of its own ("còn lệ phí
     xét tuyển nộp lúc nào", not "còn học phí thì sao"): a question of its own, which takes only
     what it lacks (a subject), never the earlier question's other words."""
-    if not mine.attribute:
-        return False
-    folded = f" {re.sub(r'[?!.…,]+', ' ', fold(text))} "
-    own = [w for w in ASKING if f" {w} " in folded and w not in FOLLOW_UP_ENDS]
-    return bool(own)
+    return mine.attribute and asks_in_own_words(text)
 
 
 def _named(text: str, guard: NearMissGuard) -> dict[str, str]:

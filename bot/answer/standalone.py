@@ -43,8 +43,8 @@ SUBJECTS = _WORDS.subjects
 NOT_A_TOPIC = _WORDS.not_a_topic
 _NOT_OWN = _WORDS.not_own
 _QUESTION = frozenset(load_pack().questions.anywhere)  # "ở đâu", "khi nào", "bao nhiêu"…
-ASKING = tuple(sorted(_QUESTION))
-FOLLOW_UP_ENDS = frozenset(_WORDS.ends)  # "thì sao": a follow-up's mark, not its own question
+# Question words of a message's own: not a follow-up's "… thì sao".
+_OWN_QUESTION = _QUESTION - frozenset(_WORDS.ends)
 
 # The context scorer's features: more of each is likelier a follow-up (``UP``) or not.
 CONTEXT_FEATURES = ("lacks_attribute", "lacks_subject", "marked", "own_words", "words")
@@ -122,8 +122,19 @@ def stands_alone(mine: Alone) -> bool:
     return mine.subject and (mine.asks or mine.own_words >= 2)
 
 
+def _folded(text: str) -> str:
+    return re.sub(r"[?!.…,]+", " ", fold(text)).strip()
+
+
+def asks_in_own_words(text: str) -> bool:
+    """Whether ``text`` has a question word of its own ("lúc nào", "bao nhiêu"), not only a
+    follow-up's "… thì sao"."""
+    padded = f" {_folded(text)} "
+    return any(f" {w} " in padded for w in _OWN_QUESTION)
+
+
 def looks_like_follow_up(question: str) -> bool:
-    folded = re.sub(r"[?!.…,]+", " ", fold(question)).strip()
+    folded = _folded(question)
     if not folded or len(folded.split()) > MAX_FOLLOW_UP_WORDS:
         return False
     padded = f" {folded} "
