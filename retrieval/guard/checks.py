@@ -15,7 +15,7 @@ from retrieval.guard.verdicts import Conflict, Facets, GuardVerdict, Missing
 from retrieval.text.terms import tokens
 
 # Kinds whose values are figures of their own sort: asked for one, another figure is no answer.
-_FIGURES = frozenset({"money", "phone"})
+_FIGURES = frozenset({"money", "phone", "area"})
 _SHARE = re.compile(r"\b(?:phan tram|percent|percentage)\b")
 
 
@@ -197,6 +197,9 @@ class NearMissGuard(VocabularyReader):
             # "bao nhiêu tiền", "sđt là bao nhiêu": an amount or a number asked, not any figure
             # ("3 tín chỉ" is no answer to what one credit costs).
             kinds.discard("quantity")
+        if "period" in kinds:
+            # "từ ngày nào đến ngày nào": both ends asked, and one deadline gives only one
+            kinds.discard("date")
         return frozenset(kinds)
 
     def hinted_kinds(self, question: str) -> frozenset[str]:

@@ -30,6 +30,16 @@ def guard() -> NearMissGuard:
         ("money", "Khu đô thị Lộc Phát, Bình Dương.", False),
         ("money", "Lệ phí xét duyệt hồ sơ: 100.000/hồ sơ", True),  # per file: an amount
         ("money", "Với số lượng 3.000 cây trở lên", False),
+        ("period", "Nhập học trực tuyến tại nhaphoc.shut.example.vn | 14/8/2026 – 23/8/2026", True),
+        ("period", "Thời gian: từ 14/8/2026 đến 23/8/2026.", True),
+        ("period", "Nộp lệ phí | 15/7/2026 – 17h00 ngày 21/7/2026", True),
+        ("period", "Bắt đầu từ ngày 27/08/2025 đến hết ngày 02/09/2025", True),
+        # one deadline is no span
+        ("period", "Xác nhận nhập học trước 17h00 ngày 21/8/2026.", False),
+        ("period", "Học phí năm học 2026–2027: 32.500.000 đồng", False),
+        ("area", "Diện tích | 3,5 ha | 18 ha", True),
+        ("area", "phòng sạch tiêu chuẩn ISO 7 rộng 400 m², 120 máy trạm", True),
+        ("area", "Ký túc xá 2.400 chỗ, cách trung tâm 2 km.", False),
         ("link", "Website của khoa: khmt.uit.edu.vn", True),
         ("link", "Xem chi tiết tại https://tuyensinh.uit.edu.vn/thong-bao", True),
         ("link", "Điểm trung bình từ 3.5 trở lên.", False),
@@ -61,6 +71,16 @@ def test_a_unit_holds_a_value_of_a_kind_or_not(
         # a share of the fee is a figure, not an amount ("50% học phí năm thứ nhất")
         ("hoc bong tai nang dc bao nhieu phan tram hoc phi", {"quantity"}),
         ("miễn giảm bao nhiêu % học phí", {"quantity"}),
+        # both ends of a span asked: a deadline alone does not answer
+        ("nhập học trực tuyến từ ngày nào đến ngày nào", {"period"}),
+        ("dang ky ktx tu bao gio den bao gio", {"period"}),
+        ("hạn nộp hồ sơ là ngày nào", {"date"}),
+        # an area asked is not any figure
+        ("cơ sở 2 rộng bao nhiêu ha", {"area"}),
+        ("dien tich truong bn", {"area"}),
+        ("trang nhập học là gì", {"link"}),
+        # "trang" alone is no web page
+        ("trang phục khi nhập học là gì", set()),
     ],
 )
 def test_what_a_question_asks_for(guard: NearMissGuard, question: str, kinds: set[str]) -> None:
