@@ -1,11 +1,13 @@
 """Fit tier 1's scorer on every development FAQ set, one set left out at a time, and write it.
 
     .venv/bin/python bench/fit_decisions.py [--datasets DIR] [--write] [--quick] [--out DIR]
+        [--documents | --only-documents]
 
 With ``--documents``, tier 2's answer-or-abstain scorer too (``bot.evaluation.documents_fit``),
 on the question sets ``answer_shape.py retrieve`` cached (UIT, ALQAC, PTIT pages, the demo's
 questions and dialogues): each question's passages composed with no scorer, its answer's
-features and whether it holds every key fact.
+features and whether it holds every key fact. ``--only-documents`` fits and writes tier 2's
+scorer alone, leaving tier 1's as it is.
 
 Collects each FAQ set's evidence (``bot.evaluation.faq_examples``: every query as written and
 folded, weighed as the answerer weighs it; cached in bench/.cache by the code and data it came
@@ -296,19 +298,24 @@ def main() -> None:
     parser.add_argument("--write", action="store_true")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--documents", action="store_true", help="fit tier 2's scorer too")
+    parser.add_argument(
+        "--only-documents", action="store_true", help="fit tier 2's scorer alone; tier 1's stays"
+    )
     args = parser.parse_args()
+    args.documents = args.documents or args.only_documents
     if args.quick and args.write:
         sys.exit("--quick fits on a few queries a set: never written")
     if args.out is None:
         args.out = RESULTS_DIR / ("fit-quick" if args.quick else "fit")
-    sets = asyncio.run(evidence(args.datasets, args.quick))
-    markdown, figures = report(sets)
-    print(f"{machine()}\n\n{markdown}")
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "report.md").write_text(markdown, encoding="utf-8")
-    (args.out / "report.json").write_text(json.dumps(figures, indent=1), encoding="utf-8")
-    if args.write:
-        write(sets, figures)
+    if not args.only_documents:
+        sets = asyncio.run(evidence(args.datasets, args.quick))
+        markdown, figures = report(sets)
+        print(f"{machine()}\n\n{markdown}")
+        (args.out / "report.md").write_text(markdown, encoding="utf-8")
+        (args.out / "report.json").write_text(json.dumps(figures, indent=1), encoding="utf-8")
+        if args.write:
+            write(sets, figures)
     if args.documents:
         doc_sets = asyncio.run(documents_evidence(args.quick))
         doc_markdown, doc_figures = documents_report(doc_sets)

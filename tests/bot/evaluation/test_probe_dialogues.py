@@ -1,5 +1,5 @@
-"""The probes (tests/data/probe_dialogues.jsonl, probe2_…, probe3_…): 40 student messages each
-on the demo knowledge base, written blind on 2026-12-06 (before any of them was asked) to
+"""The probes (tests/data/probe_dialogues.jsonl, probe2_…, probe3_…, probe4_…): 40 student
+messages each on the demo knowledge base, written blind on 2026-12-06 (before any was asked) to
 measure what nobody tuned for; `tuvan eval dialogues FILE` asks them. Their facts must be the
 knowledge base's, or a right answer could never hold them."""
 
@@ -21,6 +21,8 @@ PROBES = [
     ("probe_dialogues.jsonl", "p30"),
     ("probe2_dialogues.jsonl", "q07"),
     ("probe3_dialogues.jsonl", "r07"),
+    # written on 2026-12-06 by a helper that never saw the other probes past their format
+    ("probe4_dialogues.jsonl", None),
 ]
 
 
@@ -31,7 +33,7 @@ def _kb_text() -> str:
 
 
 @pytest.mark.parametrize(("name", "catalogue_no"), PROBES)
-def test_every_expected_fact_is_in_the_knowledge_base(name: str, catalogue_no: str) -> None:
+def test_every_expected_fact_is_in_the_knowledge_base(name: str, catalogue_no: str | None) -> None:
     kb = _kb_text()
     turns = read_dialogues(ROOT / "tests" / "data" / name)
     assert len(turns) == 40
@@ -45,11 +47,11 @@ def test_every_expected_fact_is_in_the_knowledge_base(name: str, catalogue_no: s
 
 
 @pytest.mark.parametrize(("name", "catalogue_no"), PROBES)
-def test_a_probe_mixes_what_students_send(name: str, catalogue_no: str) -> None:
+def test_a_probe_mixes_what_students_send(name: str, catalogue_no: str | None) -> None:
     turns = read_dialogues(ROOT / "tests" / "data" / name)
     kinds = Counter(t.kind for t in turns)
     assert kinds["not_in_kb"] >= 2
     assert kinds["english"] >= 2
     # typed without diacritics (and every probe is asked again folded, whole)
     assert sum(t.question.isascii() for t in turns) >= 8
-    assert catalogue_no in {t.id for t in turns}
+    assert catalogue_no is None or catalogue_no in {t.id for t in turns}
