@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from bot.answer.reading import Reading
 from bot.answer.steps import quote_steps
-from bot.answer.unit_ranking import holds_kind, ranked_score, ranked_units
+from bot.answer.unit_ranking import Candidate, holds_kind, ranked_score, ranked_units
 from bot.answer.units import Unit, passage_units, quote_text, table_names, with_items
 from retrieval.guard.checks import NearMissGuard
 from retrieval.search.hits import Hit
@@ -123,6 +123,7 @@ def select_quotes(
 
     asked = _asked_column(terms, processor, reading, guard)
     chosen: list[Quote] = []
+    picked: list[Candidate] = []
     seen: set[str] = set()
     covered: set[tuple[int, int]] = set()
     steps_quoted = False
@@ -173,7 +174,17 @@ def select_quotes(
                 c.agrees or 0,
             )
         )
+        picked.append(c)
+    if not _says_whether(reading, processor, picked):
+        return []  # "ktx có cho nuôi mèo không" quoted with the dorms' capacity: no answer
     return sorted(chosen, key=lambda q: (q.hit_index, q.position))
+
+
+def _says_whether(reading: Reading, processor: TextProcessor, picked: Sequence[Candidate]) -> bool:
+    """Whether the units chosen (with their context) hold a word of what a yes-no question asks
+    whether ("nuôi", "mèo" of "ktx có cho nuôi mèo không"); true for any other question."""
+    asked = {t for phrase in reading.whether for t in processor.query_terms(phrase)}
+    return not asked or any(asked & (c.own | c.context) for c in picked)
 
 
 def _about_subjects(

@@ -22,6 +22,21 @@ _LISTING = re.compile(rf"\b{alternatives(load_pack().listing.asks)}\b")
 _STEPS = re.compile(rf"\b{alternatives(load_pack().listing.steps)}\b")
 # What a question can be about (follow_up.subjects): the values a list's every unit must name.
 _SUBJECTS = load_pack().follow_up.subjects
+# "ktx có cho nuôi mèo không ạ": what a yes-no question asks whether, the words between its last
+# opener ("có", "được") and a closing "không" that ends the clause (particles aside).
+_QUESTIONS = load_pack().questions
+_OPENS = alternatives(_QUESTIONS.whether_opens)
+_WHETHER = re.compile(
+    rf"\b(?:{_OPENS}) (?P<thing>(?:(?!\b(?:{_OPENS})\b).)+?) "
+    rf"(?:{alternatives(_QUESTIONS.whether_closes)})"
+    rf"(?: (?:{alternatives(tuple(sorted(_QUESTIONS.closing | _QUESTIONS.closing_too)))}))*$"
+)
+# Question words inside what a yes-no question asks about: it asks for them ("có biện pháp nào
+# không"), not whether.
+_ASKS_ITSELF = tuple(f" {p} " for p in (*_QUESTIONS.anywhere, "gi", "j", "nao", "ntn"))
+# Words that ask nothing between them ("được phép"), or say nothing of what any message asks
+# ("trường", "sinh viên": follow_up.not_own).
+_NOT_ASKED = _QUESTIONS.whether_not_asked | load_pack().follow_up.not_own
 
 
 @dataclass(frozen=True)
@@ -50,6 +65,9 @@ class Reading:
     vocabulary: int = field(default=0, compare=False)
     # It asks how to do something: a step of a numbered list is quoted with the whole list.
     steps: bool = False
+    # A yes-no question's words for what it asks whether, less the vocabulary's ("ktx có cho
+    # nuôi mèo không": "nuoi meo"): an answer must hold one of them (folded phrases).
+    whether: tuple[str, ...] = ()
 
     def without_guard(self) -> Reading:
         """What is read without the guard's vocabulary (``TUVAN_ANSWER__NEAR_MISS_GUARD``
@@ -103,7 +121,27 @@ def read_question(
         question,
         id(guard),
         steps,
+        whether_words(question, guard),
     )
+
+
+def whether_words(question: str, guard: NearMissGuard) -> tuple[str, ...]:
+    """What a yes-no question asks whether, as folded phrases, without the words naming a value
+    the vocabulary reads ("ktx", "học bổng", "ngành cntt") or asking nothing ("được phép", "khác
+    nhau"): what a unit answering it must say. None when the words between ask a question of
+    their own ("có biện pháp nào không" asks for them, "có bị gì không" what)."""
+    masked = question
+    for span in sorted(guard.spans(question), key=lambda s: -s.start):
+        masked = f"{masked[: span.start]} {masked[span.end :]}"
+    phrases = []
+    for clause in re.split(r"[?!.;,]", masked):
+        found = _WHETHER.search(" ".join(tokens(clause)))
+        if found is None or any(p in f" {found.group('thing')} " for p in _ASKS_ITSELF):
+            continue
+        kept = " ".join(w for w in found.group("thing").split() if w not in _NOT_ASKED)
+        if kept:
+            phrases.append(kept)
+    return tuple(phrases)
 
 
 def word_pairs(text: str) -> frozenset[tuple[str, str]]:

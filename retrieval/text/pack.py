@@ -43,6 +43,9 @@ class QuestionWords:
     vocatives: tuple[str, ...]
     fillers: tuple[str, ...]  # patterns; VOCATIVES_SLOT where vocatives may follow
     part_asks: tuple[str, ...]
+    whether_opens: tuple[str, ...]  # a yes-no question's words before what it asks whether
+    whether_closes: tuple[str, ...]  # and after it
+    whether_not_asked: frozenset[str]  # words between them that ask nothing
 
 
 @dataclass(frozen=True)
@@ -155,6 +158,9 @@ def read_pack(path: Path) -> LanguagePack:
             vocatives=questions.words("vocatives"),
             fillers=questions.patterns("fillers", slot=VOCATIVES_SLOT),
             part_asks=questions.words("part_asks"),
+            whether_opens=questions.words("whether_opens"),
+            whether_closes=questions.words("whether_closes"),
+            whether_not_asked=frozenset(questions.words("whether_not_asked")),
         ),
         small_talk=SmallTalkWords(
             padding=small_talk.words("padding"),
