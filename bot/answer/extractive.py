@@ -90,7 +90,8 @@ def select_quotes(
     entity categories (another major, year, method) is never quoted; a unit holding the kind of
     value asked leads, and when none does the answer abstains; a factoid gets at most
     ``FACTOID_QUOTES`` units, each close to the best one's score; a list question up to
-    ``limit``."""
+    ``limit``; a yes-no question's answer abstains unless a unit quoted says what it asks
+    whether (``Reading.whether``)."""
     terms = set(question_terms)
     reading = reading or Reading()
     per_hit = [passage_units(hit.text) for hit in hits]
