@@ -128,7 +128,7 @@ def read_question(
 def whether_words(question: str, guard: NearMissGuard) -> tuple[str, ...]:
     """What a yes-no question asks whether, as folded phrases, without the words naming a value
     the vocabulary reads ("ktx", "học bổng", "ngành cntt") or asking nothing ("được phép", "khác
-    nhau"): what a unit answering it must say. None when the words between ask a question of
+    nhau"): what a unit answering it must say. Nothing when the words between ask a question of
     their own ("có biện pháp nào không" asks for them, "có bị gì không" what)."""
     masked = question
     for span in sorted(guard.spans(question), key=lambda s: -s.start):
