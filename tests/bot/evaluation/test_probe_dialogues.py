@@ -1,4 +1,4 @@
-"""The probes (tests/data/probe_dialogues.jsonl, probe2_…, probe3_…, probe4_…): 40 student
+"""The probes (tests/data/probe_dialogues.jsonl, probe2_… to probe5_…): 40 student
 messages each on the demo knowledge base, written blind on 2026-12-06 (before any was asked) to
 measure what nobody tuned for; `tuvan eval dialogues FILE` asks them. Their facts must be the
 knowledge base's, or a right answer could never hold them."""
@@ -21,8 +21,9 @@ PROBES = [
     ("probe_dialogues.jsonl", "p30"),
     ("probe2_dialogues.jsonl", "q07"),
     ("probe3_dialogues.jsonl", "r07"),
-    # written on 2026-12-06 by a helper that never saw the other probes past their format
+    # written on 2026-12-06 by helpers that never saw the other probes past their format
     ("probe4_dialogues.jsonl", None),
+    ("probe5_dialogues.jsonl", None),
 ]
 
 
