@@ -26,6 +26,9 @@ def guard() -> NearMissGuard:
         # "1.Thí sinh…" numbers a list item; a year is no figure asked "bao nhiêu"
         ("quantity", "VII. ĐĂNG KÝ: 1.Thí sinh đăng ký dự tuyển tại cổng tuyển sinh.", False),
         ("quantity", "Tuyển sinh năm 2025.", False),
+        # "một số ngành" is some majors, no count
+        ("quantity", "So sánh điểm chuẩn THPT 2024 – 2025 (một số ngành)", False),
+        ("quantity", "Mỗi sinh viên được cấp một thẻ.", True),
         ("money", "Học phí ở Úc tham khảo năm 2026 khoảng 34.000 AUD/năm.", True),
         ("money", "Khu đô thị Lộc Phát, Bình Dương.", False),
         ("money", "Lệ phí xét duyệt hồ sơ: 100.000/hồ sơ", True),  # per file: an amount
