@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from retrieval.guard.checks import NearMissGuard
@@ -31,9 +32,15 @@ _WHETHER = re.compile(
     rf"(?:{alternatives(_QUESTIONS.whether_closes)})"
     rf"(?: (?:{alternatives(tuple(sorted(_QUESTIONS.closing | _QUESTIONS.closing_too)))}))*$"
 )
-# Question words inside what a yes-no question asks about: it asks for them ("có biện pháp nào
-# không"), not whether.
-_ASKS_ITSELF = tuple(f" {p} " for p in (*_QUESTIONS.anywhere, "gi", "j", "nao", "ntn"))
+# Question words inside what a yes-no question asks about (any but its closing "không"): it asks
+# for them ("có biện pháp nào không"), not whether.
+_ASKS_ITSELF = tuple(
+    f" {p} "
+    for p in (
+        *_QUESTIONS.anywhere,
+        *(w for w in _QUESTIONS.at_end if w not in _QUESTIONS.whether_closes),
+    )
+)
 # Words that ask nothing between them ("được phép"), or say nothing of what any message asks
 # ("trường", "sinh viên": follow_up.not_own).
 _NOT_ASKED = _QUESTIONS.whether_not_asked | load_pack().follow_up.not_own
@@ -98,6 +105,7 @@ def read_question(
     if guard is None:
         return Reading(listing=listing, pairs=pairs, text=question, steps=steps)
     facets = guard.facets(question)
+    spans = guard.spans(question)
     kinds = guard.asked_kinds(question)
     listed = next(
         (
@@ -117,21 +125,21 @@ def read_question(
         guard.attributes_of(facets),
         {c: v for c, v in facets.items() if c in _SUBJECTS and c != listed},
         facets,
-        guard.spans(question),
+        spans,
         question,
         id(guard),
         steps,
-        whether_words(question, guard),
+        whether_words(question, spans),
     )
 
 
-def whether_words(question: str, guard: NearMissGuard) -> tuple[str, ...]:
+def whether_words(question: str, spans: Sequence[Span]) -> tuple[str, ...]:
     """What a yes-no question asks whether, as folded phrases, without the words naming a value
-    the vocabulary reads ("ktx", "học bổng", "ngành cntt") or asking nothing ("được phép", "khác
-    nhau"): what a unit answering it must say. Nothing when the words between ask a question of
-    their own ("có biện pháp nào không" asks for them, "có bị gì không" what)."""
+    the vocabulary reads (its ``spans``: "ktx", "học bổng", "ngành cntt") or asking nothing
+    ("được phép", "khác nhau"): what a unit answering it must say. Nothing when the words between
+    ask a question of their own ("có biện pháp nào không" asks for them, "có bị gì không" what)."""
     masked = question
-    for span in sorted(guard.spans(question), key=lambda s: -s.start):
+    for span in sorted(spans, key=lambda s: -s.start):
         masked = f"{masked[: span.start]} {masked[span.end :]}"
     phrases = []
     for clause in re.split(r"[?!.;,]", masked):

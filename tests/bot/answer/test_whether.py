@@ -39,7 +39,7 @@ def guard() -> NearMissGuard:
 def test_what_a_yes_no_question_asks_whether(
     guard: NearMissGuard, question: str, words: tuple[str, ...]
 ) -> None:
-    assert whether_words(question, guard) == words
+    assert whether_words(question, guard.spans(question)) == words
 
 
 @pytest.mark.parametrize(
