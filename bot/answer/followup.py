@@ -9,7 +9,8 @@ only what it lacks:
 - a marked follow-up ("còn khmt thì sao", "… thì sao") names a subject and asks nothing: the
   previous question with the new value put in its place (``why`` "follow_up");
 - a reference ("ngành đó học phí bao nhiêu"): the value the previous question named
-  (``why`` "reference");
+  (``why`` "reference"); "bên đó", "chỗ đó" point to its subject of a category the message
+  does not name itself, or, when it names none, to its topic;
 - an attribute asked of nobody ("học phí bao nhiêu", "thế điểm chuẩn 2025 xét thpt là bn"):
   the previous question's subject — its major, programme, school — added (``why``
   "no_subject"); a message with words of its own beside the attribute ("hạn xác nhận nhập học
@@ -46,6 +47,7 @@ from bot.answer.standalone import (
     NOT_A_TOPIC,
     REFERENCE,
     REFERRED,
+    SUBJECTS,
     Alone,
     asks_in_own_words,
     looks_like_follow_up,
@@ -201,6 +203,10 @@ def _with_context(
     text: str, mine: Alone, previous: str, guard: NearMissGuard, processor: TextProcessor
 ) -> tuple[str, Why, tuple[Taken, ...]] | None:
     """The message with what it lacks from ``previous``, why, and what was taken."""
+    resolved = _resolve_reference(text, mine, previous, guard, processor)
+    if resolved is not None:
+        asked, taken = resolved
+        return asked, "reference", taken or _taken(mine, asked, previous, guard)
     if (looks_like_follow_up(text) and not _asks_its_own(text, mine)) or (
         mine.subject and not mine.attribute
     ):
@@ -208,9 +214,6 @@ def _with_context(
         if replaced is not None:
             why: Why = "follow_up" if looks_like_follow_up(text) else "no_attribute"
             return replaced, why, _taken(mine, replaced, previous, guard)
-    resolved = _resolve_reference(text, previous, guard)
-    if resolved is not None:
-        return resolved, "reference", _taken(mine, resolved, previous, guard)
     if mine.subject:
         return None  # it names its own subject: never another's
     if not mine.attribute and not mine.qualifier:
@@ -265,12 +268,32 @@ def _taken(mine: Alone, asked: str, previous: str, guard: NearMissGuard) -> tupl
     return tuple(out)
 
 
-def _resolve_reference(question: str, previous: str, guard: NearMissGuard) -> str | None:
+def _resolve_reference(
+    question: str, mine: Alone, previous: str, guard: NearMissGuard, processor: TextProcessor
+) -> tuple[str, tuple[Taken, ...]] | None:
+    """The question with the value its reference points to put after the reference's noun
+    ("ngành đó" → "ngành ktpm"), and, when that value is the previous question's topic ("chỗ
+    đó" after the dorm's prices), what was taken."""
     folded = " ".join(fold(w) for w in question.split())
     match = REFERENCE.search(folded)
     if match is None:
         return None
-    value = _named(previous, guard).get(REFERRED[match.group("noun")])
+    category = REFERRED[match.group("noun")]
+    named = _named(previous, guard)
+    taken: tuple[Taken, ...] = ()
+    value = named.get(category)
+    if value is None:
+        # "bên đó", or "hb đó" after "hb tài năng" (a kind of programme to the guard): the
+        # previous subject of a category the message does not name itself ("sang bên đó học
+        # có hb nào" names a scholarship; "bên đó" is the programme before).
+        own = set(mine.typed.entities)
+        value = next(
+            (named[c] for c in (*_CARRIED, *SUBJECTS) if c in named and c not in own), None
+        )
+        if value is None and not mine.subject:
+            value = topic_of(previous, guard, processor) or None
+            if value is not None:
+                taken = (Taken("topic", "chủ đề", value, previous),)
     if value is None:
         return None
     # Word indexes of the match in the question (folding keeps one word per word).
@@ -278,7 +301,7 @@ def _resolve_reference(question: str, previous: str, guard: NearMissGuard) -> st
     last = first + len(match.group(0).split())
     words = question.split()
     noun = " ".join(words[first : first + len(match.group("noun").split())])
-    return " ".join([*words[:first], noun, value, *words[last:]])
+    return " ".join([*words[:first], noun, value, *words[last:]]), taken
 
 
 def _replace_values(question: str, previous: str, guard: NearMissGuard) -> str | None:

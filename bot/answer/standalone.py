@@ -32,12 +32,14 @@ _ENDS = tuple(f" {w}" for w in _WORDS.ends)
 MAX_FOLLOW_UP_WORDS = _WORDS.max_words
 MAX_ELLIPTICAL_WORDS = _WORDS.max_elliptical_words  # longer messages stand alone
 
-# "ngành đó", "trường này": a reference to the value of that category in the previous question.
+# "ngành đó", "trường này": a reference to the value of that category in the previous question;
+# "bên đó", "chỗ đó": to its subject, whatever its category (``ANY_SUBJECT``).
+ANY_SUBJECT = "any"
 REFERENCE = re.compile(
-    rf"\b(?P<noun>{'|'.join(_WORDS.reference_nouns)})"
+    rf"\b(?P<noun>{'|'.join([*_WORDS.reference_nouns, *_WORDS.reference_any])})"
     rf"(?: hoc)? (?P<det>{'|'.join(_WORDS.reference_determiners)})\b"
 )
-REFERRED = _WORDS.reference_nouns
+REFERRED = {**_WORDS.reference_nouns, **dict.fromkeys(_WORDS.reference_any, ANY_SUBJECT)}
 # What a question is about (its subject), as the guard's categories read it.
 SUBJECTS = _WORDS.subjects
 NOT_A_TOPIC = _WORDS.not_a_topic
@@ -146,7 +148,8 @@ def looks_like_follow_up(question: str) -> bool:
 
 
 def referred_category(text: str) -> str | None:
-    """The guard category a reference in ``text`` points back to ("ngành đó": major), or None."""
+    """The guard category a reference in ``text`` points back to ("ngành đó": major;
+    ``ANY_SUBJECT`` for "bên đó"), or None."""
     match = REFERENCE.search(fold(text))
     return REFERRED[match.group("noun")] if match is not None else None
 

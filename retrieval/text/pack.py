@@ -67,6 +67,8 @@ class FollowUpWords:
     max_words: int
     max_elliptical_words: int
     reference_nouns: Mapping[str, str]  # noun -> the guard category it refers to
+    # nouns that refer to the previous question's subject, whatever its category ("bên đó")
+    reference_any: tuple[str, ...]
     reference_determiners: tuple[str, ...]
     subjects: tuple[str, ...]
     carried: tuple[str, ...]
@@ -178,6 +180,7 @@ def read_pack(path: Path) -> LanguagePack:
             max_words=follow_up.count("max_words"),
             max_elliptical_words=follow_up.count("max_elliptical_words"),
             reference_nouns=reference.categories("nouns", names),
+            reference_any=reference.words("any_nouns"),
             reference_determiners=reference.words("determiners"),
             subjects=follow_up.category_list("subjects", names),
             carried=follow_up.category_list("carried", names),

@@ -68,6 +68,45 @@ CASES = [
         "reference",
         "hoc phi ct lien ket bn 1 nam",
     ),
+    # "bên đó", "chỗ đó": the last question's subject, of a category the message does not name
+    (
+        "ct lien ket voi truong ben uc thi hoc phi 2 nam cuoi bn",
+        "sang ben do hoc co hb nao ko, giam bn %",
+        "context",
+        "reference",
+        "sang ben lien ket hoc co hb nao ko, giam bn %",
+    ),
+    (
+        "ct lien ket voi truong ben uc thi hoc phi 2 nam cuoi bn",
+        "Để được chuyển sang học bên đó thì cần điều kiện gì ạ, ielts phải bao nhiêu?",
+        "context",
+        "reference",
+        "Để được chuyển sang học bên lien ket thì cần điều kiện gì ạ, ielts phải bao nhiêu?",
+    ),
+    # ...or its topic when it names none ("ktx" is what is asked about, no subject)
+    (
+        "ktx co so 2 phong 8 nguoi bn 1 thang",
+        "chỗ đó có wifi không ad",
+        "context",
+        "reference",
+        "chỗ ktx co so 2 có wifi không ad",
+    ),
+    # a message naming its own subject refers to it ("bên đó" is Úc), not to the last one
+    (
+        "le phi xet ho so van bang 2 la bn",
+        "Muốn học chương trình liên kết, 2 năm cuối sang Úc thì bên đó học phí bao nhiêu ạ?",
+        "alone",
+        None,
+        "Muốn học chương trình liên kết, 2 năm cuối sang Úc thì bên đó học phí bao nhiêu ạ?",
+    ),
+    # "hb đó" after a scholarship the guard reads as a kind of programme ("tài năng")
+    (
+        "hb tai nang can bao nhieu diem thi thpt",
+        "hb đó giảm bn % hp",
+        "context",
+        "reference",
+        "hb tai nang giảm bn % hp",
+    ),
     # an attribute asked of nobody: the last question's subject added
     (
         "Điểm chuẩn ngành KHMT năm 2025?",
