@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from bot.answer.reading import Reading
+from bot.answer.reading import Reading, names_period
 from bot.answer.steps import quote_steps
 from bot.answer.unit_ranking import Candidate, holds_kind, ranked_score, ranked_units
 from bot.answer.units import Unit, passage_units, quote_text, table_names, with_items
@@ -110,6 +110,12 @@ def select_quotes(
         scored = [s for s in scored if s[1].says]
         if not scored:
             return []
+    if reading.per:
+        # "hp 1 kỳ bn": only a unit naming the period, itself or by its label (a table's
+        # column "Học phí mỗi học kỳ"); "36.000.000 đồng/năm" is no answer to it.
+        scored = [s for s in scored if _per_period(reading, per_hit[s[1].hit_index], s[1].position)]
+        if not scored:
+            return []
     if reading.listed and guard is not None:
         # "Những ngành nào": only a unit that names some (with the items or rows it heads).
         scored = [
@@ -188,6 +194,12 @@ def _says_whether(reading: Reading, processor: TextProcessor, picked: Sequence[C
     return not asked or any(asked & (c.own | c.context) for c in picked)
 
 
+def _per_period(reading: Reading, units: list[Unit], pos: int) -> bool:
+    unit = units[pos]
+    around = [units[i].text for i in (unit.label, unit.parent) if i is not None]
+    return names_period(reading.per, "\n".join([unit.text, *around]))
+
+
 def _about_subjects(
     guard: NearMissGuard | None, reading: Reading, units: list[Unit], pos: int, hit: Hit
 ) -> bool:
@@ -227,9 +239,12 @@ def _asked_column(
     terms: set[str], processor: TextProcessor, reading: Reading, guard: NearMissGuard | None
 ) -> Callable[[str, str], bool]:
     """Whether a table column is what the question asks: its header holds a question term,
-    or its cell the kind of value asked."""
+    or its cell the kind of value asked; asked a figure per semester, only the column naming
+    the period ("Học phí mỗi học kỳ", not "Học phí/năm")."""
 
     def asked(header: str, cell: str) -> bool:
+        if reading.per:
+            return names_period(reading.per, header)
         if set(processor.query_terms(header)) & terms:
             return True
         return holds_kind(guard, reading.hints, cell)

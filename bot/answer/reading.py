@@ -44,6 +44,12 @@ _ASKS_ITSELF = tuple(
 # Words that ask nothing between them ("được phép"), or say nothing of what any message asks
 # ("trường", "sinh viên": follow_up.not_own).
 _NOT_ASKED = _QUESTIONS.whether_not_asked | load_pack().follow_up.not_own
+# "hp 1 kỳ bn": the period a figure is asked per (questions.per), by the folded words asking it.
+_PER = {w: name for name, (asked, _) in _QUESTIONS.per_periods.items() for w in asked}
+_ASKS_PER = re.compile(
+    rf"\b{alternatives(_QUESTIONS.per_marks)} (?:hoc )?(?P<period>{alternatives(tuple(_PER))})\b"
+    rf"(?! {alternatives(_QUESTIONS.per_not_followed_by)}\b)"
+)
 
 
 @dataclass(frozen=True)
@@ -75,6 +81,9 @@ class Reading:
     # A yes-no question's words for what it asks whether, less the vocabulary's ("ktx có cho
     # nuôi mèo không": "nuoi meo"): an answer must hold one of them (folded phrases).
     whether: tuple[str, ...] = ()
+    # The periods a figure is asked per ("1 kỳ": "semester", questions.per): a quoted unit, or
+    # its label, must name one.
+    per: frozenset[str] = frozenset()
 
     def without_guard(self) -> Reading:
         """What is read without the guard's vocabulary (``TUVAN_ANSWER__NEAR_MISS_GUARD``
@@ -130,7 +139,27 @@ def read_question(
         id(guard),
         steps,
         whether_words(question, spans),
+        periods_asked(question),
     )
+
+
+def periods_asked(question: str) -> frozenset[str]:
+    """The periods ``question`` asks a figure per ("hp 1 kỳ bn": semester), as the pack names
+    them."""
+    folded = fold(question).lower()
+    return frozenset(_PER[m.group("period")] for m in _ASKS_PER.finditer(folded))
+
+
+def names_period(periods: frozenset[str], text: str) -> bool:
+    """Whether ``text`` names one of ``periods`` in the words a unit says it in ("học kỳ"),
+    those written with marks as written, the others folded ("hoc ky")."""
+    lower, folded = text.lower(), fold(text).lower()
+    for period in periods:
+        for words in _QUESTIONS.per_periods[period][1]:
+            where = folded if words.isascii() else lower
+            if re.search(rf"(?<!\w){re.escape(words)}(?!\w)", where):
+                return True
+    return False
 
 
 def whether_words(question: str, spans: Sequence[Span]) -> tuple[str, ...]:

@@ -46,6 +46,10 @@ class QuestionWords:
     whether_opens: tuple[str, ...]  # a yes-no question's words before what it asks whether
     whether_closes: tuple[str, ...]  # and after it
     whether_not_asked: frozenset[str]  # words between them that ask nothing
+    per_marks: tuple[str, ...]  # "1", "mỗi" before a period a figure is asked per
+    per_not_followed_by: tuple[str, ...]  # "một kỹ năng": no period
+    # each period: the folded words a question says it in, and the words a unit names it in
+    per_periods: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]]
 
 
 @dataclass(frozen=True)
@@ -150,6 +154,7 @@ def read_pack(path: Path) -> LanguagePack:
         for name in ("questions", "small_talk", "follow_up", "listing", "facts")
     )
     reference = follow_up.part("reference")
+    per = questions.part("per")
     pack = LanguagePack(
         questions=QuestionWords(
             anywhere=questions.words("anywhere"),
@@ -163,6 +168,9 @@ def read_pack(path: Path) -> LanguagePack:
             whether_opens=questions.words("whether_opens"),
             whether_closes=questions.words("whether_closes"),
             whether_not_asked=frozenset(questions.words("whether_not_asked")),
+            per_marks=per.words("marks"),
+            per_not_followed_by=per.words("not_followed_by"),
+            per_periods=_periods(per.part("periods")),
         ),
         small_talk=SmallTalkWords(
             padding=small_talk.words("padding"),
@@ -195,7 +203,7 @@ def read_pack(path: Path) -> LanguagePack:
         facts=_facts_words(facts, guard),
         guard=MappingProxyType(guard),
     )
-    for section in (questions, small_talk, follow_up, reference, listing, facts):
+    for section in (questions, per, small_talk, follow_up, reference, listing, facts):
         section.check_all_read()
     return pack
 
@@ -234,6 +242,15 @@ def _facts_words(section: _Section, guard: Mapping[str, Any]) -> FactsWords:
         every_major=frozenset(section.words("every_major")),
         not_a_name=frozenset(section.words("not_a_name")),
     )
+
+
+def _periods(section: _Section) -> Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+    out = {}
+    for name in section.raw:
+        period = section.part(str(name))
+        out[str(name)] = (period.words("asked"), period.strings("named"))
+        period.check_all_read()
+    return MappingProxyType(out)
 
 
 def _phrase_kinds(section: _Section) -> tuple[tuple[PhraseKind, tuple[str, ...]], ...]:
