@@ -35,7 +35,7 @@ from bot.answer.unit_ranking import Candidate, holds_kind, ranked_score, ranked_
 from bot.answer.units import Unit, passage_units, quote_text, table_names, with_items
 from retrieval.guard.checks import NearMissGuard
 from retrieval.search.hits import Hit
-from retrieval.text.terms import TextProcessor, tokens
+from retrieval.text.terms import TextProcessor, tokens, written_marks
 
 _SAME_CHARS = 60  # a quote this long inside one already chosen says nothing more
 FACTOID_QUOTES = 3  # at most this many units answer a question that asks no list
@@ -182,22 +182,54 @@ def select_quotes(
             )
         )
         picked.append(c)
-    if not _says_whether(reading, processor, picked):
+    said = [_with_context(per_hit[c.hit_index], c.position, hits[c.hit_index]) for c in picked]
+    if not _says_whether(reading, processor, picked, said):
         return []  # "ktx có cho nuôi mèo không" quoted with the dorms' capacity: no answer
     return sorted(chosen, key=lambda q: (q.hit_index, q.position))
 
 
-def _says_whether(reading: Reading, processor: TextProcessor, picked: Sequence[Candidate]) -> bool:
-    """Whether the units chosen (with their context) hold a word of what a yes-no question asks
-    whether ("nuôi", "mèo" of "ktx có cho nuôi mèo không"); true for any other question."""
+def _says_whether(
+    reading: Reading, processor: TextProcessor, picked: Sequence[Candidate], said: Sequence[str]
+) -> bool:
+    """Whether the units chosen (with their context, ``said``) hold a word of what a yes-no
+    question asks whether ("nuôi", "mèo" of "ktx có cho nuôi mèo không"); true for any other
+    question. A question written with its marks is held only by a word written alike: "máy chủ"
+    is not "mấy", "vận động viên" not "đồng" (folded, they are one word)."""
     asked = {t for phrase in reading.whether for t in processor.query_terms(phrase)}
-    return not asked or any(asked & (c.own | c.context) for c in picked)
+    if not asked:
+        return True
+    mine = written_marks(reading.text) if not reading.text.isascii() else {}
+    for c, text in zip(picked, said, strict=True):
+        held = asked & (c.own | c.context)
+        theirs = written_marks(text) if held and mine else {}
+        if any(_written_alike(term, mine, theirs) for term in held):
+            return True
+    return False
+
+
+def _written_alike(
+    term: str, mine: dict[str, frozenset[str]], theirs: dict[str, frozenset[str]]
+) -> bool:
+    """Whether each word of ``term`` ("may", "may_chu") is written in the unit with marks it has
+    in the question; a word either writes without marks, or whose forms are unknown, agrees."""
+    for word in term.split("_"):
+        asked, there = mine.get(word), theirs.get(word)
+        if asked and there and "" not in asked and "" not in there and not asked & there:
+            return False
+    return True
 
 
 def _per_period(reading: Reading, units: list[Unit], pos: int) -> bool:
     unit = units[pos]
     around = [units[i].text for i in (unit.label, unit.parent) if i is not None]
     return names_period(reading.per, "\n".join([unit.text, *around]))
+
+
+def _with_context(units: list[Unit], pos: int, hit: Hit) -> str:
+    """A unit's text with its label, parent, heading path and page title."""
+    unit = units[pos]
+    around = [units[i].text for i in (unit.label, unit.parent) if i is not None]
+    return "\n".join([unit.text, *around, hit.heading_path, hit.title])
 
 
 def _about_subjects(
@@ -207,9 +239,7 @@ def _about_subjects(
     subject category the question names."""
     if guard is None or not reading.subjects:
         return True
-    unit = units[pos]
-    around = [units[i].text for i in (unit.label, unit.parent) if i is not None]
-    named = guard.facets("\n".join([unit.text, *around, hit.heading_path, hit.title]))
+    named = guard.facets(_with_context(units, pos, hit))
     return all(
         values & named.get(category, frozenset()) for category, values in reading.subjects.items()
     )

@@ -86,6 +86,22 @@ def tokens(text: str) -> list[str]:
     return [canonical_term(t) for clause in clauses(text) for t in clause]
 
 
+def written_marks(text: str) -> dict[str, frozenset[str]]:
+    """Each folded word of ``text`` (a keyword term) with the marks it is written with there, as
+    sorted combining marks ("mấy": "may" with a circumflex and an acute, "máy": an acute only):
+    what folding loses. A word written with no marks has "" among its forms. Where the tone mark
+    sits ("hoà", "hòa") and the spellings ``tokens`` makes one ("kì", "kỳ") do not count."""
+    forms: dict[str, set[str]] = {}
+    for word in re.findall(r"\w+", text.lower()):
+        folded = strip_marks(word)
+        if not _TOKEN.fullmatch(folded) or folded.isdigit():
+            continue
+        decomposed = unicodedata.normalize("NFD", word)
+        marks = "".join(sorted(c for c in decomposed if unicodedata.combining(c)))
+        forms.setdefault(canonical_term(folded), set()).add(marks + ("đ" if "đ" in word else ""))
+    return {term: frozenset(marks) for term, marks in forms.items()}
+
+
 # -- abbreviations -------------------------------------------------------------------------------
 
 

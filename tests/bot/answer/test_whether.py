@@ -48,6 +48,12 @@ def test_what_a_yes_no_question_asks_whether(
         # the dorms' capacity holds neither "nuôi" nor "mèo": no answer beats a wrong one
         ("ktx truong co cho nuoi meo hay cho ko a", None),
         ("Trường có hỗ trợ tìm nhà trọ gần trường cho sinh viên không ở ktx không ạ?", None),
+        # written with its marks, "vận động viên" is not the "10.000.000 đồng" of a scholarship
+        (
+            "Em là vận động viên bơi cấp tỉnh, trường có học bổng riêng cho vận động viên thể "
+            "thao không ạ?",
+            None,
+        ),
         # the answer says what was asked whether
         ("trường có hồ bơi không ạ", "25 m"),
         ("bang tot nghiep van bang 2 co ghi hinh thuc dao tao ko ad", "không ghi hình thức"),

@@ -9,7 +9,7 @@ from bot.core.errors import ConfigError
 from bot.core.settings import TextSettings
 from retrieval.text.folding import fold
 from retrieval.text.language import detect_language
-from retrieval.text.terms import TextProcessor
+from retrieval.text.terms import TextProcessor, written_marks
 from retrieval.text.vocabulary import load_text_processor
 
 SAFE_TERM = re.compile(r"^[a-z0-9_]+$")
@@ -256,3 +256,28 @@ def test_malformed_override_file_is_a_config_error(tmp_path: Path) -> None:
         load_text_processor(TextSettings(abbreviations_file=path))
     with pytest.raises(ConfigError, match="cannot read"):
         load_text_processor(TextSettings(abbreviations_file=tmp_path / "missing.yaml"))
+
+
+ACUTE, GRAVE, DOT, CIRCUMFLEX = "\u0301", "\u0300", "\u0323", "\u0302"
+
+
+@pytest.mark.parametrize(
+    ("text", "term", "marks"),
+    [
+        # folding makes "máy" and "mấy", "động" and "đồng" one word; their marks do not
+        ("máy chủ", "may", {ACUTE}),
+        ("Trường có mấy cơ sở", "may", {ACUTE + CIRCUMFLEX}),
+        ("vận động viên", "dong", {CIRCUMFLEX + DOT + "đ"}),
+        ("10.000.000 đồng", "dong", {GRAVE + CIRCUMFLEX + "đ"}),
+        # where the tone sits does not count, nor the spellings tokens make one
+        ("hoà", "hoa", {GRAVE}),
+        ("hòa", "hoa", {GRAVE}),
+        ("học kì", "ky", {GRAVE}),
+        ("học kỳ", "ky", {GRAVE}),
+        # a word written without marks
+        ("GPU cho AI", "gpu", {""}),
+        ("may chu", "may", {""}),
+    ],
+)
+def test_written_marks_keep_what_folding_loses(text: str, term: str, marks: set[str]) -> None:
+    assert written_marks(text)[term] == marks
