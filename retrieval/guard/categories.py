@@ -64,6 +64,9 @@ class Category:
     kinds: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # values that ask only for their kind ("bao nhiêu tiền"): no conflict with a value sharing it
     generic: frozenset[str] = frozenset()
+    # ``not_after`` as written, lower case, marks kept ("viện"): a text written with its marks
+    # must say that word, not one that folds alike ("nghiên cứu viên Kỹ thuật Phần mềm")
+    not_after_written: tuple[tuple[str, ...], ...] = ()
 
     def compatible(self, asked: frozenset[str], named: frozenset[str]) -> bool:
         """Whether every value asked is generic and shares a kind with a value named."""

@@ -105,6 +105,9 @@ class NearMissGuard(VocabularyReader):
                 patterns += [Extractor(re.compile(p), value) for p in value_patterns]
             patterns += [pattern_extractor(p) for p in spec.get("patterns") or []]
             not_after = tuple(tuple(tokens(str(w))) for w in spec.get("not_after") or [])
+            not_after_written = tuple(
+                tuple(str(w).lower().split()) for w in spec.get("not_after") or []
+            )
         except (AttributeError, TypeError, ValueError, re.error) as exc:
             raise ConfigError(f"guard vocabulary, category {name!r}: {exc}") from exc
         label = str(spec.get("label") or name)
@@ -116,6 +119,7 @@ class NearMissGuard(VocabularyReader):
             label,
             MappingProxyType(kinds),
             frozenset(generic),
+            not_after_written,
         )
 
     def for_school(

@@ -52,10 +52,11 @@ class VocabularyReader:
     def _read_facets(self, text: str) -> _Read:
         """Aliases first, longest first; then each category's patterns over the words left.
         Each value is kept with the words (indexes into ``tokens``) that said it."""
-        words = tokens(text.replace("%", " phần trăm "))
+        text = text.replace("%", " phần trăm ")
+        words = tokens(text)
         found: dict[str, set[str]] = {}
         said: list[tuple[str, str, int, int]] = []
-        rest, spans = self._match_aliases(words, found, said)
+        rest, spans = self._match_aliases(words, found, said, _as_written(text, words))
         owners: list[tuple[int, int] | None] = []  # made at the first match: most texts have few
         for category in self._categories:
             values = found.setdefault(category.name, set())
@@ -83,7 +84,11 @@ class VocabularyReader:
         return facets, words, said
 
     def _match_aliases(
-        self, words: list[str], found: dict[str, set[str]], said: list[tuple[str, str, int, int]]
+        self,
+        words: list[str],
+        found: dict[str, set[str]],
+        said: list[tuple[str, str, int, int]],
+        written: _Written | None = None,
     ) -> tuple[str, list[tuple[int, int]]]:
         """Record the aliases in ``words``, longest first (and in ``said``, the words of each);
         return the words left for patterns, and the words each of them stands for."""
@@ -97,7 +102,7 @@ class VocabularyReader:
                 if names is None:
                     continue
                 for category, value in names:
-                    if not self._after_excluded(category, words, i):
+                    if not self._after_excluded(category, words, i, written):
                         found.setdefault(category, set()).add(value)
                         said.append((category, value, i, i + size))
                 rest.append(_HIDDEN)
@@ -110,12 +115,29 @@ class VocabularyReader:
                 i += 1
         return " ".join(rest), spans
 
-    def _after_excluded(self, category: str, words: list[str], start: int) -> bool:
-        """Whether the alias at ``start`` follows a word that makes it something else."""
-        return any(
-            start >= len(w) and tuple(words[start - len(w) : start]) == w
-            for w in self._by_name[category].not_after
-        )
+    def _after_excluded(
+        self, category: str, words: list[str], start: int, written: _Written | None = None
+    ) -> bool:
+        """Whether the alias at ``start`` follows a word that makes it something else ("viện"
+        before a major: an institute's name), in its clause, and, where the text is known as
+        written, written alike ("nghiên cứu viên | Kỹ thuật Phần mềm" names the major)."""
+        spec = self._by_name[category]
+        for n, w in enumerate(spec.not_after):
+            first = start - len(w)
+            if first < 0 or tuple(words[first:start]) != w:
+                continue
+            if written is None:
+                return True
+            forms, breaks = written
+            if any(i in breaks for i in range(first + 1, start + 1)):
+                continue  # another clause, cell or line
+            as_written = spec.not_after_written[n] if n < len(spec.not_after_written) else ()
+            said = tuple(forms[first:start])
+            if not any(_marked(f) for f in said) or len(as_written) != len(w):
+                return True  # written without marks: folded, it is the word
+            if said == as_written:
+                return True
+        return False
 
     def entity_spans(self, text: str) -> list[tuple[int, int, str]]:
         """Where ``text`` names a value: (first word, end word, category), by index into
@@ -159,6 +181,38 @@ class VocabularyReader:
         taken = {i for start, end, _ in self.entity_spans(text) for i in range(start, end)}
         # A name taken out ends a clause: the words around it do not make a pair.
         return " ".join(w if i not in taken else ";" for i, w in enumerate(text.split()))
+
+
+# Each token of a text (``tokens``) as written, lower case with its marks ("" where unknown),
+# and the tokens that open a clause, cell or line (punctuation or a line break before them).
+_Written = tuple[list[str], frozenset[int]]
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _as_written(text: str, words: list[str]) -> _Written | None:
+    """The tokens of ``text`` as written, aligned with ``words`` (its ``tokens``), or None when
+    they do not align (a number written with separators, a token folding makes two)."""
+    forms: list[str] = []
+    breaks: set[int] = set()
+    gap = False
+    for chunk in re.split(r"(\s+)", text):
+        if not chunk or chunk.isspace():
+            gap = gap or "\n" in chunk
+            continue
+        folded = tokens(chunk)
+        if not folded:
+            gap = True  # "|", "–", "…": a separator of its own
+            continue
+        found = _WORD.findall(chunk.lower())
+        if gap or not chunk[0].isalnum():
+            breaks.add(len(forms))
+        forms += found if len(found) == len(folded) else [""] * len(folded)
+        gap = not chunk[-1].isalnum() and chunk[-1] not in ")]"
+    return (forms, frozenset(breaks)) if len(forms) == len(words) else None
+
+
+def _marked(word: str) -> bool:
+    return not word.isascii()
 
 
 def _owners(rest: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int] | None]:

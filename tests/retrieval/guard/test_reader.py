@@ -41,3 +41,25 @@ def test_each_value_is_said_by_the_words_that_named_it(
     assert {(s.category, s.value) for s in spans} == {
         (c, v) for c, values in guard.facets(text).items() for v in values
     }
+
+
+@pytest.mark.parametrize(
+    ("text", "majors"),
+    [
+        # "viện" before a name makes it an institute's, not the major
+        ("Viện Kỹ thuật Phần mềm", set()),
+        ("vien ktpm", set()),
+        # "viên" folds like "viện" but is no institute; nor does a word of another cell count
+        ("sinh viên Kỹ thuật Phần mềm", {"Kỹ thuật phần mềm"}),
+        (
+            "| Khoa học Máy tính | 96,2% | Kỹ sư phần mềm, nghiên cứu viên |\n"
+            "| Kỹ thuật Phần mềm | 97,0% |",
+            {"Khoa học máy tính", "Kỹ thuật phần mềm"},
+        ),
+        ("đại học Kinh tế", set()),
+    ],
+)
+def test_a_word_before_a_name_rules_it_out_only_as_written_in_its_clause(
+    guard: NearMissGuard, text: str, majors: set[str]
+) -> None:
+    assert guard.entities(text).get("major", frozenset()) == majors
