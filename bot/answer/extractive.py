@@ -75,6 +75,28 @@ def about_first(hits: Sequence[Hit], reading: Reading, guard: NearMissGuard | No
     return sorted(hits, key=other)
 
 
+def naming_what_is_asked(
+    hits: Sequence[Hit], reading: Reading, guard: NearMissGuard | None, keep: int
+) -> list[Hit]:
+    """``hits``, of which the first ``keep`` are quoted from: when none of those names an
+    attribute the question asks ("lương khởi điểm") and a later one does, that one takes the
+    last place kept (the page about majors' quotas outranked the salary table for "ngành ktpm
+    lương khởi điểm bn")."""
+    if guard is None or not reading.attributes or len(hits) <= keep:
+        return list(hits)
+
+    def names(hit: Hit) -> bool:
+        said = guard.facets(f"{hit.title}\n{hit.heading_path}\n{hit.text}").get("attribute")
+        return bool(said and reading.attributes & said)
+
+    if any(names(h) for h in hits[:keep]):
+        return list(hits)
+    later = next((n for n in range(keep, len(hits)) if names(hits[n])), None)
+    if later is None:
+        return list(hits)
+    return [*hits[: keep - 1], hits[later], *hits[keep - 1 : later], *hits[later + 1 :]]
+
+
 def select_quotes(
     question_terms: Sequence[str],
     hits: Sequence[Hit],

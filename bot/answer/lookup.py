@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.answer.extractive import about_first
+from bot.answer.extractive import about_first, naming_what_is_asked
 from bot.answer.found import Found, Timer
 from bot.answer.parts import AnswererParts
 from bot.answer.query_plan import PlannedSearch, plan_queries, search_plan, small_talk_answer
@@ -149,7 +149,9 @@ class Lookup:
             passing = [entry, *passing]
             trace["faq_passage"] = entry.faq_id
         # A question of several parts quotes from the passages of each.
-        passing = passing[: self.settings.answer.top_k * max(1, len(prepared.parts))]
+        keep = self.settings.answer.top_k * max(1, len(prepared.parts))
+        passing = naming_what_is_asked(passing, read.answering, self.parts.guard_in_use, keep)
+        passing = passing[:keep]
         found.out_of_scope = self._outside_documents(read, passing)
         if found.out_of_scope:
             trace["out_of_scope"] = found.out_of_scope

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.answer.extractive import select_quotes
+from bot.answer.extractive import naming_what_is_asked, select_quotes
 from bot.answer.parts import AnswererParts
 from bot.answer.reading import read_question
 from bot.answer.units import sentences
@@ -291,3 +291,23 @@ def test_a_row_naming_a_section_of_a_table_labels_the_rows_under_it(
     table = hit(SECTIONED, title="Điểm chuẩn các ngành", heading="Điểm chuẩn")
     [names] = quotes_for(parts, "điểm chuẩn những ngành nào", table)
     assert names == "Điểm chuẩn: Khoa học Máy tính; Kỹ thuật Phần mềm."
+
+
+def test_a_passage_naming_what_is_asked_is_among_those_quoted_from(parts: AnswererParts) -> None:
+    question = "ra truong nganh ktpm luong khoi diem tam bao nhieu"
+    reading = read_question(parts.processor.expand_query(question), parts.guard, parts.processor)
+    quotas = [hit(f"| Kỹ thuật Phần mềm | 7480103 | {n}0 |", n=n) for n in range(1, 5)]
+    salary = hit(
+        "| Kỹ thuật Phần mềm | 97,0% | 15,5 triệu đồng/tháng |",
+        title="Cơ hội việc làm",
+        heading="Lương khởi điểm bình quân theo ngành",
+        n=9,
+    )
+    kept = naming_what_is_asked([*quotas, salary], reading, parts.guard, 3)
+    assert [h.chunk_id for h in kept[:3]] == [1, 2, 9]
+    # one already kept names it: the order stays
+    same = naming_what_is_asked([salary, *quotas], reading, parts.guard, 3)
+    assert [h.chunk_id for h in same] == [9, 1, 2, 3, 4]
+    # a question asking no attribute keeps the order too
+    plain = read_question("ngành ktpm", parts.guard, parts.processor)
+    assert naming_what_is_asked([*quotas, salary], plain, parts.guard, 3) == [*quotas, salary]
