@@ -144,7 +144,7 @@ class Lookup:
         # Passages about another year, major or method than the question go last, so that the
         # page about the one asked is quoted even when it ranked sixth (3/6).
         passing = about_first(passing, read.answering, self.parts.guard_in_use)
-        entry = faq_passage(decision, thresholds.t_doc)
+        entry = faq_passage(decision, thresholds.t_doc, passage_floor(self.parts))
         if entry is not None:  # the staff-approved fact first, quoted and cited like the rest
             passing = [entry, *passing]
             trace["faq_passage"] = entry.faq_id
@@ -295,13 +295,26 @@ class Lookup:
         return guard.missing_from(read.question, texts, scope, mine=read.typed)
 
 
-def faq_passage(decision: FaqDecision, t_doc: float) -> Hit | None:
+# An entry tier 1 turned down is a tier-2 passage only when its scorer still finds it more likely
+# right than wrong: below that, it was mostly a near line of another question ("Mã trường là
+# gì" for "khối Toán Sinh Anh đăng ký được ngành nào"), and tier 2 quoted it with confidence.
+FAQ_PASSAGE_PROBABILITY = 0.5
+
+
+def passage_floor(parts: AnswererParts) -> float:
+    """How likely right an entry tier 1 turned down must be to be a tier-2 passage: with no
+    tier-1 scorer, every entry has probability 0, and none is ruled out so."""
+    return FAQ_PASSAGE_PROBABILITY if parts.decisions.faq is not None else 0.0
+
+
+def faq_passage(decision: FaqDecision, t_doc: float, least: float = 0.0) -> Hit | None:
     """The FAQ entry tier 1 weighed and did not accept, as a tier-2 passage (2/6).
 
     Only the likeliest entry nothing ruled out (no conflict with the guard or the school's
     contrasts, every slot asked said by it) that reaches ``t_doc``: tier 1 was not sure enough
     for a verbatim answer, but a quoted, cited passage is fine. The hotline question then gets
-    the hotline entry, not another office's number from a document.
+    the hotline entry, not another office's number from a document. With a tier-1 scorer, the
+    entry must be at ``least`` that likely right (``FAQ_PASSAGE_PROBABILITY``).
     """
     considered = decision.considered
     if considered is None or considered.accepted:
@@ -309,6 +322,8 @@ def faq_passage(decision: FaqDecision, t_doc: float) -> Hit | None:
     entry = considered.candidate
     if entry.similarity < t_doc:
         return None
+    if (considered.probability or 0.0) < least:
+        return None  # tier 1's scorer finds it likelier another question's entry than this one
     return Hit(
         chunk_id=-entry.faq_id,
         document_id=-entry.faq_id,

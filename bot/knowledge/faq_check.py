@@ -35,7 +35,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
 from bot.answer.answerer import Answerer
-from bot.answer.lookup import faq_passage
+from bot.answer.lookup import faq_passage, passage_floor
 from bot.db.models import FaqEntry, FaqStatus
 from retrieval.faq.candidates import FaqCandidate
 from retrieval.faq.decision import FaqDecision
@@ -101,6 +101,7 @@ async def check_entries(
     phrasings = quoted = 0
     judge = await answerer.judge(session)
     t_doc = (await answerer.thresholds(session)).t_doc
+    floor = passage_floor(answerer.parts)
     lexicon = judge.lexicon
     texts = [f"{e.question}\n{e.answer}" for e in lexicon.entries.values()]
     known = known_values(judge.guard, [*texts, *lexicon.headings]) if judge.guard else {}
@@ -110,7 +111,7 @@ async def check_entries(
             read = await answerer.read(session, phrasing)
             decision = await answerer.match_faq(session, *read, verbatim=False)
             found = _problem(entry, phrasing, decision)
-            if found is not None and _quoted(entry, decision, t_doc, found):
+            if found is not None and _quoted(entry, decision, t_doc, floor, found):
                 quoted += 1
                 continue
             if found is None:
@@ -140,12 +141,14 @@ async def check_entries(
     return FaqCheck(len(entries), phrasings, tuple(problems), quoted)
 
 
-def _quoted(entry: FaqEntry, decision: FaqDecision, t_doc: float, found: PhrasingProblem) -> bool:
+def _quoted(
+    entry: FaqEntry, decision: FaqDecision, t_doc: float, floor: float, found: PhrasingProblem
+) -> bool:
     """Tier 1 was only unsure, with no look-alike in the way, and the entry is the passage tier 2
     quotes first (bot.answer.lookup.faq_passage): the student still reads the entry."""
     if found.problem != "unanswered" or found.other_id is not None:
         return False
-    passage = faq_passage(decision, t_doc)
+    passage = faq_passage(decision, t_doc, floor)
     return passage is not None and passage.faq_id == entry.id
 
 

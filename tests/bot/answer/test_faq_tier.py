@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.answer.answerer import Answerer
+from bot.answer.lookup import FAQ_PASSAGE_PROBABILITY
 from bot.answer.parts import AnswererParts
 from bot.knowledge.demo import demo_kb_dir
 from bot.knowledge.faq_files import read_faq_file
@@ -101,3 +102,13 @@ async def test_an_entry_the_guard_refuses_is_no_passage(
     result = await strict.answer("Chỉ tiêu ngành Kỹ thuật Máy tính năm 2026 là bao nhiêu?")
     assert "faq_passage" not in result.trace
     assert demo_kb["shut-faq02"] not in {-c for c in result.chunk_ids}
+
+
+async def test_an_entry_tier_1_finds_likelier_wrong_is_no_passage(answerer: Answerer) -> None:
+    # The likeliest entry for a question about which majors a combination opens is the school
+    # code's, at a low probability: quoted in tier 2, it answered something else with confidence.
+    result = await answerer.answer("em hoc khoi toan sinh anh thi dang ky duoc nhung nganh nao a")
+    considered = result.trace["faq"].considered
+    assert considered is not None
+    assert (considered.probability or 0.0) < FAQ_PASSAGE_PROBABILITY
+    assert "faq_passage" not in result.trace
