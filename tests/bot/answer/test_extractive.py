@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from bot.answer.extractive import naming_what_is_asked, select_quotes
+from bot.answer.extractive import naming_what_is_asked
 from bot.answer.parts import AnswererParts
 from bot.answer.reading import read_question
 from bot.answer.units import sentences
-from retrieval.search.hits import Hit
 from retrieval.text.sentences import ends_with_abbreviation
+from tests.bot.answer._support import hit, quotes_for
 
 
 @pytest.mark.parametrize(
@@ -68,38 +68,6 @@ def test_an_abbreviation_s_full_stop_is_recognised(text: str, abbreviated: bool)
 
 
 # -- targeted answers (3/6) ------------------------------------------------------------------
-
-
-def hit(text: str, *, title: str = "Tuyển sinh 2026", heading: str = "", n: int = 1) -> Hit:
-    return Hit(
-        chunk_id=n,
-        document_id=n,
-        text=text,
-        heading_path=heading,
-        page=None,
-        ordinal=0,
-        external_id=None,
-        title=title,
-        source=f"doc{n}.md",
-        url=None,
-        similarity=0.9,
-        score=1.0,
-    )
-
-
-def quotes_for(parts: AnswererParts, question: str, *hits: Hit, limit: int = 4) -> list[str]:
-    guard = parts.guard
-    return [
-        q.text
-        for q in select_quotes(
-            parts.processor.query_terms(question),
-            list(hits),
-            parts.processor,
-            limit=limit,
-            reading=read_question(question, guard, parts.processor),
-            guard=guard,
-        )
-    ]
 
 
 CONTACTS = (

@@ -13,7 +13,7 @@ from bot.answer.replies import answer_body
 from retrieval.guard.checks import NearMissGuard
 from retrieval.guard.vocabulary import load_guard
 from retrieval.text.folding import fold
-from tests.bot.answer.test_extractive import hit, quotes_for
+from tests.bot.answer._support import hit, quotes_for
 
 
 @pytest.fixture(scope="module")
