@@ -204,16 +204,19 @@ def select_quotes(
             )
         )
         picked.append(c)
-    said = [_with_context(per_hit[c.hit_index], c.position, hits[c.hit_index]) for c in picked]
-    if not _says_whether(reading, processor, picked, said):
+    if not _says_whether(reading, processor, picked, per_hit, hits):
         return []  # "ktx có cho nuôi mèo không" quoted with the dorms' capacity: no answer
     return sorted(chosen, key=lambda q: (q.hit_index, q.position))
 
 
 def _says_whether(
-    reading: Reading, processor: TextProcessor, picked: Sequence[Candidate], said: Sequence[str]
+    reading: Reading,
+    processor: TextProcessor,
+    picked: Sequence[Candidate],
+    per_hit: Sequence[list[Unit]],
+    hits: Sequence[Hit],
 ) -> bool:
-    """Whether the units chosen (with their context, ``said``) hold a word of what a yes-no
+    """Whether the units chosen (with their context) hold a word of what a yes-no
     question asks whether ("nuôi", "mèo" of "ktx có cho nuôi mèo không"); true for any other
     question. A question written with its marks is held only by a word written alike: "máy chủ"
     is not "mấy", "vận động viên" not "đồng" (folded, they are one word)."""
@@ -221,9 +224,13 @@ def _says_whether(
     if not asked:
         return True
     mine = written_marks(reading.text) if not reading.text.isascii() else {}
-    for c, text in zip(picked, said, strict=True):
+    for c in picked:
         held = asked & (c.own | c.context)
-        theirs = written_marks(text) if held and mine else {}
+        theirs = {}
+        if held and mine:
+            theirs = written_marks(
+                _with_context(per_hit[c.hit_index], c.position, hits[c.hit_index])
+            )
         if any(_written_alike(term, mine, theirs) for term in held):
             return True
     return False
@@ -242,16 +249,18 @@ def _written_alike(
 
 
 def _per_period(reading: Reading, units: list[Unit], pos: int) -> bool:
+    return names_period(reading.per, _with_label(units, pos))
+
+
+def _with_label(units: list[Unit], pos: int) -> str:
+    """A unit's text with its label (a table's column, a list's head) and parent."""
     unit = units[pos]
-    around = [units[i].text for i in (unit.label, unit.parent) if i is not None]
-    return names_period(reading.per, "\n".join([unit.text, *around]))
+    return "\n".join(units[i].text for i in (pos, unit.label, unit.parent) if i is not None)
 
 
 def _with_context(units: list[Unit], pos: int, hit: Hit) -> str:
     """A unit's text with its label, parent, heading path and page title."""
-    unit = units[pos]
-    around = [units[i].text for i in (unit.label, unit.parent) if i is not None]
-    return "\n".join([unit.text, *around, hit.heading_path, hit.title])
+    return "\n".join([_with_label(units, pos), hit.heading_path, hit.title])
 
 
 def _about_subjects(

@@ -6,7 +6,8 @@ compares what is read here."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import cache
 
 from retrieval.guard.categories import Category
 from retrieval.guard.verdicts import Facets, Span
@@ -56,7 +57,9 @@ class VocabularyReader:
         words = tokens(text)
         found: dict[str, set[str]] = {}
         said: list[tuple[str, str, int, int]] = []
-        rest, spans = self._match_aliases(words, found, said, _as_written(text, words))
+        # read as written only when a word that rules a name out is met (rarely)
+        written = cache(lambda: _as_written(text, words))
+        rest, spans = self._match_aliases(words, found, said, written)
         owners: list[tuple[int, int] | None] = []  # made at the first match: most texts have few
         for category in self._categories:
             values = found.setdefault(category.name, set())
@@ -88,7 +91,7 @@ class VocabularyReader:
         words: list[str],
         found: dict[str, set[str]],
         said: list[tuple[str, str, int, int]],
-        written: _Written | None = None,
+        written: Callable[[], _Written | None] | None = None,
     ) -> tuple[str, list[tuple[int, int]]]:
         """Record the aliases in ``words``, longest first (and in ``said``, the words of each);
         return the words left for patterns, and the words each of them stands for."""
@@ -116,7 +119,11 @@ class VocabularyReader:
         return " ".join(rest), spans
 
     def _after_excluded(
-        self, category: str, words: list[str], start: int, written: _Written | None = None
+        self,
+        category: str,
+        words: list[str],
+        start: int,
+        written: Callable[[], _Written | None] | None = None,
     ) -> bool:
         """Whether the alias at ``start`` follows a word that makes it something else ("viện"
         before a major: an institute's name), in its clause, and, where the text is known as
@@ -126,9 +133,10 @@ class VocabularyReader:
             first = start - len(w)
             if first < 0 or tuple(words[first:start]) != w:
                 continue
-            if written is None:
+            known = written() if written is not None else None
+            if known is None:
                 return True
-            forms, breaks = written
+            forms, breaks = known
             if any(i in breaks for i in range(first + 1, start + 1)):
                 continue  # another clause, cell or line
             as_written = spec.not_after_written[n] if n < len(spec.not_after_written) else ()
