@@ -106,6 +106,7 @@ class DialogueOutcome:
     reading: dict[str, Any] | None = None
     confidence: float | None = None
     found: int = 0  # expected facts in the reply
+    reason: str = ""  # why the tier answered, or why the ones before it did not
 
     @property
     def partial(self) -> bool:
@@ -201,6 +202,7 @@ async def ask_dialogues(
                 details.get("reading"),
                 details.get("confidence"),
                 found_facts(turn, answer) if tier != "fallback" else 0,
+                str(details.get("reason") or ""),
             )
         )
         if on_turn is not None:
@@ -238,6 +240,7 @@ def dialogues_report(ev: DialogueEvaluation, name: str) -> tuple[dict[str, Any],
                 "expected_facts": list(o.turn.expected_facts),
                 "reading": o.reading,
                 "confidence": o.confidence,
+                "reason": o.reason,
                 "answer": o.answer,
             }
             for o in ev.outcomes
@@ -278,7 +281,7 @@ def dialogues_report(ev: DialogueEvaluation, name: str) -> tuple[dict[str, Any],
             "",
             f"- question: {o.turn.question!r}; {how}",
             f"- expected: {', '.join(o.turn.expected_facts) or '(the fallback)'}",
-            f"- confidence: {o.confidence}",
+            f"- confidence: {o.confidence}; why: {o.reason or '(not said)'}",
             "",
             "```",
             o.answer.strip(),

@@ -58,6 +58,7 @@ async def test_a_dialogue_file_is_asked_through_the_web_chat_and_scored(
     assert by_id["d2"].reading is not None
     assert (by_id["d2"].reading["mode"], by_id["d2"].reading["stopped"]) == ("alone", "new_topic")
     assert (by_id["d3"].tier, by_id["d3"].correct) == ("fallback", False)
+    assert by_id["d3"].reason  # why no tier answered, from the stored reply's details
     assert (evaluation.correct, evaluation.confidently_wrong, evaluation.fallbacks) == (2, 0, 1)
     data, markdown = dialogues_report(evaluation, "d.jsonl")
     assert data["by_kind"]["not_in_kb"] == {
@@ -68,6 +69,8 @@ async def test_a_dialogue_file_is_asked_through_the_web_chat_and_scored(
     }
     assert markdown.startswith("# Dialogues: d.jsonl\n\n2/3 correct, **0 confidently wrong**")
     assert "### d3 (answerable) — fallback, tier fallback" in markdown
+    assert f"why: {by_id['d3'].reason}" in markdown
+    assert data["outcomes"][2]["reason"] == by_id["d3"].reason
 
 
 def test_a_reply_with_some_expected_facts_is_reported_as_a_part_answered() -> None:
