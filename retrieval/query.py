@@ -43,6 +43,8 @@ MIN_PART_TERMS = 2
 _WORDS = load_pack().questions
 _ANYWHERE = re.compile(rf"\b{alternatives(_WORDS.anywhere)}\b")
 _AT_END = re.compile(rf"\b{alternatives(_WORDS.at_end)}$")
+# An English question opens with its verb: "Is there an application fee, and how much is …".
+_FIRST = re.compile(rf"^(?:and |but |also )?{alternatives(_WORDS.part_asks_first)}\b")
 _PARTICLES = CLOSING_PARTICLES | _WORDS.closing_too
 # Where a question may be cut: at the end of a sentence ("?", ";", "!", or a full stop before a
 # word, unless it ends an abbreviation: "TP. HCM" holds) always; before "," and the conjunctions
@@ -186,7 +188,9 @@ def _asks(text: str) -> bool:
     while words and words[-1] in _PARTICLES:
         words.pop()
     folded = " ".join(words)
-    return bool(_ANYWHERE.search(folded) or _AT_END.search(" ".join(words[-2:])))
+    return bool(
+        _ANYWHERE.search(folded) or _AT_END.search(" ".join(words[-2:])) or _FIRST.match(folded)
+    )
 
 
 def _is_filler(piece: str, processor: TextProcessor) -> bool:

@@ -45,13 +45,12 @@ from typing import Any, Literal
 from bot.answer.read import Read, read_asked, read_message
 from bot.answer.standalone import (
     NOT_A_TOPIC,
-    REFERENCE,
-    REFERRED,
     SUBJECTS,
     Alone,
     asks_in_own_words,
     looks_like_follow_up,
     read_alone,
+    reference_in,
     stands_alone,
     topic_of,
 )
@@ -275,10 +274,10 @@ def _resolve_reference(
     ("ngành đó" → "ngành ktpm"), and, when that value is the previous question's topic ("chỗ
     đó" after the dorm's prices), what was taken."""
     folded = " ".join(fold(w) for w in question.split())
-    match = REFERENCE.search(folded)
-    if match is None:
+    found = reference_in(folded)
+    if found is None:
         return None
-    category = REFERRED[match.group("noun")]
+    category, match, kept = found
     named = _named(previous, guard)
     taken: tuple[Taken, ...] = ()
     value = named.get(category)
@@ -300,8 +299,7 @@ def _resolve_reference(
     first = len(folded[: match.start()].split())
     last = first + len(match.group(0).split())
     words = question.split()
-    noun = " ".join(words[first : first + len(match.group("noun").split())])
-    return " ".join([*words[:first], noun, value, *words[last:]]), taken
+    return " ".join([*words[: first + kept], value, *words[last:]]), taken
 
 
 def _replace_values(question: str, previous: str, guard: NearMissGuard) -> str | None:

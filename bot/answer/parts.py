@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import date
 
 from bot.core.errors import ConfigError
 from bot.core.settings import Settings
@@ -15,6 +16,7 @@ from retrieval.faq.features import FEATURES
 from retrieval.guard.catalogue import guard_with_catalogue
 from retrieval.guard.checks import NearMissGuard
 from retrieval.search.rerank import Reranker
+from retrieval.text.pack import load_pack
 from retrieval.text.terms import TextProcessor
 
 
@@ -36,7 +38,7 @@ class AnswererParts:
     # catalogue it was made for (its facts book's signature).
     _base_guard: NearMissGuard | None = field(default=None, init=False, repr=False)
     _made_guard: NearMissGuard | None = field(default=None, init=False, repr=False)
-    _catalogue: str | None = field(default=None, init=False, repr=False)
+    _catalogue: tuple[str, int] | None = field(default=None, init=False, repr=False)
     _queries: QueryBatcher | None = field(default=None, init=False, repr=False)
     _queries_of: Embedder | None = field(default=None, init=False, repr=False)
 
@@ -49,18 +51,22 @@ class AnswererParts:
                 "(bench/fit_decisions.py --write)"
             )
 
-    def read_catalogue(self, book: FactsBook) -> None:
-        """Put the school's majors and campus names from ``book`` into the guard every tier reads
-        (retrieval.guard.catalogue); made again only when the catalogue changed. A guard set
-        from outside (an operator's vocabulary reloaded) is the new base."""
+    def read_catalogue(self, book: FactsBook, today: date | None = None) -> None:
+        """Put the school's majors and campus names from ``book``, and the year before its
+        admission year as "năm ngoái" says it, into the guard every tier reads
+        (retrieval.guard.catalogue); made again only when the catalogue or that year changed.
+        A guard set from outside (an operator's vocabulary reloaded) is the new base."""
         if self.guard is not self._made_guard:
             self._base_guard, self._catalogue = self.guard, None
-        if book.signature == self._catalogue and self._catalogue is not None:
+        year = book.admission_year(self.settings.answer.admission_year, today or date.today())
+        if self._catalogue == (book.signature, year):
             return
         base = self._base_guard or self.guard
         majors = [(m.name, m.code, m.aliases) for m in book.majors]
-        self.guard = self._made_guard = guard_with_catalogue(base, majors, book.campuses)
-        self._catalogue = book.signature
+        self.guard = self._made_guard = guard_with_catalogue(
+            base, majors, book.campuses, {year - 1: load_pack().facts.last_year}
+        )
+        self._catalogue = (book.signature, year)
 
     @property
     def guard_in_use(self) -> NearMissGuard | None:

@@ -35,7 +35,10 @@ from retrieval.text.terms import TextProcessor
 _SUBJECTS = frozenset(load_pack().follow_up.subjects)  # what a question can be about
 # A part that asks something: a question mark or a question word. "Mình đã tốt nghiệp cao
 # đẳng và muốn học liên thông" only says who asks; it is read with the next part.
-_ASKS = re.compile(rf"\?|\b{alternatives(load_pack().questions.part_asks)}\b")
+_ASKS = re.compile(
+    rf"\?|\b{alternatives(load_pack().questions.part_asks)}\b"
+    rf"|^\W*(?:and |but |also )?{alternatives(load_pack().questions.part_asks_first)}\b"
+)
 _PUNCTUATION = "?!.,;:…\"'()"
 
 
@@ -186,6 +189,10 @@ def _parts(
             if topic and fold(topic) not in fold(dense):
                 named = f"{topic}: {dense}"
         reading = own if named == dense else read_question(named, guard, processor)
+        if own.kinds and reading is not own:
+            # What it asks is in its own words: "học phí" taken into "hạn chót phải đóng là
+            # ngày nào" says whose deadline, and asks no amount.
+            reading = replace(reading, kinds=own.kinds, hints=own.hints)
         out.append(PartRead(text, dense, own, reading))
     return tuple(out)
 
@@ -222,15 +229,44 @@ def with_entities(
     named = mine.facets
     # The subject the part leaves out ("có mấy loại" after "trường có học bổng … không").
     carried |= {c for c in theirs.facets if c in _SUBJECTS and c not in named}
-    if "attribute" not in named:
-        carried.add("attribute")  # "khi nào mở đăng ký" after "ktx …": the dormitory's
+    # "khi nào mở đăng ký" after "ktx …": the dormitory's. "hạn chót phải đóng là ngày nào"
+    # after "học phí … bao nhiêu": the fee's deadline (its attributes say only when or where).
+    own = named.get("attribute", frozenset())
+    when_or_where = bool(own) and all(_circumstance(guard, a) for a in own)
+    if not own or when_or_where:
+        carried.add("attribute")
     words = whole.split()
     extra = [
-        " ".join(words[start:end])
+        said
         for start, end, category in guard.entity_spans(whole)
         if category in carried
-        and " ".join(words[start:end]) not in part
-        # Not what another part asks ("ở đâu"): "mấy giờ mở cửa" asks no place.
-        and not (category == "attribute" and guard.asked_kinds(" ".join(words[start:end])))
+        and (said := " ".join(words[start:end])) not in part
+        # Not what another part asks ("ở đâu"): "mấy giờ mở cửa" asks no place. Into a part
+        # saying when or where, an attribute that is a subject as well ("học phí") is carried,
+        # not one that only asks ("bao nhiêu tiền") or says another circumstance ("hạn nộp").
+        and not (
+            category == "attribute"
+            and (_asks_only(guard, said) if when_or_where else guard.asked_kinds(said))
+        )
     ]
     return " ".join([part, *dict.fromkeys(extra)])
+
+
+# The kinds of value that say only when or where something is: an attribute of those alone (hạn
+# nộp, địa điểm) is a circumstance of what another names (học phí, hồ sơ), not a subject.
+_CIRCUMSTANCES = frozenset({"date", "time", "period", "address"})
+
+
+def _circumstance(guard: NearMissGuard, attribute: str) -> bool:
+    kinds = guard.kinds_of({"attribute": frozenset({attribute})})
+    return bool(kinds) and kinds <= _CIRCUMSTANCES
+
+
+def _asks_only(guard: NearMissGuard, words: str) -> bool:
+    """Whether ``words`` (an attribute's) only ask a kind of value ("bao nhiêu tiền") or say a
+    circumstance ("ở đâu", "hạn nộp"): nothing another part is about."""
+    facets = guard.facets(words)
+    named = facets.get("attribute", frozenset())
+    if named and all(_circumstance(guard, a) for a in named):
+        return True
+    return bool(guard.asked_kinds(words)) and not guard.attributes_of(facets)

@@ -11,6 +11,7 @@ features (retrieval/data/decisions.json, "context"), and, without a fitted score
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -18,7 +19,7 @@ from bot.answer.reading import Reading, read_question
 from retrieval.guard.checks import NearMissGuard
 from retrieval.guard.verdicts import Span
 from retrieval.query import asks_something
-from retrieval.text.folding import fold
+from retrieval.text.folding import fold, strip_marks
 from retrieval.text.pack import load_pack
 from retrieval.text.terms import TextProcessor
 
@@ -33,13 +34,28 @@ MAX_FOLLOW_UP_WORDS = _WORDS.max_words
 MAX_ELLIPTICAL_WORDS = _WORDS.max_elliptical_words  # longer messages stand alone
 
 # "ngành đó", "trường này": a reference to the value of that category in the previous question;
-# "bên đó", "chỗ đó": to its subject, whatever its category (``ANY_SUBJECT``).
+# "bên đó", "chỗ đó", "của nó": to its subject, whatever its category (``ANY_SUBJECT``).
 ANY_SUBJECT = "any"
 REFERENCE = re.compile(
     rf"\b(?P<noun>{'|'.join([*_WORDS.reference_nouns, *_WORDS.reference_any])})"
     rf"(?: hoc)? (?P<det>{'|'.join(_WORDS.reference_determiners)})\b"
+    rf"|\b(?P<pronoun>{'|'.join(_WORDS.reference_pronouns)})\b"
 )
 REFERRED = {**_WORDS.reference_nouns, **dict.fromkeys(_WORDS.reference_any, ANY_SUBJECT)}
+
+
+def reference_in(folded: str) -> tuple[str, re.Match[str], int] | None:
+    """The reference in ``folded`` (a folded text): the category it points back to, its
+    match, and how many of its words stay when the value is put in ("ngành đó" → "ngành
+    ktpm": the noun; "của nó" → "của ktpm": all but the pronoun)."""
+    match = REFERENCE.search(folded)
+    if match is None:
+        return None
+    if match.group("pronoun") is not None:
+        return ANY_SUBJECT, match, len(match.group("pronoun").split()) - 1
+    return REFERRED[match.group("noun")], match, len(match.group("noun").split())
+
+
 # What a question is about (its subject), as the guard's categories read it.
 SUBJECTS = _WORDS.subjects
 NOT_A_TOPIC = _WORDS.not_a_topic
@@ -47,6 +63,13 @@ _NOT_OWN = _WORDS.not_own
 _QUESTION = frozenset(load_pack().questions.anywhere)  # "ở đâu", "khi nào", "bao nhiêu"…
 # Question words of a message's own: not a follow-up's "… thì sao".
 _OWN_QUESTION = _QUESTION - frozenset(_WORDS.ends)
+# Words of the asking, not of what is asked: a follow-up's opening mark ("thế còn …") and "thì"
+# before a question word ("vậy cả năm thì bao nhiêu"; folded, "thi" is also an exam).
+_ASKED_AFTER = sorted({*_QUESTION, *load_pack().questions.at_end, "sao"}, key=len, reverse=True)
+_ASKING = re.compile(
+    rf"^\s*(?:{'|'.join(sorted(_WORDS.starts, key=len, reverse=True))})\b"
+    rf"|\bthi(?= (?:{'|'.join(_ASKED_AFTER)})\b)"
+)
 
 # The context scorer's features: more of each is likelier a follow-up (``UP``) or not.
 CONTEXT_FEATURES = ("lacks_attribute", "lacks_subject", "marked", "own_words", "words")
@@ -84,12 +107,26 @@ class Alone:
 def own_terms(expanded: str, guard: NearMissGuard, processor: TextProcessor) -> list[str]:
     """The message's content words no category of the guard reads ("năm nhất", "nuôi mèo"),
     as keyword terms (``expanded``: the message with its shorthand written out)."""
-    unread = guard.unread(expanded)
+    unread = guard.unread(_without_asking(expanded))
     return [
         t
         for t in processor.query_terms(unread)
         if "_" not in t and not t.isdigit() and t not in _NOT_OWN
     ]
+
+
+def _without_asking(text: str) -> str:
+    """``text`` less the words of the asking (``_ASKING``), found folded, taken out as written
+    (NFC Vietnamese folds one character to one)."""
+    text = unicodedata.normalize("NFC", text)
+    folded = strip_marks(text)
+    if len(folded) != len(text):
+        return _ASKING.sub(" ", folded)
+    kept, last = [], 0
+    for match in _ASKING.finditer(folded):
+        kept.append(text[last : match.start()])
+        last = match.end()
+    return " ".join([*kept, text[last:]])
 
 
 def read_alone(text: str, guard: NearMissGuard, processor: TextProcessor) -> Alone:
@@ -150,8 +187,8 @@ def looks_like_follow_up(question: str) -> bool:
 def referred_category(text: str) -> str | None:
     """The guard category a reference in ``text`` points back to ("ngành đó": major;
     ``ANY_SUBJECT`` for "bên đó"), or None."""
-    match = REFERENCE.search(fold(text))
-    return REFERRED[match.group("noun")] if match is not None else None
+    found = reference_in(fold(text))
+    return found[0] if found is not None else None
 
 
 def topic_of(text: str, guard: NearMissGuard, processor: TextProcessor) -> str:

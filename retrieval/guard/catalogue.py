@@ -16,6 +16,9 @@ one is matched to an entry about the other.
 - A campus's aliases staff give ("BVH" for "Hà Nội") are added to the campus category: a
   question naming one is read as that campus, and so is a table column at the next ingest
   (the serving processes read documents with this guard).
+- The words for a year said relative to the admission year ("năm ngoái") are added to the year
+  category as that year: "chỉ tiêu năm ngoái" asks the quota of 2025 when the school admits
+  for 2026, and a unit about 2026 does not answer it.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from retrieval.text.folding import fold
 
 MAJOR = "major"
 CAMPUS = "campus"
+YEAR = "year"
 _SHORT = 3  # words: a shorter name is read only after "ngành"
 
 
@@ -65,14 +69,19 @@ def guard_with_catalogue(
     base: NearMissGuard,
     majors: Iterable[tuple[str, str | None, Iterable[str]]],
     campuses: Mapping[str, Iterable[str]] | None = None,
+    years: Mapping[int, Iterable[str]] | None = None,
 ) -> NearMissGuard:
-    """``base`` with the school's ``majors`` and ``campuses`` (name -> aliases) in its
-    vocabulary (``base`` itself when none add anything)."""
+    """``base`` with the school's ``majors``, ``campuses`` (name -> aliases) and the words that
+    say a year relative to its admission year (``years``: year -> words) in its vocabulary
+    (``base`` itself when none add anything)."""
     values = school_majors(majors, base.vocabulary)
     categories: dict[str, Any] = {MAJOR: {"values": values}} if values else {}
     named = {name: list(aliases) for name, aliases in (campuses or {}).items() if aliases}
     if named:
         categories[CAMPUS] = {"values": named}
+    said = {str(year): list(words) for year, words in (years or {}).items() if words}
+    if said:
+        categories[YEAR] = {"values": said}
     if not categories:
         return base
     return NearMissGuard(merge_vocabulary(base.vocabulary, {"categories": categories}))

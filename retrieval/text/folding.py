@@ -1,7 +1,7 @@
 """Folding: text reduced to what a student without a Vietnamese keyboard types.
 
 ``fold`` is what keyword terms, FAQ keys and the evaluation compare on: no diacritics, đ as d,
-lower case, one space between words.
+× as x, lower case, one space between words.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ _WS = re.compile(r"\s+")
 
 
 def fold(text: str) -> str:
-    """NFD, combining marks dropped, đ → d, lower case, whitespace collapsed.
+    """NFD, combining marks dropped, đ → d, × → x, lower case, whitespace collapsed.
 
-    The same rules as ``norm()`` in the evaluation datasets' validate.py, so a folded answer can be
-    compared with a folded key fact.
+    The rules of ``norm()`` in the evaluation datasets' validate.py (and "×" as typed), so a
+    folded answer can be compared with a folded key fact.
     """
     return _WS.sub(" ", strip_marks(text)).strip()
 
@@ -26,7 +26,8 @@ def strip_marks(text: str) -> str:
     if text.isascii():
         return text.lower()
     text = _LATIN_MARKS.sub("", unicodedata.normalize("NFD", text))
-    text = text.replace("đ", "d").replace("Đ", "D")
+    # "×" as a keyboard types it: "ảnh 3×4" is the student's "ảnh 3x4".
+    text = text.replace("đ", "d").replace("Đ", "D").replace("×", "x")
     if not text.isascii():  # other scripts may carry other combining marks
         text = _NON_ASCII.sub(_drop_marks, text)
     return text.lower()

@@ -43,6 +43,7 @@ class QuestionWords:
     vocatives: tuple[str, ...]
     fillers: tuple[str, ...]  # patterns; VOCATIVES_SLOT where vocatives may follow
     part_asks: tuple[str, ...]
+    part_asks_first: tuple[str, ...]
     whether_opens: tuple[str, ...]  # a yes-no question's words before what it asks whether
     whether_closes: tuple[str, ...]  # and after it
     whether_not_asked: frozenset[str]  # words between them that ask nothing
@@ -74,6 +75,7 @@ class FollowUpWords:
     # nouns that refer to the previous question's subject, whatever its category ("bên đó")
     reference_any: tuple[str, ...]
     reference_determiners: tuple[str, ...]
+    reference_pronouns: tuple[str, ...]  # "của nó": the previous subject, as reference_any
     subjects: tuple[str, ...]
     carried: tuple[str, ...]
     not_a_topic: frozenset[str]
@@ -109,6 +111,7 @@ class FactsWords:
     more: tuple[str, ...]
     less: tuple[str, ...]
     this_year: tuple[str, ...]
+    last_year: tuple[str, ...]
     every_major: frozenset[str]  # words of a question asking for every major besides the list
     not_a_name: frozenset[str]  # words after "có ngành" that name no major ("mới", "nào", "hot")
 
@@ -165,6 +168,7 @@ def read_pack(path: Path) -> LanguagePack:
             vocatives=questions.words("vocatives"),
             fillers=questions.patterns("fillers", slot=VOCATIVES_SLOT),
             part_asks=questions.words("part_asks"),
+            part_asks_first=questions.words("part_asks_first"),
             whether_opens=questions.words("whether_opens"),
             whether_closes=questions.words("whether_closes"),
             whether_not_asked=frozenset(questions.words("whether_not_asked")),
@@ -190,6 +194,7 @@ def read_pack(path: Path) -> LanguagePack:
             reference_nouns=reference.categories("nouns", names),
             reference_any=reference.words("any_nouns"),
             reference_determiners=reference.words("determiners"),
+            reference_pronouns=reference.words("pronouns"),
             subjects=follow_up.category_list("subjects", names),
             carried=follow_up.category_list("carried", names),
             not_a_topic=frozenset(follow_up.category_list("not_a_topic", names)),
@@ -239,6 +244,7 @@ def _facts_words(section: _Section, guard: Mapping[str, Any]) -> FactsWords:
         more=section.words("more"),
         less=section.words("less"),
         this_year=section.words("this_year"),
+        last_year=section.words("last_year"),
         every_major=frozenset(section.words("every_major")),
         not_a_name=frozenset(section.words("not_a_name")),
     )

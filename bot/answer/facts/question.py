@@ -20,6 +20,7 @@ _WHETHER = re.compile(alternatives(_WORDS.asks_whether))
 OFFER_PROGRAMME = re.compile(alternatives(_WORDS.offer_programme))
 # The question asks for the standard programme by name ("hệ chính quy", "đại trà").
 STANDARD_ASKED = re.compile(r"\b(?:chinh quy|dai tra|chuong trinh chuan|he chuan)\b")
+_CLAUSE_END = re.compile(r"[,;:!?]")
 _THIS_YEAR = re.compile(rf"\b{alternatives(_WORDS.this_year)}\b")
 _WHICH = re.compile(r"\b(?:nganh nao|nhung nganh|cac nganh|nganh gi|which)\b")
 _HIGHEST, _LOWEST, _MORE, _LESS = (
@@ -107,6 +108,11 @@ def offered_name(question: str) -> str | None:
     folded = fold(question).strip(" ?.!")
     for pattern in _OFFER:
         match = pattern.search(folded)
+        if match:
+            # A name ends with its clause: "có ngành nào, học lịch ntn" names none.
+            start = match.start("name")
+            clause = _CLAUSE_END.split(folded[start:], maxsplit=1)[0]
+            match = pattern.search(f"{folded[:start]}{clause}".strip())
         if match:
             name = match.group("name").strip()
             if set(name.split()) <= _WORDS.not_a_name:

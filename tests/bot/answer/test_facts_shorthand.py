@@ -40,6 +40,11 @@ async def test_a_fee_and_a_deadline_of_a_major_are_no_score_check(answerer: Answ
         ("năm sau trường có mở ngành mới không", None),
         ("trường có ngành nào hot không", None),
         ("truong co nganh khac khong", None),
+        # a name ends with its clause: "ngành nào, học lịch ntn" names none...
+        ("muon hoc vb2 ben mk thi co nganh nao, hoc lich ntn a", None),
+        # ...and "ngành dược, học phí bao nhiêu" names dược
+        ("trường có ngành dược, học phí bao nhiêu", "dược"),
+        ("co nganh y khoa khong, hp bn", "y khoa"),
     ],
 )
 def test_the_major_a_does_the_school_have_question_names(question: str, name: str | None) -> None:

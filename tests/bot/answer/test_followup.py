@@ -91,6 +91,14 @@ CASES = [
         "reference",
         "chỗ ktx co so 2 có wifi không ad",
     ),
+    # "của nó": the last question's subject, the pronoun's place taken by it
+    (
+        "nganh httt nam ngoai lay bn diem",
+        "ma nganh cua no la j de e ghi nguyen vong v",
+        "context",
+        "reference",
+        "ma nganh cua httt la j de e ghi nguyen vong v",
+    ),
     # a message naming its own subject refers to it ("bên đó" is Úc), not to the last one
     (
         "le phi xet ho so van bang 2 la bn",

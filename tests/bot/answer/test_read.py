@@ -132,7 +132,35 @@ def test_a_part_naming_nothing_asks_about_the_part_before_not_what_it_asks(
     read = read.with_restored(prepare_query(read.question, parts.processor), *_vocabulary(parts))
     second = read.parts[1].reading
     assert fold(second.text).startswith("phong tuyen sinh: may gio mo cua")
-    assert second.kinds == {"date"}
+    assert second.kinds == {"time"}  # a time of day: a date is no opening hour
+
+
+@pytest.mark.parametrize(
+    ("message", "second", "takes"),
+    [
+        # a part that says only when: the deadline of the fee the other part asks
+        (
+            "Học phí học kỳ 1 ngành Khoa học Dữ liệu là bao nhiêu và hạn chót phải đóng là "
+            "ngày nào ạ?",
+            1,
+            {"học phí"},
+        ),
+        # ...only where: where the file the other part asks about is handed in
+        ("hồ sơ nhập học gồm những gì, nộp ở đâu", 1, {"hồ sơ"}),
+        # a part naming an attribute of its own takes none
+        ("học phí ngành cntt bao nhiêu, điểm chuẩn năm ngoái là bao nhiêu", 1, set()),
+    ],
+)
+def test_a_part_saying_only_when_or_where_takes_the_other_part_s_attribute(
+    parts: AnswererParts, message: str, second: int, takes: set[str]
+) -> None:
+    read = read_message(message)
+    read = read.with_restored(prepare_query(read.question, parts.processor), *_vocabulary(parts))
+    part = read.parts[second]
+    assert set(part.reading.attributes) - set(part.own.attributes) == takes
+    # what the part asks stays its own: a deadline, not the fee's amount
+    assert part.own.kinds
+    assert part.reading.kinds == part.own.kinds
 
 
 def _vocabulary(parts: AnswererParts) -> tuple[NearMissGuard, TextProcessor]:

@@ -33,6 +33,10 @@ def guard() -> NearMissGuard:
         ("money", "Khu đô thị Lộc Phát, Bình Dương.", False),
         ("money", "Lệ phí xét duyệt hồ sơ: 100.000/hồ sơ", True),  # per file: an amount
         ("money", "Với số lượng 3.000 cây trở lên", False),
+        ("money", "Học phí 2,5 triệu đồng mỗi tháng", True),
+        ("money", "Giá khoảng 500k/tháng", True),
+        # "4+1 ngành" is no "1 ngàn" (a thousand)
+        ("money", "Chương trình cử nhân – thạc sĩ tích hợp 4+1 ngành Khoa học Máy tính", False),
         ("period", "Nhập học trực tuyến tại nhaphoc.shut.example.vn | 14/8/2026 – 23/8/2026", True),
         ("period", "Thời gian: từ 14/8/2026 đến 23/8/2026.", True),
         ("period", "Nộp lệ phí | 15/7/2026 – 17h00 ngày 21/7/2026", True),
@@ -47,6 +51,13 @@ def guard() -> NearMissGuard:
         ("link", "Xem chi tiết tại https://tuyensinh.uit.edu.vn/thong-bao", True),
         ("link", "Điểm trung bình từ 3.5 trở lên.", False),
         ("link", "Liên hệ văn phòng tại TP. Hồ Chí Minh.", False),
+        ("time", "Thời gian: từ 24/8/2026 đến 28/8/2026, từ 7h30 đến 16h30 hằng ngày.", True),
+        ("time", "Thư viện mở cửa 7:00 – 22:00.", True),
+        # days are no time of day
+        ("time", "Hồ sơ giấy nộp từ 24/8/2026 đến 28/8/2026.", False),
+        ("address", "Địa điểm: Hội trường A, cơ sở chính, số 12 đường Bến Nghé Mới.", True),
+        # "tại đây" points back to a place said before it, and says none
+        ("address", "Tại đây, sinh viên nộp hồ sơ giấy và nhận đồng phục.", False),
     ],
 )
 def test_a_unit_holds_a_value_of_a_kind_or_not(
@@ -78,6 +89,10 @@ def test_a_unit_holds_a_value_of_a_kind_or_not(
         ("nhập học trực tuyến từ ngày nào đến ngày nào", {"period"}),
         ("dang ky ktx tu bao gio den bao gio", {"period"}),
         ("hạn nộp hồ sơ là ngày nào", {"date"}),
+        # a time of day: "mấy giờ", "mấy h"; "từ 24/8 đến 28/8" does not answer it
+        ("thư viện mở cửa tới mấy giờ", {"time"}),
+        ("chuyen cuoi may h v ad", {"time"}),
+        ("What time does the library close?", {"time"}),
         # an area asked is not any figure
         ("cơ sở 2 rộng bao nhiêu ha", {"area"}),
         ("dien tich truong bn", {"area"}),

@@ -9,7 +9,7 @@ from bot.core.errors import ConfigError
 from bot.core.settings import TextSettings
 from retrieval.text.folding import fold
 from retrieval.text.language import detect_language
-from retrieval.text.terms import TextProcessor, written_marks
+from retrieval.text.terms import TextProcessor, tokens, written_marks
 from retrieval.text.vocabulary import load_text_processor
 
 SAFE_TERM = re.compile(r"^[a-z0-9_]+$")
@@ -33,6 +33,12 @@ def _norm(s: str) -> str:
 
 def test_fold_removes_diacritics_and_collapses_whitespace() -> None:
     assert fold("  Học phí\tngành  ĐÀO tạo\n") == "hoc phi nganh dao tao"
+
+
+def test_a_times_sign_folds_to_the_x_a_keyboard_types() -> None:
+    # "ảnh 3×4" in the documents is the student's "ảnh 3x4"
+    assert fold("Ảnh chân dung 3×4") == fold("anh chan dung 3x4")
+    assert tokens("4 ảnh 3×4") == tokens("4 anh 3x4")
 
 
 @pytest.mark.parametrize(
