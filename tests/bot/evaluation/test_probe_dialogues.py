@@ -1,4 +1,4 @@
-"""The probes (tests/data/probe_dialogues.jsonl, probe2_… to probe8_…): 40 student
+"""The probes (tests/data/probe_dialogues.jsonl, probe2_… to probe10_…): 40 student
 messages each on the demo knowledge base, written blind on 2026-12-06 (before any was asked) to
 measure what nobody tuned for; `tuvan eval dialogues FILE` asks them. Their facts must be the
 knowledge base's, or a right answer could never hold them."""
@@ -28,6 +28,9 @@ PROBES = [
     # written at the start of the session after, the same way
     ("probe7_dialogues.jsonl", None),
     ("probe8_dialogues.jsonl", None),
+    # written at the start of the ninth session, the same way
+    ("probe9_dialogues.jsonl", None),
+    ("probe10_dialogues.jsonl", None),
 ]
 
 
