@@ -1,4 +1,4 @@
-"""The probes (tests/data/probe_dialogues.jsonl, probe2_… to probe10_…): 40 student
+"""The probes (tests/data/probe_dialogues.jsonl, probe2_… to probe12_…): 40 student
 messages each on the demo knowledge base, written blind on 2026-12-06 (before any was asked) to
 measure what nobody tuned for; `tuvan eval dialogues FILE` asks them. Their facts must be the
 knowledge base's, or a right answer could never hold them."""
@@ -31,6 +31,9 @@ PROBES = [
     # written at the start of the ninth session, the same way
     ("probe9_dialogues.jsonl", None),
     ("probe10_dialogues.jsonl", None),
+    # ...and kept sealed until that session's code was final (its estimate of unseen messages)
+    ("probe11_dialogues.jsonl", None),
+    ("probe12_dialogues.jsonl", None),
 ]
 
 
