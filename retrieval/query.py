@@ -43,8 +43,9 @@ MIN_PART_TERMS = 2
 _WORDS = load_pack().questions
 _ANYWHERE = re.compile(rf"\b{alternatives(_WORDS.anywhere)}\b")
 _AT_END = re.compile(rf"\b{alternatives(_WORDS.at_end)}$")
-# An English question opens with its verb: "Is there an application fee, and how much is …".
-_FIRST = re.compile(rf"^(?:and |but |also )?{alternatives(_WORDS.part_asks_first)}\b")
+# An English question opens with its verb: "Is there an application fee, and how much is …"
+# (also what bot.answer.read takes for a part that asks).
+OPENS_WITH_VERB = re.compile(rf"^\W*(?:and |but |also )?{alternatives(_WORDS.part_asks_first)}\b")
 _PARTICLES = CLOSING_PARTICLES | _WORDS.closing_too
 # Where a question may be cut: at the end of a sentence ("?", ";", "!", or a full stop before a
 # word, unless it ends an abbreviation: "TP. HCM" holds) always; before "," and the conjunctions
@@ -189,7 +190,9 @@ def _asks(text: str) -> bool:
         words.pop()
     folded = " ".join(words)
     return bool(
-        _ANYWHERE.search(folded) or _AT_END.search(" ".join(words[-2:])) or _FIRST.match(folded)
+        _ANYWHERE.search(folded)
+        or _AT_END.search(" ".join(words[-2:]))
+        or OPENS_WITH_VERB.match(folded)
     )
 
 

@@ -26,19 +26,17 @@ from bot.answer.standalone import NOT_A_TOPIC, Alone, topic_of
 from bot.core.types import Language
 from retrieval.guard.checks import NearMissGuard
 from retrieval.guard.verdicts import Facets
-from retrieval.query import PreparedQuery
+from retrieval.query import OPENS_WITH_VERB, PreparedQuery
 from retrieval.text.folding import fold
 from retrieval.text.language import detect_language
 from retrieval.text.pack import alternatives, load_pack
 from retrieval.text.terms import TextProcessor
 
 _SUBJECTS = frozenset(load_pack().follow_up.subjects)  # what a question can be about
-# A part that asks something: a question mark or a question word. "Mình đã tốt nghiệp cao
-# đẳng và muốn học liên thông" only says who asks; it is read with the next part.
-_ASKS = re.compile(
-    rf"\?|\b{alternatives(load_pack().questions.part_asks)}\b"
-    rf"|^\W*(?:and |but |also )?{alternatives(load_pack().questions.part_asks_first)}\b"
-)
+# A part that asks something: a question mark or a question word, or an English verb opening it
+# (retrieval.query.OPENS_WITH_VERB). "Mình đã tốt nghiệp cao đẳng và muốn học liên thông" only
+# says who asks; it is read with the next part.
+_ASKS = re.compile(rf"\?|\b{alternatives(load_pack().questions.part_asks)}\b")
 _PUNCTUATION = "?!.,;:…\"'()"
 
 
@@ -204,7 +202,7 @@ def asking_parts(parts: list[tuple[str, str]]) -> list[tuple[str, str]]:
     context = ""
     for label, dense in parts:
         dense = f"{context} {dense}" if context else dense
-        if _ASKS.search(fold(label)):
+        if _ASKS.search(folded := fold(label)) or OPENS_WITH_VERB.match(folded):
             out.append((label, dense))
             context = ""
         else:
