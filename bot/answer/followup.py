@@ -281,7 +281,15 @@ def _resolve_reference(
     named = _named(previous, guard)
     taken: tuple[Taken, ...] = ()
     value = named.get(category)
-    if value is None:
+    if category in NOT_A_TOPIC:
+        # "với điểm đó": the one figure the previous question gave ("e thi đgnl được 850")
+        figures = {
+            previous[s.start : s.end] for s in guard.spans(previous) if s.category == category
+        }
+        value = figures.pop() if len(figures) == 1 else None
+        if value is not None:
+            taken = (Taken(category, guard.label(category), value, previous),)
+    elif value is None:
         # "bên đó", or "hb đó" after "hb tài năng" (a kind of programme to the guard): the
         # previous subject of a category the message does not name itself ("sang bên đó học
         # có hb nào" names a scholarship; "bên đó" is the programme before).

@@ -230,15 +230,25 @@ def with_entities(
     # "khi nào mở đăng ký" after "ktx …": the dormitory's. "hạn chót phải đóng là ngày nào"
     # after "học phí … bao nhiêu": the fee's deadline (its attributes say only when or where).
     own = named.get("attribute", frozenset())
-    when_or_where = bool(own) and all(_circumstance(guard, a) for a in own)
+    when_or_where = (
+        all(_circumstance(guard, a) for a in own)
+        if own
+        # "phải đóng trước ngày nào" names nothing and asks only when
+        else bool(mine.kinds) and mine.kinds <= _CIRCUMSTANCES
+    )
     if not own or when_or_where:
         carried.add("attribute")
     words = whole.split()
+    # An attribute is the subject of the parts after it: "tiền phòng đóng theo tháng hay theo
+    # kỳ, có phải đặt cọc không" asks no deposit in its first part.
+    at = whole.find(part)
+    before = len(whole[:at].split()) if at >= 0 else len(words)
     extra = [
         said
         for start, end, category in guard.entity_spans(whole)
         if category in carried
         and (said := " ".join(words[start:end])) not in part
+        and (category != "attribute" or end <= before)
         # Not what another part asks ("ở đâu"): "mấy giờ mở cửa" asks no place. Into a part
         # saying when or where, an attribute that is a subject as well ("học phí") is carried,
         # not one that only asks ("bao nhiêu tiền") or says another circumstance ("hạn nộp").

@@ -175,7 +175,10 @@ def whether_words(question: str, spans: Sequence[Span]) -> tuple[str, ...]:
         found = _WHETHER.search(" ".join(tokens(clause)))
         if found is None or any(p in f" {found.group('thing')} " for p in _ASKS_ITSELF):
             continue
-        kept = " ".join(w for w in found.group("thing").split() if w not in _NOT_ASKED)
+        words = found.group("thing").split()
+        if words[0] in _QUESTIONS.whether_verbs:
+            words = words[1:]
+        kept = " ".join(w for w in words if w not in _NOT_ASKED)
         if kept:
             phrases.append(kept)
     return tuple(phrases)

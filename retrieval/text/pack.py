@@ -47,6 +47,7 @@ class QuestionWords:
     whether_opens: tuple[str, ...]  # a yes-no question's words before what it asks whether
     whether_closes: tuple[str, ...]  # and after it
     whether_not_asked: frozenset[str]  # words between them that ask nothing
+    whether_verbs: frozenset[str]  # first between them, they ask nothing either
     per_marks: tuple[str, ...]  # "1", "mỗi" before a period a figure is asked per
     per_not_followed_by: tuple[str, ...]  # "một kỹ năng": no period
     # each period: the folded words a question says it in, and the words a unit names it in
@@ -172,6 +173,7 @@ def read_pack(path: Path) -> LanguagePack:
             whether_opens=questions.words("whether_opens"),
             whether_closes=questions.words("whether_closes"),
             whether_not_asked=frozenset(questions.words("whether_not_asked")),
+            whether_verbs=frozenset(questions.words("whether_verbs")),
             per_marks=per.words("marks"),
             per_not_followed_by=per.words("not_followed_by"),
             per_periods=_periods(per.part("periods")),

@@ -112,6 +112,9 @@ class Abbreviation:
     expansions: tuple[str, ...]  # the first is what the dense embedder gets
     chat: bool = False  # informal shorthand: Vietnamese text only
     at_end: bool = False  # only at the end of a clause ("v", "z")
+    # the dense embedder gets the second expansion next to one of these words, folded ("cần
+    # đk gì": điều kiện, "đk xét tuyển": đăng ký)
+    second_near: frozenset[str] = frozenset()
 
 
 # Words that may follow a clause-final "v"/"z" ("bn v ad", "v ạ", "z mn ơi"), folded: the
@@ -235,6 +238,8 @@ class TextProcessor:
         if abbr.at_end and not _clause_ends(text, match.end()):
             return None
         expansion = abbr.expansions[0]
+        if abbr.second_near and len(abbr.expansions) > 1 and _near(text, match, abbr.second_near):
+            expansion = abbr.expansions[1]
         if abbr.chat and word[0].isupper():
             expansion = expansion[0].upper() + expansion[1:]
         return expansion
@@ -291,6 +296,18 @@ def _standalone(text: str, start: int, end: int) -> bool:
 
 
 _NEXT = re.compile(r"\s*([^\W_]+|\S)?")
+_PREVIOUS = re.compile(r"([^\W_]+)\s*$")
+
+
+def _near(text: str, match: re.Match[str], words: frozenset[str]) -> bool:
+    """Whether the word before ``match`` or the word after it (in its clause) is one of
+    ``words``."""
+    after = _NEXT.match(text, match.end())
+    before = _PREVIOUS.search(text, 0, match.start())
+    return any(
+        found is not None and found.group(1) is not None and fold(found.group(1)) in words
+        for found in (after, before)
+    )
 
 
 def _clause_ends(text: str, end: int) -> bool:

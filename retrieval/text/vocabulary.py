@@ -78,6 +78,16 @@ def _abbreviation(path: Path, key: str, value: Any, *, chat: bool) -> Abbreviati
     options: dict[str, Any] = value if isinstance(value, dict) else {"expand": value}
     expand = options.get("expand")
     expansions = tuple(str(e) for e in (expand if isinstance(expand, list) else [expand]) if e)
-    if not expansions or set(options) - {"expand", "at_end"}:
-        raise ConfigError(f"{path}: entry {key!r} needs `expand` (and optionally `at_end`)")
-    return Abbreviation(expansions, chat=chat, at_end=bool(options.get("at_end", False)))
+    if not expansions or set(options) - {"expand", "at_end", "second_near"}:
+        raise ConfigError(
+            f"{path}: entry {key!r} needs `expand` (and optionally `at_end`, `second_near`)"
+        )
+    near = options.get("second_near") or []
+    if not isinstance(near, list) or (near and len(expansions) < 2):
+        raise ConfigError(f"{path}: entry {key!r}: `second_near` lists words, for two expansions")
+    return Abbreviation(
+        expansions,
+        chat=chat,
+        at_end=bool(options.get("at_end", False)),
+        second_near=frozenset(fold(str(w)) for w in near),
+    )

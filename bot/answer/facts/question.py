@@ -3,6 +3,7 @@ score and attribute it names, as the guard's vocabulary and the catalogue read t
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -12,6 +13,7 @@ from retrieval.facts.model import COMBINATIONS, CUTOFF, FEE, QUOTA
 from retrieval.guard.verdicts import Facets
 from retrieval.text.folding import fold
 from retrieval.text.pack import alternatives, load_pack
+from retrieval.text.terms import tokens
 
 _WORDS = load_pack().facts
 SCORE_CHECK = re.compile(alternatives(_WORDS.score_check))
@@ -29,6 +31,7 @@ _HIGHEST, _LOWEST, _MORE, _LESS = (
 )
 MAJOR_CODE = "mã ngành"  # the guard's attribute for a major's code
 TABLE_ATTRIBUTES = (CUTOFF, QUOTA, FEE, COMBINATIONS)  # what a question may ask of the tables
+_POINTS = frozenset({"diem", "d", "points", "point"})  # what a score is called, folded
 _MAX_NAME_WORDS = 10  # "Mạng máy tính và truyền thông dữ liệu" has 8
 
 
@@ -52,6 +55,7 @@ class FactsQuestion:
     this_year: bool = False  # "năm nay": the admission year
     campus: str | None = None  # the one campus it names ("cơ sở phía Nam")
     per: str | None = None  # "một năm", "mỗi học kỳ", "1 tín chỉ": what a fee asked is per
+    years: frozenset[int] = frozenset()  # every year it names ("so 2024 vs 2025")
 
 
 def read_facts_question(read: Read, book: FactsBook) -> FactsQuestion:
@@ -77,7 +81,7 @@ def read_facts_question(read: Read, book: FactsBook) -> FactsQuestion:
         method=next(iter(methods)) if len(methods) == 1 else None,
         combination=next(iter(combos)).upper() if len(combos) == 1 else None,
         year=int(next(iter(years))) if len(years) == 1 else None,
-        score=_score(read.typed),
+        score=_score(read.typed, question),
         per=_per(folded),
         attribute=attributes[0] if len(attributes) == 1 else None,
         whether=bool(_WHETHER.search(folded)),
@@ -92,14 +96,20 @@ def read_facts_question(read: Read, book: FactsBook) -> FactsQuestion:
         else None,
         compare="more" if _MORE.search(folded) else "less" if _LESS.search(folded) else None,
         campus=next(iter(campuses)) if len(campuses) == 1 else None,
+        years=frozenset(int(y) for y in years if y.isdigit()),
     )
 
 
-def _score(facets: Facets) -> float | None:
-    numbers = facets.get("number")
-    if not numbers or len(numbers) != 1:
+def _score(facets: Facets, question: str) -> float | None:
+    """The score a question gives: its one number, or of several ("tb 3 môn khối A00 được 27
+    điểm") the one it calls points ("27 điểm", "25d")."""
+    numbers = {n.replace("_", ".") for n in facets.get("number", ())}
+    if len(numbers) > 1:
+        words = [w.replace("_", ".") for w in tokens(question)]
+        numbers = {w for w, after in itertools.pairwise(words) if w in numbers and after in _POINTS}
+    if len(numbers) != 1:
         return None
-    value = float(next(iter(numbers)).replace("_", "."))
+    value = float(next(iter(numbers)))
     return value if 0 < value <= 1200 else None
 
 

@@ -25,7 +25,8 @@ def rows_for(
     on_scale_of: float | None = None,
 ) -> list[Fact]:
     """The facts of ``major`` for ``attribute`` that the question leaves possible, of the latest
-    year that has one (or the year asked); one per programme and method."""
+    year that has one (or the year asked, or each of the years compared); one per programme,
+    method and year."""
     rows = [
         f
         for f in book.facts
@@ -47,16 +48,18 @@ def rows_for(
         rows = [f for f in rows if f.campus == asked.campus] or rows
     if not rows:
         return []
-    year = max(f.year for f in rows)
-    latest = [f for f in rows if f.year == year]
+    # "so 2024 vs 2025": each year named that a row has; else the latest
+    named = asked.years & {f.year for f in rows} if len(asked.years) > 1 else set()
+    years = named or {max(f.year for f in rows)}
+    latest = [f for f in rows if f.year in years]
     if attribute == FEE and asked.per is not None:
         per = [f for f in latest if (f.unit or "").endswith(f"/{asked.per}")]
         latest = per or latest
-    seen: dict[tuple[str | None, ...], Fact] = {}
+    seen: dict[tuple[str | int | None, ...], Fact] = {}
     for f in latest:
-        seen.setdefault((f.programme, f.method, f.unit, f.campus), f)
+        seen.setdefault((f.programme, f.method, f.unit, f.campus, f.year), f)
     # The standard programme first, each programme's methods in the table's order.
-    return sorted(seen.values(), key=lambda f: (f.programme is not None, f.programme or ""))
+    return sorted(seen.values(), key=lambda f: (f.programme is not None, f.programme or "", f.year))
 
 
 def rows_for_all(

@@ -85,11 +85,13 @@ def values(asked: FactsQuestion, book: FactsBook, language: Language) -> FactsRe
     asked, missing = year_held(asked, book, attribute)
     lines: list[str] = []
     places: list[Place] = []
+    held: set[int] = set()
     for major in asked.majors:
         rows = rows_for(book, major, attribute, asked)
         if not rows:
             return None
         for fact in rows:
+            held.add(fact.year)
             places.append(fact.place)
             value = (
                 ", ".join(fact.combinations)
@@ -109,6 +111,14 @@ def values(asked: FactsQuestion, book: FactsBook, language: Language) -> FactsRe
             f"Mình chưa có {name} năm {missing}; {name} mới nhất mình có:"
             if language == "vi"
             else f"I do not have the {missing} {name} yet; the latest I have:"
+        )
+    # "so 2024 vs 2025": the years named that no row quoted has are said to be missing
+    absent = ", ".join(str(y) for y in sorted(asked.years - held))
+    if absent and missing is None:
+        lines.append(
+            f"Mình chưa có {name} năm {absent}."
+            if language == "vi"
+            else f"I do not have the {absent} {name}."
         )
     return FactsReply("\n".join([lead, *lines]), places, attribute)
 

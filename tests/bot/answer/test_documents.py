@@ -11,9 +11,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.answer.answerer import Answerer
 from bot.answer.documents import DocumentsTier
-from bot.answer.found import Found
+from bot.answer.found import Found, Timer
 from bot.answer.parts import AnswererParts
-from bot.answer.read import Read, with_entities
+from bot.answer.read import Read, read_message, with_entities
 from bot.answer.reading import read_question
 from bot.knowledge.ingest import ingest_paths
 from retrieval.faq.decision import FaqDecision
@@ -174,6 +174,40 @@ def test_a_part_that_names_no_subject_is_read_with_the_question_s(parts: Answere
     assert named(
         "học bổng có mấy loại", "ngành ttnt có học bổng không, học bổng có mấy loại", guard
     ) == ("học bổng có mấy loại ttnt")
+
+
+def test_a_part_takes_a_subject_said_before_it_and_none_after(parts: AnswererParts) -> None:
+    guard = parts.guard
+    # "phải đóng trước ngày nào" names nothing and asks only when: the fee's deadline
+    whole = "học phí học kỳ đầu ngành khmt là bao nhiêu, phải đóng trước ngày nào ạ"
+    assert named("phải đóng trước ngày nào ạ", whole, guard) == (
+        "phải đóng trước ngày nào ạ học phí khmt"
+    )
+    # the deposit asked after it is no subject of the first part
+    whole = "tiền phòng đóng theo tháng hay theo kỳ, có phải đặt cọc không"
+    assert named("tiền phòng đóng theo tháng hay theo kỳ", whole, guard) == (
+        "tiền phòng đóng theo tháng hay theo kỳ"
+    )
+
+
+async def test_a_part_is_searched_again_with_the_subject_the_question_gives_it(
+    answerer: Answerer,
+) -> None:
+    found = await answerer.find(
+        read_message("ktx cơ sở 2 phòng 8 người bn, mấy giờ đóng cổng"), Timer()
+    )
+    assert found.trace["part_searched"] == ["mấy giờ đóng cổng ký túc xá"]
+    assert any("23h00" in h.text for h in found.hits)  # the dorm's closing time
+    found = await answerer.find(read_message("học phí ngành khmt bao nhiêu"), Timer())
+    assert found.trace["part_searched"] == []
+
+
+async def test_a_dorm_s_price_and_its_deposit_are_both_answered(answerer: Answerer) -> None:
+    # "đặt cọc" is asked of its own (not a fee): only the deposit's line answers that part
+    result = await answerer.answer("ktx cơ sở 2 phòng 8 người bn 1 tháng, có phải đặt cọc ko")
+    assert result.tier == "documents", result.reason
+    assert "550.000" in result.answer
+    assert "1.000.000" in result.answer
 
 
 def named(part: str, whole: str, guard: NearMissGuard) -> str:

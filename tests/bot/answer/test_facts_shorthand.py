@@ -1,5 +1,6 @@
 """The facts tier reads a question in chat shorthand as the student typed it and as written
-out (bot.answer.facts.tier), on the demo knowledge base; and what "trường có ngành …" names."""
+out (bot.answer.facts.tier), on the demo knowledge base; what "trường có ngành …" names; and
+the years a question compares."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from bot.answer.facts.question import offered_name
     [
         "e dc 25.5 diem khoi a00 thi vo dc attt ko ad",  # "vô dc": "vào được" in shorthand
         "em được 25,5 điểm thì vào được an toàn thông tin không",
+        # of two numbers, the score is the one called points
+        "tong 3 mon khoi a00 e dc 25,5d thi vo dc attt ko ad",
     ],
 )
 async def test_a_score_check_is_read_in_chat_shorthand(answerer: Answerer, question: str) -> None:
@@ -49,3 +52,17 @@ async def test_a_fee_and_a_deadline_of_a_major_are_no_score_check(answerer: Answ
 )
 def test_the_major_a_does_the_school_have_question_names(question: str, name: str | None) -> None:
     assert offered_name(question) == name
+
+
+async def test_of_two_years_compared_the_one_no_table_holds_is_said_missing(
+    answerer: Answerer,
+) -> None:
+    result = await answerer.answer("điểm chuẩn ngành ktpm năm 2024 so với 2025 tăng hay giảm")
+    assert result.why.get("facts") == "điểm chuẩn", result.reason
+    assert "2025: 26,10 [1]" in result.answer
+    assert "Mình chưa có điểm chuẩn năm 2024." in result.answer
+    # a year a table holds for the major is quoted beside the other
+    result = await answerer.answer("diem chuan thpt nganh attt nam 2025 so voi 2024 tang hay giam")
+    assert "2024: 25,55" in result.answer
+    assert "2025: 25,40" in result.answer
+    assert "Mình chưa có" not in result.answer

@@ -99,6 +99,14 @@ CASES = [
         "reference",
         "ma nganh cua httt la j de e ghi nguyen vong v",
     ),
+    # "điểm đó": the one score the last question gave
+    (
+        "xét đgnl tối thiểu bn điểm mới đc nộp hồ sơ, e thi đợt 1 đc 850",
+        "vay vs diem do vo nganh attt co dau ko ad",
+        "context",
+        "reference",
+        "vay vs diem 850 vo nganh attt co dau ko ad",
+    ),
     # a message naming its own subject refers to it ("bên đó" is Úc), not to the last one
     (
         "le phi xet ho so van bang 2 la bn",

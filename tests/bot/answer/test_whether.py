@@ -29,8 +29,11 @@ def guard() -> NearMissGuard:
         ("o ktx co duoc nau an ko", ("nau an",)),
         # a clause-final "không" closes it; "có … không có" asks no yes-no question
         ("năm 2025 ngành này có tổ hợp nào mà ngành khác không có", ()),
-        # words that ask nothing themselves
+        # words that ask nothing themselves; first, "đóng" and "nộp" pay or hand in what is
+        # named ("tiền cọc": the vocabulary's)
         ("hai cách tính có giống nhau không", ()),
+        ("Có phải đóng tiền cọc không?", ()),
+        ("co phai nop giay kham suc khoe ko", ("giay kham suc khoe",)),
         # what the vocabulary reads is no word of what is asked whether: "học bạ" is a method
         ("ngành ttnt có xét học bạ không", ()),
         # it asks for some ("nào"), not whether

@@ -126,6 +126,23 @@ def test_v_means_vay_only_at_the_end_of_a_clause(processor: TextProcessor) -> No
     assert processor.expand_query("xét khối V không ạ") == "xét khối V không ạ"
 
 
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        # "đk" registers, unless a word beside it asks for requirements
+        ("dk xet tuyen o dau", "đăng ký xet tuyen o dau"),
+        ("cách đk ktx", "cách đăng ký ký túc xá"),
+        ("xet hoc ba can dk j", "xet hoc ba can điều kiện gì"),
+        ("du dk xet tuyen thang ko", "du điều kiện xet tuyen thang không"),
+        ("đk để được học bổng là gì", "điều kiện để được học bổng là gì"),
+    ],
+)
+def test_dk_is_a_requirement_next_to_words_asking_one(
+    processor: TextProcessor, text: str, written: str
+) -> None:
+    assert processor.expand_query(text) == written
+
+
 def test_thpt_stays_an_abbreviation_for_the_embedder(processor: TextProcessor) -> None:
     assert processor.expand_query("điểm thi thpt") == "điểm thi THPT"
 
@@ -259,6 +276,9 @@ def test_malformed_override_file_is_a_config_error(tmp_path: Path) -> None:
     path = tmp_path / "abbr.yaml"
     path.write_text("domain:\n  bcu: {spelled: wrong}\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="bcu"):
+        load_text_processor(TextSettings(abbreviations_file=path))
+    path.write_text("chat:\n  dk: {expand: đăng ký, second_near: [gi]}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="second_near"):
         load_text_processor(TextSettings(abbreviations_file=path))
     with pytest.raises(ConfigError, match="cannot read"):
         load_text_processor(TextSettings(abbreviations_file=tmp_path / "missing.yaml"))
