@@ -1,4 +1,4 @@
-"""The probes (tests/data/probe_dialogues.jsonl, probe2_… to probe15_…): 40 student
+"""The probes (tests/data/probe_dialogues.jsonl, probe2_… to probe16_…): 40 student
 messages each on the demo knowledge base, written blind on 2026-12-06 (before any was asked) to
 measure what nobody tuned for; `tuvan eval dialogues FILE` asks them. Their facts must be the
 knowledge base's, or a right answer could never hold them."""
@@ -34,9 +34,11 @@ PROBES = [
     # ...and kept sealed until that session's code was final (its estimate of unseen messages)
     ("probe11_dialogues.jsonl", None),
     ("probe12_dialogues.jsonl", None),
-    # written at the start of the tenth session; 14 and 16 stayed sealed until its end
+    # written at the start of the tenth session; 14 and 16 stayed sealed until its code was final
     ("probe13_dialogues.jsonl", None),
+    ("probe14_dialogues.jsonl", None),
     ("probe15_dialogues.jsonl", None),
+    ("probe16_dialogues.jsonl", None),
 ]
 
 
