@@ -15,7 +15,6 @@ goes through ``prepare_query``, so that a question is read the same way everywhe
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -218,16 +217,6 @@ def question_vector(prepared: PreparedQuery, vectors: np.ndarray[Any, Any]) -> n
     return mean / norm if norm > 0 else mean
 
 
-@dataclass(frozen=True)
-class PartQuery:
-    """A part of a question as it is searched: as typed, or with what the rest of the question
-    says of its subject ("có phải đặt cọc không" after "ktx bao nhiêu")."""
-
-    text: str
-    vector: np.ndarray[Any, Any]
-    terms: tuple[str, ...]
-
-
 async def search_query(
     session: AsyncSession,
     prepared: PreparedQuery,
@@ -237,11 +226,9 @@ async def search_query(
     limit: int,
     mode: SearchMode | None = None,
     reranker: Reranker | None = None,
-    also: Sequence[PartQuery] = (),
 ) -> list[Hit]:
     """Search a prepared question: as one query, or the whole question and each of its parts
-    (retrieval.search.search_parts) as typed, then as ``also`` reads them. Every hit's
-    similarity is to the whole question's own vector (``question_vector``)."""
+    (retrieval.search.search_parts)."""
     whole = question_vector(prepared, vectors)
     if not prepared.parts:
         return await search_chunks(
@@ -254,17 +241,13 @@ async def search_query(
             query_text=prepared.readable,
             reranker=reranker,
         )
-    searched = [
-        *(PartQuery(p.text, v, p.terms) for p, v in zip(prepared.parts, vectors, strict=True)),
-        *also,
-    ]
     return await search_parts(
         session,
-        [whole, *(p.vector for p in searched)],
-        [prepared.terms, *(p.terms for p in searched)],
+        [whole, *vectors],
+        [prepared.terms, *(p.terms for p in prepared.parts)],
         settings,
         limit=limit,
         mode=mode,
-        query_texts=[prepared.readable, *(p.text for p in searched)],
+        query_texts=[prepared.readable, *(p.text for p in prepared.parts)],
         reranker=reranker,
     )

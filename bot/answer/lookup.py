@@ -25,16 +25,9 @@ from retrieval.faq.lexicon import SETTINGS_COLUMNS, current_lexicon
 from retrieval.faq.sources import SourceDocument, source_documents
 from retrieval.guard.verdicts import Facets
 from retrieval.index.state import get_index_state
-from retrieval.query import (
-    PartQuery,
-    PreparedQuery,
-    prepare_query,
-    question_vector,
-    search_query,
-)
+from retrieval.query import PreparedQuery, prepare_query, question_vector, search_query
 from retrieval.restore.store import RESTORER_TABLES, current_restorer
 from retrieval.search.hits import Hit, diversify
-from retrieval.text.terms import TextProcessor
 from retrieval.thresholds import Thresholds, resolve_thresholds
 
 FAQ_CANDIDATES = 8  # FAQ entries weighed for a question, best first (as the fit weighs them)
@@ -80,19 +73,16 @@ class Lookup:
             )
             with timer.stage("restore"):
                 prepared = await self.prepare(session, question, signature=state.restorer)
+            with timer.stage("embed"):
+                vectors = await parts.embed_queries(prepared.dense_texts)
+            vector = question_vector(prepared, vectors)
+            terms = list(prepared.terms)
             # the school's majors read by every tier's guard (retrieval.guard.catalogue)
             book = await current_book(session, signature=state.book)
             parts.read_catalogue(book)
             read = read.with_restored(
                 prepared, parts.guard, parts.processor, guarded=self.settings.answer.near_miss_guard
             )
-            own = prepared.dense_texts
-            searched = _searched_parts(read)
-            with timer.stage("embed"):
-                embedded = await parts.embed_queries(_to_embed(own, searched))
-            vectors = embedded[: len(own)]
-            vector = question_vector(prepared, vectors)
-            terms = list(prepared.terms)
             with timer.stage("faq"):
                 decision = await self.match_faq(
                     session,
@@ -116,7 +106,6 @@ class Lookup:
                         search,
                         limit=max(self.settings.answer.top_k * 4, 20),
                         reranker=parts.reranker,
-                        also=_part_queries(searched, own, embedded, parts.processor),
                     )
         small_talk = None
         if planned:  # outside the session: no transaction stays open across an LLM call
@@ -127,7 +116,6 @@ class Lookup:
             "expanded": prepared.dense,
             "parts": [p.text for p in prepared.parts],
             "part_dense": [p.dense for p in prepared.parts],
-            "part_searched": searched,  # the parts searched once more, as read
             "terms": terms,
             "thresholds": thresholds,
             "faq": decision,
@@ -311,32 +299,6 @@ class Lookup:
 # right than wrong: below that, it was mostly a near line of another question ("Mã trường là
 # gì" for "khối Toán Sinh Anh đăng ký được ngành nào"), and tier 2 quoted it with confidence.
 FAQ_PASSAGE_PROBABILITY = 0.5
-
-
-def _searched_parts(read: Read) -> list[str]:
-    """The parts of a question of several parts searched once more, besides as typed: as read
-    with the subject the rest of the question gives them (bot.answer.read ``with_entities``),
-    so that "có phải đặt cọc không" after "ktx phòng 8 người bao nhiêu" finds the dormitory's
-    deposit (and "mấy giờ mở cửa" still finds office hours of its own words)."""
-    if len(read.parts) < 2:
-        return []
-    return [p.reading.text for p in read.parts if p.reading.text != p.dense]
-
-
-def _to_embed(own: list[str], searched: list[str]) -> list[str]:
-    """One batch: the question's own texts (``PreparedQuery.dense_texts``), then the searched
-    parts not among them."""
-    return [*own, *(t for t in dict.fromkeys(searched) if t not in own)]
-
-
-def _part_queries(
-    searched: list[str], own: list[str], embedded: Any, processor: TextProcessor
-) -> list[PartQuery]:
-    """The parts searched once more, with their vectors (``embedded`` holds ``own``'s, then
-    theirs) and keyword terms."""
-    texts = _to_embed(own, searched)
-    rows = dict(zip(texts, embedded, strict=True))
-    return [PartQuery(t, rows[t], tuple(processor.query_terms(t))) for t in texts[len(own) :]]
 
 
 def passage_floor(parts: AnswererParts) -> float:

@@ -11,9 +11,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.answer.answerer import Answerer
 from bot.answer.documents import DocumentsTier
-from bot.answer.found import Found, Timer
+from bot.answer.found import Found
 from bot.answer.parts import AnswererParts
-from bot.answer.read import Read, read_message, with_entities
+from bot.answer.read import Read, with_entities
 from bot.answer.reading import read_question
 from bot.knowledge.ingest import ingest_paths
 from retrieval.faq.decision import FaqDecision
@@ -188,18 +188,6 @@ def test_a_part_takes_a_subject_said_before_it_and_none_after(parts: AnswererPar
     assert named("tiền phòng đóng theo tháng hay theo kỳ", whole, guard) == (
         "tiền phòng đóng theo tháng hay theo kỳ"
     )
-
-
-async def test_a_part_is_searched_again_with_the_subject_the_question_gives_it(
-    answerer: Answerer,
-) -> None:
-    found = await answerer.find(
-        read_message("ktx cơ sở 2 phòng 8 người bn, mấy giờ đóng cổng"), Timer()
-    )
-    assert found.trace["part_searched"] == ["mấy giờ đóng cổng ký túc xá"]
-    assert any("23h00" in h.text for h in found.hits)  # the dorm's closing time
-    found = await answerer.find(read_message("học phí ngành khmt bao nhiêu"), Timer())
-    assert found.trace["part_searched"] == []
 
 
 async def test_a_dorm_s_price_and_its_deposit_are_both_answered(answerer: Answerer) -> None:
