@@ -114,6 +114,7 @@ class FactsWords:
     this_year: tuple[str, ...]
     last_year: tuple[str, ...]
     every_major: frozenset[str]  # words of a question asking for every major besides the list
+    points: frozenset[str]  # what a score is called, after its number
     not_a_name: frozenset[str]  # words after "có ngành" that name no major ("mới", "nào", "hot")
 
 
@@ -248,6 +249,7 @@ def _facts_words(section: _Section, guard: Mapping[str, Any]) -> FactsWords:
         this_year=section.words("this_year"),
         last_year=section.words("last_year"),
         every_major=frozenset(section.words("every_major")),
+        points=frozenset(section.words("points")),
         not_a_name=frozenset(section.words("not_a_name")),
     )
 

@@ -31,7 +31,6 @@ _HIGHEST, _LOWEST, _MORE, _LESS = (
 )
 MAJOR_CODE = "mã ngành"  # the guard's attribute for a major's code
 TABLE_ATTRIBUTES = (CUTOFF, QUOTA, FEE, COMBINATIONS)  # what a question may ask of the tables
-_POINTS = frozenset({"diem", "d", "points", "point"})  # what a score is called, folded
 _MAX_NAME_WORDS = 10  # "Mạng máy tính và truyền thông dữ liệu" has 8
 
 
@@ -106,7 +105,9 @@ def _score(facets: Facets, question: str) -> float | None:
     numbers = {n.replace("_", ".") for n in facets.get("number", ())}
     if len(numbers) > 1:
         words = [w.replace("_", ".") for w in tokens(question)]
-        numbers = {w for w, after in itertools.pairwise(words) if w in numbers and after in _POINTS}
+        numbers = {
+            w for w, after in itertools.pairwise(words) if w in numbers and after in _WORDS.points
+        }
     if len(numbers) != 1:
         return None
     value = float(next(iter(numbers)))
