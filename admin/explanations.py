@@ -83,6 +83,12 @@ add_strings(
             "Trả lời từ tài liệu, từng ý của câu hỏi một ({n} đoạn)",
             "Answered from the documents, one part of the question at a time ({n} passages)",
         ),
+        "why.docs.facts_by_part": (
+            "Trả lời từng ý: ý nào bảng số liệu của trường có thì lấy nguyên giá trị trong bảng, "
+            "ý còn lại trích từ tài liệu ({n} đoạn)",
+            "Answered part by part: the school's tables give the parts they hold, as they write "
+            "them; the documents are quoted for the rest ({n} passages)",
+        ),
         "why.docs.llm": (
             "Trả lời từ tài liệu: mô hình ngôn ngữ viết lại, có trích nguồn ({n} đoạn)",
             "Answered from the documents: written by the language model, cited ({n} passages)",

@@ -94,6 +94,8 @@ class Answerer(Lookup):
             )
             return
         exact = await self.facts.answer(found, timer)  # the tables' values are never streamed
+        if exact is None and found.facts_parts:  # nor a reply holding some of them
+            exact = self.documents.extractive(found) or await self.fallback.answer(found, timer)
         if exact is not None:
             yield StreamDone(self._finish(exact, found, timer, started))
             return

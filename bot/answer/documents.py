@@ -9,11 +9,13 @@ the tier declines and the fallback offers the passages as links (``abstained``).
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import replace
 
 from bot.answer import replies
 from bot.answer.confidence import documents_confidence, documents_features
 from bot.answer.extractive import Quote, render_quotes, select_quotes
+from bot.answer.facts.citing import cited_after
 from bot.answer.found import Found, Timer, hit_citation
 from bot.answer.llm_answer import Generated, generate_answer
 from bot.answer.parts import AnswererParts
@@ -35,6 +37,7 @@ PART_QUOTES = 2  # units quoted for each part of a multi-part question
 _COMPOSED: dict[Composed, str] = {
     "extractive": "extractive",
     "by_part": "extractive, by part",
+    "facts_by_part": "facts tables and extractive, by part",
     "llm": "llm",
 }
 
@@ -47,7 +50,7 @@ class DocumentsTier:
         self.settings = parts.settings
 
     async def answer(self, found: Found, timer: Timer) -> Answer | None:
-        if not found.passing:
+        if not found.passing and not found.facts_parts:
             return None
         with timer.stage("compose"):
             return await self._compose(found)
@@ -55,7 +58,7 @@ class DocumentsTier:
     async def _compose(self, found: Found) -> Answer | None:
         question, hits, language = found.question, found.passing, found.language
         llm = self.parts.llm
-        if llm is not None:
+        if llm is not None and not found.facts_parts:  # the tables' values are quoted, never
             try:
                 generated, raw = await generate_answer(
                     llm, self.parts.prompt("answer"), question, hits
@@ -124,13 +127,18 @@ class DocumentsTier:
         """A question that asks several things, answered part by part: each part's own units
         (its reading, with the entities the other parts name: "điểm chuẩn TTNT 2025, chỉ tiêu
         năm nay" asks the quota of TTNT too), under a heading naming what the part asks
-        (bot.answer.question_parts), never the student's words. A part whose units an earlier
+        (bot.answer.question_parts), never the student's words; a part the facts tables
+        answered (``found.facts_parts``) is their reply instead. A part whose units an earlier
         part already quoted, or that the quotes already answer, adds nothing; the parts the
-        documents do not answer are named in one line at the end."""
+        documents do not answer are named in one line at the end. When the scorer is not sure
+        of the quotes, the tables' replies are given alone."""
         hits, language = found.passing, found.language
         processor = self.parts.processor
+        facts = found.facts_parts or (None,) * len(parts)
         per_part = [
-            select_quotes(
+            []
+            if facts[i] is not None
+            else select_quotes(
                 processor.query_terms(part.reading.text),
                 hits,
                 processor,
@@ -138,7 +146,7 @@ class DocumentsTier:
                 reading=part.reading,
                 guard=guard,
             )
-            for part in parts
+            for i, part in enumerate(parts)
         ]
         chose = [bool(quotes) for quotes in per_part]
         taken: set[tuple[int, int]] = set()
@@ -147,15 +155,36 @@ class DocumentsTier:
             taken.update((q.hit_index, q.position) for q in quotes)
         if len(parts) == 1:
             return self._quoted(found, per_part[0])
-        if not any(per_part):
+        if not any(per_part) and not any(facts):
             found.abstained = True
             return None
         everything = [q for quotes in per_part for q in quotes]
-        confidence = self._confidence(found, everything, sum(chose) / len(parts))
-        if confidence is False:
-            return None
+        quoting = [i for i, reply in enumerate(facts) if reply is None]
+        confidence = 1.0 if not everything else None
+        if everything:
+            # a part the other parts' quotes answer is answered ("lương khởi điểm bn, tỉ lệ
+            # có việc cao không": one line of the jobs table holds both)
+            quotes_say = "\n".join(q.text for q in everything)
+            answered = sum(
+                chose[i] or answered_by(parts[i].own, quotes_say, guard) for i in quoting
+            )
+            sure = self._confidence(found, everything, answered / len(quoting))
+            if sure is False and not any(facts):
+                return None
+            if sure is False:  # the tables' replies stand alone; the rest is not found
+                found.abstained = found.unsure = False
+                per_part, chose, everything = [[] for _ in parts], [False] * len(parts), []
+                confidence = 1.0
+            else:
+                confidence = sure
         quoted, citations = numbered(everything, hits)
-        said = "\n".join(q.text for q in quoted)
+        said_lines = [q.text for q in quoted]
+        bodies: dict[int, str] = {}
+        for i, reply in enumerate(facts):
+            if reply is not None:
+                bodies[i], citations = cited_after(reply, citations)
+                said_lines.append(bodies[i])
+        said = "\n".join(said_lines)
         shown = [i for i, quotes in enumerate(per_part) if quotes]
         # Headings in the documents' language: the guard's attributes are Vietnamese words.
         labels = part_labels([parts[i].own for i in shown], guard) if language == "vi" else None
@@ -164,7 +193,9 @@ class DocumentsTier:
         missing: list[str] = []
         at = 0
         for i, quotes in enumerate(per_part):
-            if quotes:
+            if i in bodies:
+                lines.append(bodies[i])
+            elif quotes:
                 if i in heading:
                     lines.append(f"{heading[i]}:")
                 lines.append(render_quotes(quoted[at : at + len(quotes)]))
@@ -175,7 +206,9 @@ class DocumentsTier:
             # Named only when every part left is, and in Vietnamese: the guard's words are.
             named = language == "vi" and all(missing)
             lines.append(replies.part_not_found(language, missing if named else []))
-        answer = self._cited("\n".join(lines), citations, hits, language, "by_part")
+        how: Composed = "facts_by_part" if bodies else "by_part"
+        body, citations = in_reading_order("\n".join(lines), citations)
+        answer = self._cited(body, citations, hits, language, how)
         return _sure(answer, found, confidence)
 
     def _cited(
@@ -223,3 +256,23 @@ def numbered(quotes: list[Quote], hits: list[Hit]) -> tuple[list[Quote], list[Ci
         for q in quotes
     ]
     return renumbered, [hit_citation(n, hits[hi]) for n, hi in first_hit.items()]
+
+
+def in_reading_order(body: str, citations: list[Citation]) -> tuple[str, list[Citation]]:
+    """``body``'s markers [n] and ``citations`` renumbered in the order the reader meets them
+    (a tables' reply cited after the quotes may come first); a citation no marker names
+    keeps its place after them."""
+    order: dict[int, int] = {}
+    for match in _MARKER.finditer(body):
+        n = int(match.group(1))
+        if any(c.n == n for c in citations):
+            order.setdefault(n, len(order) + 1)
+    for c in citations:
+        order.setdefault(c.n, len(order) + 1)
+    renumbered = _MARKER.sub(
+        lambda m: f"[{order[int(m.group(1))]}]" if int(m.group(1)) in order else m.group(0), body
+    )
+    return renumbered, sorted((replace(c, n=order[c.n]) for c in citations), key=lambda c: c.n)
+
+
+_MARKER = re.compile(r"\[(\d+)\]")

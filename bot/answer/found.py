@@ -6,7 +6,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.answer.read import Read
 from bot.answer.replies import Answer
@@ -17,6 +17,9 @@ from retrieval.faq.decision import FaqDecision
 from retrieval.faq.sources import SourceDocument
 from retrieval.search.hits import Hit
 from retrieval.thresholds import Thresholds
+
+if TYPE_CHECKING:  # the facts tier reads Found: imported for the annotation only
+    from bot.answer.facts.citing import FactsReply
 
 
 class Timer:
@@ -60,6 +63,9 @@ class Found:
     documents_probability: float | None = None
     # The school's facts tables and catalogue, for the exact answers before tier 2.
     facts: FactsBook | None = None
+    # A question of several parts the tables answer in part: each part's reply from them, None
+    # for the parts tier 2 quotes the documents for (bot.answer.facts.tier ``by_part``).
+    facts_parts: tuple[FactsReply | None, ...] = ()
     # The ingested document the accepted FAQ entry names as its source, cited by tier 1.
     faq_document: SourceDocument | None = None
 

@@ -45,12 +45,13 @@ def answered_by(part: Reading, quoted: str, guard: NearMissGuard | None) -> bool
     """Whether ``quoted`` (the text already quoted for the other parts) answers ``part`` (the
     reading of its own words) as far as words tell: it names what the part asks and holds the
     kind of value the part asks for, if any; then the answer does not say the documents lack
-    it."""
+    it. A part that asks no kind of value ("tỉ lệ có việc làm cao không") is answered by a
+    quote naming what it asks."""
     if guard is None or not quoted:
         return False
     asked = part.facets.get(_ATTRIBUTE, frozenset())
     kinds = part.kinds
-    holds = guard.holds(kinds, quoted) if kinds else not asked
+    holds = guard.holds(kinds, quoted) if kinds else True
     named = not asked or bool(asked & guard.facets(quoted).get(_ATTRIBUTE, frozenset()))
     return (bool(asked) or bool(kinds)) and named and holds
 

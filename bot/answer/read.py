@@ -33,6 +33,7 @@ from retrieval.text.pack import alternatives, load_pack
 from retrieval.text.terms import TextProcessor
 
 _SUBJECTS = frozenset(load_pack().follow_up.subjects)  # what a question can be about
+_OF_THE_SCHOOL = load_pack().follow_up.of_the_school
 # A part that asks something: a question mark or a question word, or an English verb opening it
 # (retrieval.query.OPENS_WITH_VERB). "Mình đã tốt nghiệp cao đẳng và muốn học liên thông" only
 # says who asks; it is read with the next part.
@@ -223,13 +224,15 @@ def with_entities(
     the other parts' topic when it names none."""
     if guard is None:
         return part
-    carried = set(theirs.entities) - set(mine.entities) - {"year"}
     named = mine.facets
+    own = named.get("attribute", frozenset())
+    if own and {fold(a) for a in own} <= _OF_THE_SCHOOL:
+        return part  # "mã trường là gì" asks of no major another part names
+    carried = set(theirs.entities) - set(mine.entities) - {"year"}
     # The subject the part leaves out ("có mấy loại" after "trường có học bổng … không").
     carried |= {c for c in theirs.facets if c in _SUBJECTS and c not in named}
     # "khi nào mở đăng ký" after "ktx …": the dormitory's. "hạn chót phải đóng là ngày nào"
     # after "học phí … bao nhiêu": the fee's deadline (its attributes say only when or where).
-    own = named.get("attribute", frozenset())
     when_or_where = (
         all(_circumstance(guard, a) for a in own)
         if own

@@ -31,7 +31,7 @@ from retrieval.guard.checks import NearMissGuard
 from retrieval.guard.verdicts import GuardVerdict
 
 Why = dict[str, Any]
-Composed = Literal["extractive", "by_part", "llm"]
+Composed = Literal["extractive", "by_part", "facts_by_part", "llm"]
 
 FAQ_STEPS = 5  # at most the candidates tier 1 reads
 

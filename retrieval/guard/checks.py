@@ -15,7 +15,7 @@ from retrieval.guard.verdicts import Conflict, Facets, GuardVerdict, Missing
 from retrieval.text.terms import tokens
 
 # Kinds whose values are figures of their own sort: asked for one, another figure is no answer.
-_FIGURES = frozenset({"money", "phone", "area"})
+_FIGURES = frozenset({"money", "phone", "area", "requirement"})
 _SHARE = re.compile(r"\b(?:phan tram|percent|percentage)\b")
 
 
@@ -198,8 +198,9 @@ class NearMissGuard(VocabularyReader):
             # "học bổng được bao nhiêu phần trăm học phí": a share of a fee, not an amount
             kinds.discard("money")
         elif kinds & _FIGURES:
-            # "bao nhiêu tiền", "sđt là bao nhiêu": an amount or a number asked, not any figure
-            # ("3 tín chỉ" is no answer to what one credit costs).
+            # "bao nhiêu tiền", "sđt là bao nhiêu", "tối thiểu mấy điểm": an amount, a number or
+            # a threshold asked, not any figure ("3 tín chỉ" is no answer to what one credit
+            # costs, nor "điểm mỗi môn = … / 3" to the least score one may apply with).
             kinds.discard("quantity")
         if "period" in kinds:
             # "từ ngày nào đến ngày nào": both ends asked, and one deadline gives only one

@@ -79,6 +79,9 @@ class FollowUpWords:
     reference_pronouns: tuple[str, ...]  # "của nó": the previous subject, as reference_any
     subjects: tuple[str, ...]
     carried: tuple[str, ...]
+    # attributes (folded) asked of the school itself: a part asking only those takes no name
+    # from the other parts of its message
+    of_the_school: frozenset[str]
     not_a_topic: frozenset[str]
     not_own: frozenset[str]
 
@@ -103,6 +106,7 @@ class FactsWords:
     periods: Mapping[str, str]  # folded word of an amount's column -> what it is per
     not_offered: tuple[str, ...]  # cells as written
     standard_programme: tuple[str, ...]
+    standard_asked: tuple[str, ...]  # a question naming the standard programme
     score_check: tuple[str, ...]  # patterns
     offer: tuple[str, ...]  # patterns with a group `name`
     offer_programme: tuple[str, ...]  # patterns
@@ -200,6 +204,7 @@ def read_pack(path: Path) -> LanguagePack:
             reference_pronouns=reference.words("pronouns"),
             subjects=follow_up.category_list("subjects", names),
             carried=follow_up.category_list("carried", names),
+            of_the_school=frozenset(follow_up.words("of_the_school")),
             not_a_topic=frozenset(follow_up.category_list("not_a_topic", names)),
             not_own=frozenset(follow_up.words("not_own")),
         ),
@@ -238,6 +243,7 @@ def _facts_words(section: _Section, guard: Mapping[str, Any]) -> FactsWords:
         periods=section.folded_map("periods"),
         not_offered=section.strings("not_offered"),
         standard_programme=section.words("standard_programme"),
+        standard_asked=section.words("standard_asked"),
         score_check=section.patterns("score_check"),
         offer=section.patterns("offer"),
         offer_programme=section.patterns("offer_programme"),

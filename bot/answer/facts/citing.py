@@ -43,6 +43,28 @@ def cited(reply: FactsReply, language: Language, settings: AnswerSettings) -> An
     )
 
 
+def cited_after(reply: FactsReply, citations: list[Citation]) -> tuple[str, list[Citation]]:
+    """``reply``'s text cited after ``citations`` (a documents answer's sources): a page they
+    already cite keeps its number, another is added after them. Gives the text and every
+    citation."""
+    every = list(citations)
+    numbers = {(c.source, c.page): c.n for c in every}
+    for place in reply.places:
+        key = _source(place)
+        if key not in numbers:
+            numbers[key] = len(every) + 1
+            every.append(
+                Citation(
+                    n=numbers[key],
+                    title=place.title,
+                    source=place.document,
+                    url=place.url,
+                    page=place.page,
+                )
+            )
+    return _renumber(reply.body, reply.places, numbers), every
+
+
 def joined(replies: list[FactsReply]) -> FactsReply:
     """Several replies as one, in order: each one's markers moved past the places before it."""
     body: list[str] = []

@@ -21,7 +21,7 @@ _OFFER = [re.compile(p) for p in _WORDS.offer]
 _WHETHER = re.compile(alternatives(_WORDS.asks_whether))
 OFFER_PROGRAMME = re.compile(alternatives(_WORDS.offer_programme))
 # The question asks for the standard programme by name ("hệ chính quy", "đại trà").
-STANDARD_ASKED = re.compile(r"\b(?:chinh quy|dai tra|chuong trinh chuan|he chuan)\b")
+STANDARD_ASKED = re.compile(rf"\b{alternatives(_WORDS.standard_asked)}\b")
 _CLAUSE_END = re.compile(r"[,;:!?]")
 _THIS_YEAR = re.compile(rf"\b{alternatives(_WORDS.this_year)}\b")
 _WHICH = re.compile(r"\b(?:nganh nao|nhung nganh|cac nganh|nganh gi|which)\b")
@@ -55,6 +55,7 @@ class FactsQuestion:
     campus: str | None = None  # the one campus it names ("cơ sở phía Nam")
     per: str | None = None  # "một năm", "mỗi học kỳ", "1 tín chỉ": what a fee asked is per
     years: frozenset[int] = frozenset()  # every year it names ("so 2024 vs 2025")
+    standard: bool = False  # names the standard programme too ("clc so với hệ chuẩn")
 
 
 def read_facts_question(read: Read, book: FactsBook) -> FactsQuestion:
@@ -96,6 +97,7 @@ def read_facts_question(read: Read, book: FactsBook) -> FactsQuestion:
         compare="more" if _MORE.search(folded) else "less" if _LESS.search(folded) else None,
         campus=next(iter(campuses)) if len(campuses) == 1 else None,
         years=frozenset(int(y) for y in years if y.isdigit()),
+        standard=bool(STANDARD_ASKED.search(folded)),
     )
 
 
@@ -112,6 +114,12 @@ def _score(facets: Facets, question: str) -> float | None:
         return None
     value = float(next(iter(numbers)))
     return value if 0 < value <= 1200 else None
+
+
+def compares(text: str) -> bool:
+    """Whether ``text`` asks which of two is more or less ("mắc hơn bao nhiêu")."""
+    folded = fold(text)
+    return bool(_MORE.search(folded) or _LESS.search(folded))
 
 
 def offered_name(question: str) -> str | None:

@@ -32,7 +32,12 @@ def rows_for(
         for f in book.facts
         if f.attribute == attribute
         and fold(f.major) == fold(major.name)
-        and (asked.programme is None or f.programme == asked.programme)
+        # "clc so với hệ chuẩn": that programme's and the standard one's
+        and (
+            asked.programme is None
+            or f.programme == asked.programme
+            or (asked.standard and f.programme is None)
+        )
         and (asked.method is None or f.method in (asked.method, None) or attribute == COMBINATIONS)
         and (asked.year is None or f.year == asked.year)
         and (asked.campus is None or f.campus in (asked.campus, None))

@@ -23,15 +23,15 @@ from bot.answer.facts.question import (
     STANDARD_ASKED,
     TABLE_ATTRIBUTES,
     FactsQuestion,
+    compares,
     offered_name,
     read_facts_question,
 )
 from bot.answer.facts.values import Now, score_check, values, whether
 from bot.answer.found import Found, Timer
 from bot.answer.parts import AnswererParts
-from bot.answer.read import Read
+from bot.answer.read import PartRead, Read
 from bot.answer.replies import Answer
-from bot.core.types import Language
 from retrieval.facts.book import FactsBook
 from retrieval.facts.model import COMBINATIONS, CUTOFF, QUOTA
 from retrieval.guard.checks import NearMissGuard
@@ -40,6 +40,10 @@ from retrieval.text.pack import load_pack
 from retrieval.text.terms import TextProcessor
 
 _EVERY_MAJOR = load_pack().facts.every_major
+# What a part must name in its own words for the tables to answer it (or compare: "so với hệ
+# chuẩn thì mắc hơn bao nhiêu"): what it asks, the combination or method it asks whether, or a
+# score. "có tuyển đủ không" after "chỉ tiêu năm ngoái bao nhiêu" asks no quota of its own.
+_ASKED_OF_TABLES = frozenset({"attribute", "combination", "method", "number"})
 _MIN_MAJORS = 3  # a catalogue naming fewer majors is not the school's list: no "no" from it
 today = date.today  # the day "năm nay" is read on (a test may hold it still)
 
@@ -59,41 +63,51 @@ class FactsTier:
         if read is None or self._about_another_school(read):
             return None
         with timer.stage("facts"):
-            return self.decide(read, found, book) or self.by_part(read, found, book)
+            reply = self.by_part(read, found, book)
+            if reply is None and not found.facts_parts:
+                reply = self.decide(read, found, book)
+        return None if reply is None else cited(reply, found.language, self.settings.answer)
 
-    def by_part(self, read: Read, found: Found, book: FactsBook) -> Answer | None:
-        """A question of several parts each of which asks a value of the tables ("điểm chuẩn
-        ngành TTNT 2025 bao nhiêu, năm nay tuyển mấy chỉ tiêu"): each part answered from them,
-        read with the names the other parts give it (``Read.parts``); None unless every part
-        is, and then tier 2 answers the whole as before."""
+    def by_part(self, read: Read, found: Found, book: FactsBook) -> FactsReply | None:
+        """A question of several parts, each part decided alone, read with the names the other
+        parts give it (``Read.parts``: "điểm chuẩn ngành TTNT 2025 bao nhiêu, năm nay tuyển
+        mấy chỉ tiêu" asks the quota of TTNT too). Every part the tables answer: the replies
+        joined. Some: those replies are left on ``found.facts_parts`` for tier 2, which quotes
+        the documents for the other parts only; a score check does not answer the fee asked
+        after it ("e được 25đ có đỗ CNTT không, học phí 1 năm bao nhiêu"). None: the whole
+        question is decided as one."""
         if len(read.parts) < 2:
             return None
-        replies = []
-        for part in read.parts:
-            reading = part.reading
-            alone = replace(
-                read,
-                question=reading.text,
-                dense=reading.text,
-                asks=reading,
-                typed=self.parts.guard.facets(part.text),
-                parts=(),
-            )
-            reply = self._table_values(alone, found, book)
-            if reply is None:
-                return None
-            replies.append(reply)
-        return self._cited(joined(replies), found.language)
+        replies = [
+            self._part_reply(self._part_read(read, part), found, book)
+            if set(part.own.facets) & _ASKED_OF_TABLES or compares(part.text)
+            else None
+            for part in read.parts
+        ]
+        if all(replies):
+            return joined([r for r in replies if r is not None])
+        if any(replies):
+            found.facts_parts = tuple(replies)
+        return None
 
-    def _table_values(self, read: Read, found: Found, book: FactsBook) -> FactsReply | None:
-        """The values of one attribute of the majors the question names, as the tables hold
-        them; None for any other kind of question."""
+    def _part_reply(self, read: Read, found: Found, book: FactsBook) -> FactsReply | None:
+        """One part's reply from the tables, only about the majors it names (or the other
+        parts give it): a part read alone answers nothing across the catalogue ("có xét học bạ
+        không" naming no major is no list of the majors taking a combination)."""
         asked, _ = self._asked(read, book)
-        if not asked.majors or asked.beyond or asked.score is not None:
-            return None
-        if asked.attribute not in TABLE_ATTRIBUTES or _faq_quoted(found, asked):
-            return None
-        return values(asked, book, found.language)
+        return self.decide(read, found, book) if asked.majors else None
+
+    def _part_read(self, read: Read, part: PartRead) -> Read:
+        reading = part.reading
+        return replace(
+            read,
+            text=part.text,
+            question=reading.text,
+            dense=reading.text,
+            asks=reading,
+            typed=self.parts.guard.facets(part.text),
+            parts=(),
+        )
 
     def _asked(self, read: Read, book: FactsBook) -> tuple[FactsQuestion, int]:
         """What the question asks of the tables ("năm nay" read as the admission year), and
@@ -111,7 +125,8 @@ class FactsTier:
         folded = fold(read.question)
         return not any(fold(n) in folded for n in self.settings.brand.own_names if n.strip())
 
-    def decide(self, read: Read, found: Found, book: FactsBook) -> Answer | None:
+    def decide(self, read: Read, found: Found, book: FactsBook) -> FactsReply | None:
+        """The tables' reply to the question as one, or None to leave it to tier 2."""
         guard = self.parts.guard
         question = read.question
         asked, year = self._asked(read, book)
@@ -119,14 +134,14 @@ class FactsTier:
         now = Now(year, book.publications.get(year))
         if not asked.majors and asked.score is None:
             if asked.which and asked.combination and asked.attribute in (None, COMBINATIONS):
-                return self._cited(majors_taking(asked.combination, book, language), language)
+                return majors_taking(asked.combination, book, language)
             if asked.which and asked.extreme and asked.attribute in (CUTOFF, QUOTA):
-                return self._cited(extreme(asked, book, language), language)
+                return extreme(asked, book, language)
             if _every_major(asked, read, self.parts.processor):  # "trường có những ngành nào"
-                return self._cited(all_majors(book, language), language)
+                return all_majors(book, language)
         comparing = (asked.compare is not None or asked.which) and asked.score is None
         if len(asked.majors) >= 2 and asked.attribute in (CUTOFF, QUOTA) and comparing:
-            return self._cited(comparison(asked, book, language), language)
+            return comparison(asked, book, language)
         if (
             asked.programme is not None
             and asked.whether
@@ -135,31 +150,29 @@ class FactsTier:
             and fold(asked.programme) not in map(fold, book.programmes)
             and not _programme_named(asked.programme, found, guard)
         ):
-            return self._cited(no_such_programme(asked.programme, book, language), language)
+            return no_such_programme(asked.programme, book, language)
         if not asked.majors:
             missing = offered_name(question)
             if missing is None or len(book.majors) < _MIN_MAJORS:
                 return None
             if _named_in(missing, found):
                 return None  # the documents name it: not ours to deny
-            return self._cited(no_such_major(missing, book, language), language)
-        if asked.score is not None and SCORE_CHECK.search(fold(question)):
-            return self._cited(score_check(asked, book, language, now), language)
+            return no_such_major(missing, book, language)
+        # as typed: "attt" written out is "an toàn thông tin", and "an toàn" checks a score
+        if asked.score is not None and SCORE_CHECK.search(fold(read.text)):
+            return score_check(asked, book, language, now)
         if asked.whether and (asked.combination or asked.method) and asked.score is None:
-            return self._cited(whether(asked, book, language), language)
+            return whether(asked, book, language)
         if asked.beyond:
             return None  # part of it is for the documents: tier 2 answers the whole
         if asked.attribute in TABLE_ATTRIBUTES and asked.score is None:
             if _faq_quoted(found, asked):
                 return None  # an FAQ entry staff wrote about it is quoted by tier 2 first
-            return self._cited(values(asked, book, language), language)
+            return values(asked, book, language)
         if offered_name(question) is not None and asked.attribute is None:
             standard = bool(STANDARD_ASKED.search(fold(question)))
-            return self._cited(has_major(asked, standard, book, language), language)
+            return has_major(asked, standard, book, language)
         return None
-
-    def _cited(self, reply: FactsReply | None, language: Language) -> Answer | None:
-        return None if reply is None else cited(reply, language, self.settings.answer)
 
 
 def _every_major(asked: FactsQuestion, read: Read, processor: TextProcessor) -> bool:
@@ -179,6 +192,8 @@ def _faq_quoted(found: Found, asked: FactsQuestion) -> bool:
     nay" is not last year's entry): a value staff wrote an answer for is theirs to give."""
     if not found.passing or found.passing[0].faq_id is None:
         return False
+    if asked.standard and asked.programme is not None:
+        return False  # two programmes compared: the tables hold both
     entry = fold(f"{found.passing[0].title} {found.passing[0].text}")
     if asked.year is not None and str(asked.year) not in entry:
         return False

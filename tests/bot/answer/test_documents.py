@@ -143,6 +143,20 @@ def test_a_part_answered_by_a_quote_of_another_part_adds_nothing(parts: Answerer
     assert text == f"Theo tài liệu tuyển sinh của trường:\nHọc phí:\n- {FEES} [1]"
 
 
+def test_a_part_asking_no_kind_of_value_is_answered_by_a_quote_naming_it(
+    parts: AnswererParts,
+) -> None:
+    # "tỉ lệ có việc làm cao không" asks no figure of its own: the jobs line says it
+    jobs = (
+        "An toàn Thông tin: tỷ lệ có việc làm là 95,5%; lương khởi điểm là 15,0 triệu đồng/tháng."
+    )
+    text = in_parts(
+        parts, "lương khởi điểm ngành attt bao nhiêu, tỉ lệ có việc làm cao không", jobs
+    )
+    assert "95,5%" in text
+    assert "chưa tìm thấy" not in text
+
+
 def test_a_part_the_documents_do_not_answer_is_named_once_at_the_end(
     parts: AnswererParts,
 ) -> None:
@@ -188,6 +202,19 @@ def test_a_part_takes_a_subject_said_before_it_and_none_after(parts: AnswererPar
     assert named("tiền phòng đóng theo tháng hay theo kỳ", whole, guard) == (
         "tiền phòng đóng theo tháng hay theo kỳ"
     )
+
+
+def test_a_part_asking_of_the_school_takes_no_major(parts: AnswererParts) -> None:
+    # the school's code is no major's: the major of the other part stays there
+    guard = parts.guard
+    whole = "mã trường SHUT là gì vậy, với ngành khmt thì mã xét tuyển là bao nhiêu"
+    assert named("mã trường SHUT là gì vậy", whole, guard) == "mã trường SHUT là gì vậy"
+    assert named("với ngành khmt thì mã xét tuyển là bao nhiêu", whole, guard) == (
+        "với ngành khmt thì mã xét tuyển là bao nhiêu"
+    )
+    # a part asking something of a major still takes it
+    whole = "ngành khmt học mấy năm, mã ngành là gì"
+    assert named("mã ngành là gì", whole, guard) == "mã ngành là gì khmt"
 
 
 async def test_a_dorm_s_price_and_its_deposit_are_both_answered(answerer: Answerer) -> None:

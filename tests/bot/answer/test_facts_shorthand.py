@@ -48,6 +48,11 @@ async def test_a_fee_and_a_deadline_of_a_major_are_no_score_check(answerer: Answ
         # ...and "ngành dược, học phí bao nhiêu" names dược
         ("trường có ngành dược, học phí bao nhiêu", "dược"),
         ("co nganh y khoa khong, hp bn", "y khoa"),
+        # in English, a name the words major, programme or degree go with
+        ("Do you offer a nursing degree?", "nursing"),
+        ("do you have a major in law", "law"),
+        ("Do you have any scholarship for foreign students? My IELTS is 7.5", None),
+        ("do you have any program fully taught in english", None),
     ],
 )
 def test_the_major_a_does_the_school_have_question_names(question: str, name: str | None) -> None:

@@ -69,3 +69,21 @@ def test_a_combination_named_after_khoi_is_not_asked_for(
     guard: NearMissGuard, question: str, asked: bool
 ) -> None:
     assert ("tổ hợp" in guard.facets(question).get("attribute", ())) is asked
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "nganh khmt nam ngoai lay bao nhieu diem thi thpt vay a",
+        "ktpm lấy mấy điểm học bạ",
+        "clc thi lay nhieu diem k",
+    ],
+)
+def test_how_many_points_a_major_takes_asks_its_cut_off(
+    guard: NearMissGuard, question: str
+) -> None:
+    # read before the method "điểm thi THPT" takes the word "điểm" for itself
+    facets = guard.facets(question)
+    assert facets["attribute"] == {"điểm chuẩn"}
+    if "thpt" in question:
+        assert facets["method"] == {"thi tốt nghiệp THPT"}

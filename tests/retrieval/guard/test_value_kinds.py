@@ -99,6 +99,10 @@ def test_a_unit_holds_a_value_of_a_kind_or_not(
         ("trang nhập học là gì", {"link"}),
         # "trang" alone is no web page
         ("trang phục khi nhập học là gì", set()),
+        # a threshold asked: "điểm mỗi môn = … / 3" holds a figure, not the least score
+        ("tổng 3 môn phải đc bn điểm mới nộp được", {"requirement"}),
+        ("dgnl thi toi thieu may diem", {"requirement"}),
+        ("What is the minimum IELTS score?", {"requirement"}),
     ],
 )
 def test_what_a_question_asks_for(guard: NearMissGuard, question: str, kinds: set[str]) -> None:
