@@ -95,7 +95,7 @@ class FactsTier:
         parts give it): a part read alone answers nothing across the catalogue ("có xét học bạ
         không" naming no major is no list of the majors taking a combination)."""
         asked, _ = self._asked(read, book)
-        return self.decide(read, found, book) if asked.majors else None
+        return self.decide(read, found, book, part=True) if asked.majors else None
 
     def _part_read(self, read: Read, part: PartRead) -> Read:
         reading = part.reading
@@ -125,8 +125,11 @@ class FactsTier:
         folded = fold(read.question)
         return not any(fold(n) in folded for n in self.settings.brand.own_names if n.strip())
 
-    def decide(self, read: Read, found: Found, book: FactsBook) -> FactsReply | None:
-        """The tables' reply to the question as one, or None to leave it to tier 2."""
+    def decide(
+        self, read: Read, found: Found, book: FactsBook, *, part: bool = False
+    ) -> FactsReply | None:
+        """The tables' reply to the question as one (``part``: to one part of it), or None to
+        leave it to tier 2."""
         guard = self.parts.guard
         question = read.question
         asked, year = self._asked(read, book)
@@ -166,8 +169,10 @@ class FactsTier:
         if asked.beyond:
             return None  # part of it is for the documents: tier 2 answers the whole
         if asked.attribute in TABLE_ATTRIBUTES and asked.score is None:
-            if _faq_quoted(found, asked):
-                return None  # an FAQ entry staff wrote about it is quoted by tier 2 first
+            if not part and _faq_quoted(found, asked):
+                # an FAQ entry staff wrote about it is quoted by tier 2 first; not for a part:
+                # the passage tier 2 quotes first is the whole message's, not the part's
+                return None
             return values(asked, book, language)
         if offered_name(question) is not None and asked.attribute is None:
             standard = bool(STANDARD_ASKED.search(fold(question)))
