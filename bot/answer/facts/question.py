@@ -88,11 +88,7 @@ def read_facts_question(read: Read, book: FactsBook) -> FactsQuestion:
         which=bool(_WHICH.search(folded)),
         this_year=bool(_THIS_YEAR.search(folded)),
         code=MAJOR_CODE in named,
-        # "hết bao nhiêu tiền" asks only an amount (a generic attribute): nothing beyond a fee
-        beyond=bool(
-            (read.asks.attributes if read.asks is not None else named)
-            - {*TABLE_ATTRIBUTES, MAJOR_CODE}
-        ),
+        beyond=bool(named - {*TABLE_ATTRIBUTES, MAJOR_CODE}),
         extreme="highest"
         if _HIGHEST.search(folded)
         else "lowest"
