@@ -165,8 +165,11 @@ class DocumentsTier:
             # a part the other parts' quotes answer is answered ("lương khởi điểm bn, tỉ lệ
             # có việc cao không": one line of the jobs table holds both)
             quotes_say = "\n".join(q.text for q in everything)
+            # (named: a time of day quoted for one part is no answer to another's "mấy giờ")
             answered = sum(
-                chose[i] or answered_by(parts[i].own, quotes_say, guard) for i in quoting
+                chose[i]
+                or (bool(parts[i].own.attributes) and answered_by(parts[i].own, quotes_say, guard))
+                for i in quoting
             )
             sure = self._confidence(found, everything, answered / len(quoting))
             if sure is False and not any(facts):

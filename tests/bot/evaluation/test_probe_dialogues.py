@@ -1,4 +1,4 @@
-"""The probes (tests/data/probe_dialogues.jsonl, probe2_… to probe16_…): 40 student
+"""The probes (tests/data/probe_dialogues.jsonl, probe2_… to probe20_…): 40 student
 messages each on the demo knowledge base, written blind on 2026-12-06 (before any was asked) to
 measure what nobody tuned for; `tuvan eval dialogues FILE` asks them. Their facts must be the
 knowledge base's, or a right answer could never hold them."""
@@ -39,6 +39,12 @@ PROBES = [
     ("probe14_dialogues.jsonl", None),
     ("probe15_dialogues.jsonl", None),
     ("probe16_dialogues.jsonl", None),
+    # written at the start of the eleventh session; 18 and 20 stayed sealed until its code was
+    # final
+    ("probe17_dialogues.jsonl", None),
+    ("probe18_dialogues.jsonl", None),
+    ("probe19_dialogues.jsonl", None),
+    ("probe20_dialogues.jsonl", None),
 ]
 
 
