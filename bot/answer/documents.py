@@ -9,7 +9,6 @@ the tier declines and the fallback offers the passages as links (``abstained``).
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import replace
 
 from bot.answer import replies
@@ -24,7 +23,7 @@ from bot.answer.read import PartRead
 from bot.answer.reading import Reading
 from bot.answer.replies import Answer
 from bot.answer.why import Composed, documents_answered
-from bot.core.citations import Citation
+from bot.core.citations import MARKER, Citation
 from bot.core.errors import LlmError
 from bot.core.types import Language
 from retrieval.guard.checks import NearMissGuard
@@ -265,17 +264,14 @@ def in_reading_order(body: str, citations: list[Citation]) -> tuple[str, list[Ci
     """``body``'s markers [n] and ``citations`` renumbered in the order the reader meets them
     (a tables' reply cited after the quotes may come first); a citation no marker names
     keeps its place after them."""
+    known = {c.n for c in citations}
     order: dict[int, int] = {}
-    for match in _MARKER.finditer(body):
-        n = int(match.group(1))
-        if any(c.n == n for c in citations):
+    for match in MARKER.finditer(body):
+        if (n := int(match.group(1))) in known:
             order.setdefault(n, len(order) + 1)
     for c in citations:
         order.setdefault(c.n, len(order) + 1)
-    renumbered = _MARKER.sub(
+    renumbered = MARKER.sub(
         lambda m: f"[{order[int(m.group(1))]}]" if int(m.group(1)) in order else m.group(0), body
     )
     return renumbered, sorted((replace(c, n=order[c.n]) for c in citations), key=lambda c: c.n)
-
-
-_MARKER = re.compile(r"\[(\d+)\]")

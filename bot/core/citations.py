@@ -41,6 +41,8 @@ _FILE_NAME = re.compile(
     r"^[^/\\]+\.(?:md|markdown|txt|html?|pdf|csv|docx?|xlsx?|pptx?|odt|rtf|jsonl?|ya?ml)$",
     re.IGNORECASE,
 )
+# A citation marker in a reply's text: "[2]".
+MARKER = re.compile(r"\[(\d+)\]")
 _SOURCE_LINE = re.compile(r"^\[(\d+)\] (.*?) — (https?://\S+?)(?:, (?:trang|page) \d+)?$")
 
 

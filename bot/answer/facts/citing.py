@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from bot.answer import replies
 from bot.answer.replies import Answer
-from bot.core.citations import Citation
+from bot.core.citations import MARKER, Citation
 from bot.core.settings import AnswerSettings
 from bot.core.types import Language
 from retrieval.facts.model import Place
@@ -76,7 +76,7 @@ def joined(replies: list[FactsReply]) -> FactsReply:
 
 
 def _shifted(body: str, by: int) -> str:
-    return re.sub(r"\[(\d+)\]", lambda m: f"[{int(m.group(1)) + by}]", body)
+    return MARKER.sub(lambda m: f"[{int(m.group(1)) + by}]", body)
 
 
 def _citations(places: list[Place]) -> list[Citation]:
@@ -99,4 +99,4 @@ def _renumber(body: str, places: list[Place], numbers: dict[tuple[str, int | Non
         k = int(match.group(1))
         return f"[{numbers[_source(places[k - 1])]}]" if 0 < k <= len(places) else match.group(0)
 
-    return re.sub(r"\[(\d+)\]", swap, body)
+    return MARKER.sub(swap, body)
