@@ -59,17 +59,26 @@ class Quote:
     agrees: int = 0
 
 
-def about_first(hits: Sequence[Hit], reading: Reading, guard: NearMissGuard | None) -> list[Hit]:
+def about_first(
+    hits: Sequence[Hit],
+    reading: Reading,
+    guard: NearMissGuard | None,
+    parts: Sequence[Reading] = (),
+) -> list[Hit]:
     """``hits`` in their order, those that name another value than the question (another
     year, major, method: in their title, heading path or text, and none of the question's)
-    after the others."""
+    after the others. A question of several ``parts``: another value than every part's (in
+    "ielts 6.5 quy đổi được mấy điểm, hạn nộp học bạ ngày nào" the conversion table of the
+    method PT2 is about the first part, though the second names học bạ)."""
+    readings = parts or [reading]
     if guard is None or not reading.entities:
         return list(hits)
 
     def other(hit: Hit) -> bool:
         named = guard.entities(f"{hit.title}\n{hit.heading_path}\n{hit.text}")
-        return any(
-            named.get(c) and asked.isdisjoint(named[c]) for c, asked in reading.entities.items()
+        return all(
+            any(named.get(c) and asked.isdisjoint(named[c]) for c, asked in r.entities.items())
+            for r in readings
         )
 
     return sorted(hits, key=other)

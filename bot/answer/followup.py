@@ -44,6 +44,7 @@ from typing import Any, Literal
 
 from bot.answer.read import Read, read_asked, read_message
 from bot.answer.standalone import (
+    asks_for_a_subject,
     NOT_A_TOPIC,
     SUBJECTS,
     Alone,
@@ -205,7 +206,19 @@ def _with_context(
     resolved = _resolve_reference(text, mine, previous, guard, processor)
     if resolved is not None:
         asked, taken = resolved
-        return asked, "reference", taken or _taken(mine, asked, previous, guard)
+        taken = taken or _taken(mine, asked, previous, guard)
+        # What else it lacks of the previous question's subject: "chương trình đó" after
+        # "điểm chuẩn CNTT clc" is CNTT's programme (and the next question referring to it).
+        named = guard.entities(asked)
+        extra = [
+            (c, w)
+            for c, w in _carried(mine, previous, guard)
+            if c not in named and c in SUBJECTS
+        ]
+        if extra:
+            asked = _with_words(asked, [w for _, w in extra])
+            taken = (*taken, *(Taken(c, guard.label(c), w, previous) for c, w in extra))
+        return asked, "reference", taken
     if (looks_like_follow_up(text) and not _asks_its_own(text, mine)) or (
         mine.subject and not mine.attribute
     ):
@@ -213,8 +226,8 @@ def _with_context(
         if replaced is not None:
             why: Why = "follow_up" if looks_like_follow_up(text) else "no_attribute"
             return replaced, why, _taken(mine, replaced, previous, guard)
-    if mine.subject:
-        return None  # it names its own subject: never another's
+    if mine.subject or asks_for_a_subject(text):
+        return None  # it names its own subject, or asks which one: never another's
     if not mine.attribute and not mine.qualifier:
         topic = topic_of(previous, guard, processor)
         if topic and fold(topic) not in fold(text):
@@ -223,10 +236,15 @@ def _with_context(
     carried = _carried(mine, previous, guard)
     if not carried:
         return None
+    asked = _with_words(text, [words for _, words in carried])
+    return asked, "no_subject", tuple(Taken(c, guard.label(c), w, previous) for c, w in carried)
+
+
+def _with_words(text: str, words: Sequence[str]) -> str:
+    """``text`` with ``words`` put at its end, before its question mark."""
     body = text.rstrip("?!. ")
     end = "?" if text.rstrip().endswith("?") else ""
-    asked = f"{body} {' '.join(words for _, words in carried)}{end}"
-    return asked, "no_subject", tuple(Taken(c, guard.label(c), w, previous) for c, w in carried)
+    return f"{body} {' '.join(words)}{end}"
 
 
 def _asks_its_own(text: str, mine: Alone) -> bool:

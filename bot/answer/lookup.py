@@ -143,7 +143,9 @@ class Lookup:
         passing = diversify(passing, self.settings.search.max_chunks_per_doc)
         # Passages about another year, major or method than the question go last, so that the
         # page about the one asked is quoted even when it ranked sixth (3/6).
-        passing = about_first(passing, read.answering, self.parts.guard_in_use)
+        passing = about_first(
+            passing, read.answering, self.parts.guard_in_use, [p.reading for p in read.parts]
+        )
         entry = faq_passage(decision, thresholds.t_doc, passage_floor(self.parts))
         if entry is not None:  # the staff-approved fact first, quoted and cited like the rest
             passing = [entry, *passing]

@@ -251,7 +251,9 @@ def with_entities(
         for start, end, category in guard.entity_spans(whole)
         if category in carried
         and (said := " ".join(words[start:end])) not in part
-        and (category != "attribute" or end <= before)
+        # Only a subject is taken from a part after it: "ielts 6.5 quy đổi được mấy điểm, hạn
+        # nộp học bạ là ngày nào" asks no conversion for the method học bạ.
+        and (category in _SUBJECTS or end <= before)
         # Not what another part asks ("ở đâu"): "mấy giờ mở cửa" asks no place. Into a part
         # saying when or where, an attribute that is a subject as well ("học phí") is carried,
         # not one that only asks ("bao nhiêu tiền") or says another circumstance ("hạn nộp").

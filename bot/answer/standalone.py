@@ -173,6 +173,17 @@ def asks_in_own_words(text: str) -> bool:
 
 
 def looks_like_follow_up(question: str) -> bool:
+    """A short message marked as a follow-up ("còn ktpm thì sao", "ngành đó …"), or a longer one
+    whose first clause is ("Thế còn chương trình clc ngành KHMT thì sao ad, mắc hơn nhiều
+    không?": the rest asks more of the same)."""
+    first = _CLAUSE_END.split(question.strip(), maxsplit=1)[0]
+    return _marked(question) or (first.strip() != question.strip() and _marked(first))
+
+
+_CLAUSE_END = re.compile(r"[,;?!]+\s")
+
+
+def _marked(question: str) -> bool:
     folded = _folded(question)
     if not folded or len(folded.split()) > MAX_FOLLOW_UP_WORDS:
         return False
@@ -182,6 +193,20 @@ def looks_like_follow_up(question: str) -> bool:
     return any(padded.startswith(" " + m) for m in _STARTS) or any(
         padded.rstrip().endswith(m) for m in _ENDS
     )
+
+
+# "ngành nào tuyển đông nhất", "which programme is taught in English": the question asks for a
+# subject itself, and lacks none to take from an earlier question.
+_WHICH_SUBJECT = re.compile(
+    rf"\b(?:{'|'.join(n for n, c in _WORDS.reference_nouns.items() if c in SUBJECTS)})"
+    r"(?: hoc)? (?:nao|gi)\b"
+    r"|\bwhich (?:major|programme|program|degree|school|scholarship)s?\b"
+)
+
+
+def asks_for_a_subject(text: str) -> bool:
+    """Whether ``text`` asks which major, programme, school… (the subject is what it asks)."""
+    return bool(_WHICH_SUBJECT.search(_folded(text)))
 
 
 def referred_category(text: str) -> str | None:

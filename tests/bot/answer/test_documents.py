@@ -197,6 +197,11 @@ def test_a_part_takes_a_subject_said_before_it_and_none_after(parts: AnswererPar
     assert named("phải đóng trước ngày nào ạ", whole, guard) == (
         "phải đóng trước ngày nào ạ học phí khmt"
     )
+    # nor a method named after it: "học bạ" is the deadline's, not the conversion's
+    whole = "ielts 6.5 thì quy đổi môn anh được mấy điểm, hạn nộp học bạ là ngày nào"
+    assert named("ielts 6.5 thì quy đổi môn anh được mấy điểm", whole, guard) == (
+        "ielts 6.5 thì quy đổi môn anh được mấy điểm"
+    )
     # the deposit asked after it is no subject of the first part
     whole = "tiền phòng đóng theo tháng hay theo kỳ, có phải đặt cọc không"
     assert named("tiền phòng đóng theo tháng hay theo kỳ", whole, guard) == (

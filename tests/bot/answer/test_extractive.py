@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.answer.extractive import naming_what_is_asked
+from bot.answer.extractive import about_first, naming_what_is_asked
 from bot.answer.parts import AnswererParts
 from bot.answer.reading import read_question
 from bot.answer.units import sentences
@@ -279,3 +279,20 @@ def test_a_passage_naming_what_is_asked_is_among_those_quoted_from(parts: Answer
     # a question asking no attribute keeps the order too
     plain = read_question("ngành ktpm", parts.guard, parts.processor)
     assert naming_what_is_asked([*quotas, salary], plain, parts.guard, 3) == [*quotas, salary]
+
+
+def test_a_passage_about_one_part_of_a_question_is_not_put_last_for_another_part(
+    parts: AnswererParts,
+) -> None:
+    # the conversion table is the method PT2's; the second part names học bạ, the first none
+    guard = parts.guard
+    whole = read_question("ielts 6.5 quy đổi được mấy điểm, hạn nộp học bạ là ngày nào", guard)
+    first = read_question("ielts 6.5 quy đổi được mấy điểm", guard)
+    second = read_question("hạn nộp học bạ là ngày nào", guard)
+    table = hit("IELTS 6.5 được quy đổi 9,5 điểm.", heading="PT2 – Xét điểm thi THPT", n=1)
+    other = hit("Hạn nộp hồ sơ học bạ là 15/6/2026.", heading="PT4 – Xét học bạ THPT", n=2)
+    assert [h.chunk_id for h in about_first([table, other], whole, guard)] == [2, 1]
+    kept = about_first([table, other], whole, guard, [first, second])
+    assert [h.chunk_id for h in kept] == [1, 2]
+    # about another method than every part: last still
+    assert [h.chunk_id for h in about_first([table, other], whole, guard, [second])] == [2, 1]

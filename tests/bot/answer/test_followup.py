@@ -99,6 +99,30 @@ CASES = [
         "reference",
         "ma nganh cua httt la j de e ghi nguyen vong v",
     ),
+    # "chương trình đó" is CNTT's clc: the major it lacks comes with it
+    (
+        "ctr clc nganh cntt hoc phi 1 nam bn",
+        "chương trình đó học ở cơ sở nào",
+        "context",
+        "reference",
+        "chương trình clc học ở cơ sở nào cntt",
+    ),
+    # a follow-up's first clause marks it, however long the rest
+    (
+        "học phí ngành trí tuệ nhân tạo 1 năm bao nhiêu ạ",
+        "Thế còn chương trình clc ngành KHMT thì sao ad, mắc hơn nhiều không?",
+        "context",
+        "follow_up",
+        "học phí ngành KHMT 1 năm bao nhiêu ạ clc",
+    ),
+    # asking which major is the subject it asks: none is taken
+    (
+        "thế ngành khdl thì xét những tổ hợp nào, chỉ tiêu nhiu ạ",
+        "ad oi nganh nao cua truong tuyen dong sv nhat z",
+        "alone",
+        None,
+        "nganh nao cua truong tuyen dong sv nhat z",
+    ),
     # "điểm đó": the one score the last question gave
     (
         "xét đgnl tối thiểu bn điểm mới đc nộp hồ sơ, e thi đợt 1 đc 850",

@@ -14,7 +14,13 @@ import yaml
 from bot.answer.read import asking_parts
 from bot.answer.reading import read_question
 from bot.answer.small_talk import small_talk
-from bot.answer.standalone import looks_like_follow_up, read_alone, referred_category, stands_alone
+from bot.answer.standalone import (
+    asks_for_a_subject,
+    looks_like_follow_up,
+    read_alone,
+    referred_category,
+    stands_alone,
+)
 from bot.core.errors import ConfigError
 from retrieval.guard.vocabulary import load_guard
 from retrieval.query import asks_something, split_question
@@ -42,6 +48,7 @@ RULES: dict[str, Callable[[str], object]] = {
     "small_talk": small_talk,
     "follow_up": looks_like_follow_up,
     "reference": referred_category,
+    "which_subject": asks_for_a_subject,
     "asks": asks_something,
     "stands_alone": _stands_alone,
     "listing": _listing,
