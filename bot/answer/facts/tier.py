@@ -165,7 +165,10 @@ class FactsTier:
         if asked.score is not None and SCORE_CHECK.search(fold(read.text)):
             return score_check(asked, book, language, now)
         if asked.whether and (asked.combination or asked.method) and asked.score is None:
-            return whether(asked, book, language)
+            reply = whether(asked, book, language)
+            # "còn xét học bạ thì ngành đó lấy bn": the cut-off, when no table says whether
+            if reply is not None or asked.attribute not in TABLE_ATTRIBUTES:
+                return reply
         if asked.beyond:
             return None  # part of it is for the documents: tier 2 answers the whole
         if asked.attribute in TABLE_ATTRIBUTES and asked.score is None:

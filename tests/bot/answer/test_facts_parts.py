@@ -123,3 +123,22 @@ async def test_an_international_student_s_fee_is_not_the_tables(answerer: Answer
         "Also is health insurance mandatory and how much"
     )
     assert "36.000.000" not in result.answer
+
+
+@pytest.mark.parametrize("folded", [False, True])
+async def test_a_code_and_a_combination_asked_together_are_both_answered(
+    answerer: Answerer, folded: bool
+) -> None:
+    # "hok" closes the second part: it asks whether, of the major the first part names
+    question = "mã ngành kỹ thuật phần mềm là gì vậy, có xét khối D01 hok ạ"
+    result = await answerer.answer(fold(question) if folded else question)
+    assert "7480103" in result.answer, result.reason
+    assert "xét D01" in result.answer
+
+
+async def test_a_part_asking_what_a_method_takes_gets_its_cut_off(answerer: Answerer) -> None:
+    # "còn xét học bạ thì … lấy bn" reads like "còn xét … không" but asks a figure: no table
+    # says whether ATTT admits on học bạ this year, and the cut-off answers it
+    result = await answerer.answer("con xet hoc ba thi nganh attt lay bn")
+    assert result.why.get("facts") == "điểm chuẩn", result.reason
+    assert "27,25" in result.answer
