@@ -26,7 +26,7 @@ quotes them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from bot.answer.reading import Reading, names_period
@@ -34,6 +34,7 @@ from bot.answer.steps import quote_steps
 from bot.answer.unit_ranking import Candidate, holds_kind, ranked_score, ranked_units
 from bot.answer.units import Unit, passage_units, quote_text, table_names, with_items
 from retrieval.guard.checks import NearMissGuard
+from retrieval.guard.verdicts import Facets
 from retrieval.search.hits import Hit
 from retrieval.text.terms import TextProcessor, tokens, written_marks
 
@@ -64,21 +65,29 @@ def about_first(
     reading: Reading,
     guard: NearMissGuard | None,
     parts: Sequence[Reading] = (),
+    whole: Sequence[str] = (),
 ) -> list[Hit]:
     """``hits`` in their order, those that name another value than the question (another
     year, major, method: in their title, heading path or text, and none of the question's)
     after the others. A question of several ``parts``: another value than every part's (in
     "ielts 6.5 quy đổi được mấy điểm, hạn nộp học bạ ngày nào" the conversion table of the
-    method PT2 is about the first part, though the second names học bạ)."""
-    readings = parts or [reading]
+    method PT2 is about the first part, though the second names học bạ), or than the whole
+    question's in the categories of ``whole`` (a year: a passage about another year than the
+    one asked is dropped later, whichever part asked it)."""
     if guard is None or not reading.entities:
         return list(hits)
 
+    def names_other(named: Facets, entities: Facets, categories: Iterable[str]) -> bool:
+        return any(
+            named.get(c) and entities[c].isdisjoint(named[c]) for c in categories if c in entities
+        )
+
     def other(hit: Hit) -> bool:
         named = guard.entities(f"{hit.title}\n{hit.heading_path}\n{hit.text}")
-        return all(
-            any(named.get(c) and asked.isdisjoint(named[c]) for c, asked in r.entities.items())
-            for r in readings
+        if not parts:
+            return names_other(named, reading.entities, reading.entities)
+        return names_other(named, reading.entities, whole) or all(
+            names_other(named, r.entities, r.entities) for r in parts
         )
 
     return sorted(hits, key=other)

@@ -210,13 +210,14 @@ def _with_context(
     if resolved is not None:
         asked, taken = resolved
         taken = taken or _taken(mine, asked, previous, guard)
-        # What else it lacks of the previous question's subject: "chương trình đó" after
-        # "điểm chuẩn CNTT clc" is CNTT's programme (and the next question referring to it).
+        # The major it lacks: "chương trình đó" after "điểm chuẩn CNTT clc" is CNTT's
+        # programme (and so for the next question referring to it). Not the other way: "ngành
+        # đó" after a question on CNTT's clc names the major, not its programme.
         named = guard.entities(asked)
         extra = [
             (c, w)
             for c, w in _carried(mine, previous, guard)
-            if c not in named and c in SUBJECTS
+            if c not in named and c in _MAJOR
         ]
         if extra:
             asked = _with_words(asked, [w for _, w in extra])
@@ -240,6 +241,13 @@ def _with_context(
     carried = _carried(mine, previous, guard)
     if not carried:
         return None
+    # The same thing asked again of another method or major keeps its year ("còn xét dgnl thì
+    # lấy bn" after "điểm chuẩn khmt 2025"); another thing asks this year's.
+    year = _named(previous, guard).get("year")
+    asks = mine.typed.facets.get("attribute")
+    if year and "year" not in mine.typed.facets and asks:
+        if asks <= guard.facets(previous).get("attribute", frozenset()):
+            carried.append(("year", year))
     asked = _with_words(text, [words for _, words in carried])
     return asked, "no_subject", tuple(Taken(c, guard.label(c), w, previous) for c, w in carried)
 
@@ -249,6 +257,9 @@ def _with_words(text: str, words: Sequence[str]) -> str:
     body = text.rstrip("?!. ")
     end = "?" if text.rstrip().endswith("?") else ""
     return f"{body} {' '.join(words)}{end}"
+
+
+_MAJOR = frozenset({"major", "major_code"})
 
 
 def _asks_its_own(text: str, mine: Alone) -> bool:

@@ -144,7 +144,11 @@ class Lookup:
         # Passages about another year, major or method than the question go last, so that the
         # page about the one asked is quoted even when it ranked sixth (3/6).
         passing = about_first(
-            passing, read.answering, self.parts.guard_in_use, [p.reading for p in read.parts]
+            passing,
+            read.answering,
+            self.parts.guard_in_use,
+            [p.reading for p in read.parts],
+            self.settings.answer.document_scope,
         )
         entry = faq_passage(decision, thresholds.t_doc, passage_floor(self.parts))
         if entry is not None:  # the staff-approved fact first, quoted and cited like the rest

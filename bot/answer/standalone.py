@@ -193,25 +193,32 @@ def asks_in_own_words(text: str) -> bool:
 
 def looks_like_follow_up(question: str) -> bool:
     """A short message marked as a follow-up ("còn ktpm thì sao", "ngành đó …"), or a longer one
-    whose first clause is ("Thế còn chương trình clc ngành KHMT thì sao ad, mắc hơn nhiều
-    không?": the rest asks more of the same)."""
+    whose first clause ends as one ("Thế còn chương trình clc ngành KHMT thì sao ad, mắc hơn
+    nhiều không?": the rest asks more of the same; "and if I choose 2+2, what IELTS …" asks
+    its own)."""
     first = _CLAUSE_END.split(question.strip(), maxsplit=1)[0]
-    return _marked(question) or (first.strip() != question.strip() and _marked(first))
+    return _marked(question) or (first.strip() != question.strip() and _marked(first, ends=True))
 
 
 _CLAUSE_END = re.compile(r"[,;?!]+\s")
+_CLOSING = frozenset(load_pack().questions.closing) | {"v", "z", "vay"}
 
 
-def _marked(question: str) -> bool:
+def _marked(question: str, *, ends: bool = False) -> bool:
     folded = _folded(question)
     if not folded or len(folded.split()) > MAX_FOLLOW_UP_WORDS:
         return False
     padded = f" {folded} "
     if folded.startswith(_NOT_STARTS):
         return False
-    return any(padded.startswith(" " + m) for m in _STARTS) or any(
-        padded.rstrip().endswith(m) for m in _ENDS
-    )
+    if not ends:
+        return any(padded.startswith(" " + m) for m in _STARTS) or any(
+            padded.rstrip().endswith(m) for m in _ENDS
+        )
+    words = folded.split()
+    while words and words[-1] in _CLOSING:  # "… thì sao ad"
+        words.pop()
+    return any(f" {' '.join(words)}".endswith(m) for m in _ENDS)
 
 
 # "ngành nào tuyển đông nhất", "which programme is taught in English": the question asks for a

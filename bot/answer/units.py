@@ -53,12 +53,6 @@ _SEPARATOR_CELL = re.compile(r"^:?-{2,}:?$")
 # "Số tài khoản: 314.100.01210304": a field of a form, listed after "theo thông tin sau:".
 _FIELD = re.compile(r"^[^:.;]{1,40}:\s*\S.{0,160}$")
 _ROW_NUMBER_HEADERS = frozenset({"stt", "tt", "#", "no", "no.", "so tt", "so thu tu"})
-# Headers that say nothing of their column: a table of two such columns ("Thông tin | Chi
-# tiết") holds a name and its value on each row, read "Thời gian di chuyển: khoảng 40 phút".
-_BARE_HEADERS = frozenset(
-    {"thong tin", "chi tiet", "noi dung", "mo ta", "muc", "hang muc", "gia tri", "ghi chu"}
-    | {"information", "info", "details", "detail", "item", "value", "description"}
-)
 
 
 @dataclass(frozen=True)
@@ -166,12 +160,8 @@ def _table_rows(rows: list[list[str]]) -> list[tuple[tuple[str, str], ...] | str
         elif len(body) > 1:
             header, body = body[0], body[1:]
     out: list[tuple[tuple[str, str], ...] | str] = []
-    named = len(header) == 2 and all(fold(h) in _BARE_HEADERS for h in header)
     for row in body:
         if not any(row) or _is_separator(row):
-            continue
-        if named and len(row) == 2 and all(row):
-            out.append((("", f"{row[0]}: {row[1]}"),))
             continue
         if len(row) >= _SECTION_COLUMNS and not any(row[1:]) and _is_section(row[0]):
             out.append(row[0])

@@ -296,3 +296,13 @@ def test_a_passage_about_one_part_of_a_question_is_not_put_last_for_another_part
     assert [h.chunk_id for h in kept] == [1, 2]
     # about another method than every part: last still
     assert [h.chunk_id for h in about_first([table, other], whole, guard, [second])] == [2, 1]
+    # a year one part asks is the whole question's: a passage about another year goes last
+    whole = read_question("học bạ có được không, năm 2025 điểm ĐGNL bao nhiêu", guard)
+    first = read_question("học bạ có được không", guard)
+    second = read_question("năm 2025 điểm ĐGNL bao nhiêu", guard)
+    later = hit("Năm 2026 hồ sơ học bạ nộp trực tuyến.", heading="Học bạ 2026", n=3)
+    cutoffs = hit("Điểm chuẩn ĐGNL năm 2025 là 950.", heading="Điểm chuẩn 2025", n=4)
+    readings = [first, second]
+    assert [h.chunk_id for h in about_first([later, cutoffs], whole, guard, readings)] == [3, 4]
+    kept = about_first([later, cutoffs], whole, guard, readings, ("year",))
+    assert [h.chunk_id for h in kept] == [4, 3]

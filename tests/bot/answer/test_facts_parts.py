@@ -137,8 +137,8 @@ async def test_a_code_and_a_combination_asked_together_are_both_answered(
 
 
 async def test_a_part_asking_what_a_method_takes_gets_its_cut_off(answerer: Answerer) -> None:
-    # "còn xét học bạ thì … lấy bn" reads like "còn xét … không" but asks a figure: no table
-    # says whether ATTT admits on học bạ this year, and the cut-off answers it
-    result = await answerer.answer("con xet hoc ba thi nganh attt lay bn")
+    # "còn xét học bạ thì … lấy bao nhiêu điểm" reads like "còn xét … không" but asks a figure:
+    # no table says whether ATTT admits on học bạ this year, and the cut-off answers it
+    result = await answerer.answer("con xet hoc ba thi nganh attt lay bao nhieu diem")
     assert result.why.get("facts") == "điểm chuẩn", result.reason
     assert "27,25" in result.answer

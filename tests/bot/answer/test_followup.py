@@ -29,6 +29,14 @@ CASES = [
         "follow_up",
         "diem chuan khmt 2025 dgnl",
     ),
+    # asking the same thing again in its own words, of another method: the year with the major
+    (
+        "diem chuan khmt 2025",
+        "còn xét dgnl thì điểm chuẩn bao nhiêu",
+        "context",
+        "no_subject",
+        "còn xét dgnl thì điểm chuẩn bao nhiêu khmt 2025",
+    ),
     # marked, but naming what it asks and asking it in its own words: only what it lacks is
     # taken (a subject), never the last question's other words
     (

@@ -77,9 +77,6 @@ def test_a_combination_named_after_khoi_is_not_asked_for(
         "nganh khmt nam ngoai lay bao nhieu diem thi thpt vay a",
         "ktpm lấy mấy điểm học bạ",
         "clc thi lay nhieu diem k",
-        # "lấy bn" closing the question: its cut-off too
-        "con xet hoc ba thi nganh do lay bn",
-        "con cntt nam ngoai lay nhiu",
     ],
 )
 def test_how_many_points_a_major_takes_asks_its_cut_off(
@@ -90,13 +87,3 @@ def test_how_many_points_a_major_takes_asks_its_cut_off(
     assert facets["attribute"] == {"điểm chuẩn"}
     if "thpt" in question:
         assert facets["method"] == {"thi tốt nghiệp THPT"}
-
-
-@pytest.mark.parametrize(
-    ("question", "attribute"),
-    [("nam nay truong lay bao nhieu sinh vien", "chỉ tiêu"), ("lấy bn tiền", "số tiền")],
-)
-def test_what_lay_bao_nhieu_takes_says_what_is_asked(
-    guard: NearMissGuard, question: str, attribute: str
-) -> None:
-    assert guard.facets(question)["attribute"] == {attribute}
