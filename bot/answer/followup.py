@@ -45,7 +45,6 @@ from typing import Any, Literal
 from bot.answer.read import Read, read_asked, read_message
 from bot.answer.standalone import (
     asks_for_a_subject,
-    demonstrated,
     NOT_A_TOPIC,
     SUBJECTS,
     Alone,
@@ -205,8 +204,6 @@ def _with_context(
 ) -> tuple[str, Why, tuple[Taken, ...]] | None:
     """The message with what it lacks from ``previous``, why, and what was taken."""
     resolved = _resolve_reference(text, mine, previous, guard, processor)
-    if resolved is None and demonstrated(text, guard):
-        resolved = text, ()  # "học clc đó": the message names the subject it points at
     if resolved is not None:
         asked, taken = resolved
         taken = taken or _taken(mine, asked, previous, guard)
@@ -222,8 +219,7 @@ def _with_context(
         if extra:
             asked = _with_words(asked, [w for _, w in extra])
             taken = (*taken, *(Taken(c, guard.label(c), w, previous) for c, w in extra))
-        if asked != text:
-            return asked, "reference", taken
+        return asked, "reference", taken
     if (looks_like_follow_up(text) and not _asks_its_own(text, mine)) or (
         mine.subject and not mine.attribute
     ):

@@ -140,30 +140,11 @@ def read_alone(text: str, guard: NearMissGuard, processor: TextProcessor) -> Alo
         qualifier=bool(set(facets) - {"attribute", *SUBJECTS, *NOT_A_TOPIC}),
         own_words=len(own),
         words=len(text.split()),
-        marked=looks_like_follow_up(text)
-        or referred_category(text) is not None
-        or bool(demonstrated(text, guard)),
+        marked=looks_like_follow_up(text) or referred_category(text) is not None,
         asks=asks_something(text),
         own=tuple(own),
         typed=read_question(text, guard, processor),
         written=written,
-    )
-
-
-# "clc đó", "hb chắp cánh ấy": a subject the message names, pointed at as the previous one's.
-# Not "này": "ngành cntt này …" as often names the major asked about for the first time.
-_POINTING = frozenset(_WORDS.reference_determiners) - {"nay"}
-
-
-def demonstrated(text: str, guard: NearMissGuard) -> tuple[str, ...]:
-    """The categories of the subjects ``text`` names with a demonstrative after them ("học clc
-    đó thì học ở cơ sở nào": the programme of the previous question, whose major it lacks)."""
-    words = [fold(w).strip("?!.,") for w in text.split()]
-    return tuple(
-        category
-        for start, end, category in guard.entity_spans(text)
-        if category in SUBJECTS
-        and any(" ".join(words[end : end + n]) in _POINTING for n in (1, 2))
     )
 
 

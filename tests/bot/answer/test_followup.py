@@ -115,22 +115,6 @@ CASES = [
         "reference",
         "chương trình clc học ở cơ sở nào cntt",
     ),
-    # "clc đó": the programme it names is the previous question's, whose major it lacks
-    (
-        "ctr clc nganh cntt hoc phi 1 nam bn, so vs ctr chuan thi mac hon nhieu ko ad",
-        "học clc đó thì học ở cơ sở nào ạ",
-        "context",
-        "reference",
-        "học clc đó thì học ở cơ sở nào ạ cntt",
-    ),
-    # "này" names the major asked about, as often as it points back
-    (
-        "ctr clc nganh cntt hoc phi 1 nam bn",
-        "ngành khmt này có khó không",
-        "alone",
-        None,
-        None,
-    ),
     # a follow-up's first clause marks it, however long the rest
     (
         "học phí ngành trí tuệ nhân tạo 1 năm bao nhiêu ạ",
