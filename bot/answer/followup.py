@@ -44,10 +44,10 @@ from typing import Any, Literal
 
 from bot.answer.read import Read, read_asked, read_message
 from bot.answer.standalone import (
-    asks_for_a_subject,
     NOT_A_TOPIC,
     SUBJECTS,
     Alone,
+    asks_for_a_subject,
     asks_in_own_words,
     looks_like_follow_up,
     read_alone,
@@ -212,9 +212,7 @@ def _with_context(
         # đó" after a question on CNTT's clc names the major, not its programme.
         named = guard.entities(asked)
         extra = [
-            (c, w)
-            for c, w in _carried(mine, previous, guard)
-            if c not in named and c in _MAJOR
+            (c, w) for c, w in _carried(mine, previous, guard) if c not in named and c in _MAJOR
         ]
         if extra:
             asked = _with_words(asked, [w for _, w in extra])
@@ -241,9 +239,13 @@ def _with_context(
     # lấy bn" after "điểm chuẩn khmt 2025"); another thing asks this year's.
     year = _named(previous, guard).get("year")
     asks = mine.typed.facets.get("attribute")
-    if year and "year" not in mine.typed.facets and asks:
-        if asks <= guard.facets(previous).get("attribute", frozenset()):
-            carried.append(("year", year))
+    if (
+        year
+        and "year" not in mine.typed.facets
+        and asks
+        and asks <= guard.facets(previous).get("attribute", frozenset())
+    ):
+        carried.append(("year", year))
     asked = _with_words(text, [words for _, words in carried])
     return asked, "no_subject", tuple(Taken(c, guard.label(c), w, previous) for c, w in carried)
 
