@@ -235,16 +235,11 @@ def _with_context(
     carried = _carried(mine, previous, guard)
     if not carried:
         return None
-    # The same thing asked again of another method or major keeps its year ("còn xét dgnl thì
-    # lấy bn" after "điểm chuẩn khmt 2025"); another thing asks this year's.
-    year = _named(previous, guard).get("year")
-    asks = mine.typed.facets.get("attribute")
-    if (
-        year
-        and "year" not in mine.typed.facets
-        and asks
-        and asks <= guard.facets(previous).get("attribute", frozenset())
-    ):
+    # The same thing asked again of another method keeps its year ("còn xét dgnl thì điểm
+    # chuẩn bao nhiêu" after "điểm chuẩn khmt 2025"); another thing asks this year's.
+    year, asks = _named(previous, guard).get("year"), mine.typed.facets.get("attribute")
+    theirs = guard.facets(previous).get("attribute", frozenset())
+    if year and asks and asks <= theirs and "year" not in mine.typed.facets:
         carried.append(("year", year))
     asked = _with_words(text, [words for _, words in carried])
     return asked, "no_subject", tuple(Taken(c, guard.label(c), w, previous) for c, w in carried)

@@ -1,4 +1,4 @@
-"""The probes (tests/data/probe_dialogues.jsonl, probe2_… to probe20_…): 40 student
+"""The probes (tests/data/probe_dialogues.jsonl, probe2_… to probe24_…): 40 student
 messages each on the demo knowledge base, written blind on 2026-12-06 (before any was asked) to
 measure what nobody tuned for; `tuvan eval dialogues FILE` asks them. Their facts must be the
 knowledge base's, or a right answer could never hold them."""
@@ -45,6 +45,12 @@ PROBES = [
     ("probe18_dialogues.jsonl", None),
     ("probe19_dialogues.jsonl", None),
     ("probe20_dialogues.jsonl", None),
+    # written at the start of the twelfth session; 24 stayed sealed until its code was final,
+    # 22 until the commit before
+    ("probe21_dialogues.jsonl", None),
+    ("probe22_dialogues.jsonl", None),
+    ("probe23_dialogues.jsonl", None),
+    ("probe24_dialogues.jsonl", None),
 ]
 
 
