@@ -166,7 +166,7 @@ class FactsTier:
             return score_check(asked, book, language, now)
         if asked.whether and (asked.combination or asked.method) and asked.score is None:
             reply = whether(asked, book, language)
-            # "còn xét học bạ thì ngành đó lấy bn": the cut-off, when no table says whether
+            # "còn xét học bạ thì lấy bao nhiêu điểm": the cut-off, when no table says whether
             if reply is not None or asked.attribute not in TABLE_ATTRIBUTES:
                 return reply
         if asked.beyond:
