@@ -21,7 +21,7 @@ from retrieval.guard.verdicts import Span
 from retrieval.query import asks_something
 from retrieval.text.folding import fold, strip_marks
 from retrieval.text.pack import load_pack
-from retrieval.text.terms import TextProcessor
+from retrieval.text.terms import CLOSING_PARTICLES, TextProcessor
 
 # The marks of a follow-up and the categories it takes, from the language pack (follow_up):
 # folded, so "còn"/"con" and "thì sao"/"thi sao" are one marker each. A start is a whole word
@@ -182,7 +182,7 @@ def looks_like_follow_up(question: str) -> bool:
 
 
 _CLAUSE_END = re.compile(r"[,;?!]+\s")
-_CLOSING = frozenset(load_pack().questions.closing) | {"v", "z", "vay"}
+_CLOSING = CLOSING_PARTICLES | {"v", "z", "vay"}  # and "vậy" in chat
 
 
 def _marked(question: str, *, ends: bool = False) -> bool:
