@@ -12,11 +12,12 @@ answerer without its small-talk check; ``bench/devsets.py`` runs the whole of it
 dataset sets and gives the same figures for them.
 
 Sets: UIT (corpus folder), ALQAC and ViRHE4QA (pre-cut passages), the demo knowledge base with
-its FAQ and both its question files (``bot/knowledge/demo_kb/questions.jsonl`` and the 40
-dialogues in ``tests/data/demo_dialogues.jsonl``), and the PTIT questions written for this project
-(``bench/ptit-questions.jsonl``) over the PTIT corpus's .md pages, and
-(``bench/ptit-pdf-questions.jsonl``, set PTIT-PDF) over its 16 PDFs (11 scans: the retrieve
-step OCRs them, ~4 min).
+its FAQ and its question files (``bot/knowledge/demo_kb/questions.jsonl``, the 40 dialogues in
+``tests/data/demo_dialogues.jsonl`` and, as set ``probes``, the blind probes in
+``tests/data/probe*_dialogues.jsonl``, each turn read after its session's earlier ones), and
+the PTIT questions written for this project (``bench/ptit-questions.jsonl``) over the PTIT
+corpus's .md pages, and (``bench/ptit-pdf-questions.jsonl``, set PTIT-PDF) over its 16 PDFs
+(11 scans: the retrieve step OCRs them, ~4 min).
 
 Printed per set and form: in-scope questions answered, the share of answered ones with every
 key fact, the mean share of key facts, the median and p90 length of the documents answers'
@@ -57,6 +58,7 @@ from bot.answer.found import Timer
 from bot.answer.read import read_asked
 from bot.answer.replies import answer_body
 from bot.evaluation.data import Question, read_faq_items, read_passages, read_questions
+from bot.evaluation.dialogues import as_question_rows, read_dialogues
 from bot.evaluation.metrics import facts_found
 from bot.evaluation.workspace import (
     indexer_for,
@@ -109,12 +111,26 @@ def answer_sets() -> list[AnswerSet]:
             corpus=demo / "docs",
             faq=demo / "faq.jsonl",
         ),
+        AnswerSet("probes", probe_questions(), corpus=demo / "docs", faq=demo / "faq.jsonl"),
         AnswerSet("PTIT", ROOT / "bench" / "ptit-questions.jsonl", corpus=PTIT_PAGES, only="*.md"),
         AnswerSet(
             "PTIT-PDF", ROOT / "bench" / "ptit-pdf-questions.jsonl", corpus=PTIT_PAGES, only="*.pdf"
         ),
     ]
     return [s for s in sets if s.questions.exists()]
+
+
+def probe_questions() -> Path:
+    """The blind probes written for this project (tests/data/probe*_dialogues.jsonl: students'
+    conversations over the demo knowledge base) as one question set, ids prefixed by file."""
+    rows = []
+    for path in sorted((ROOT / "tests" / "data").glob("probe*_dialogues.jsonl")):
+        prefix = path.name.removesuffix("_dialogues.jsonl") + ":"
+        rows += as_question_rows(read_dialogues(path), prefix)
+    out = CACHE_DIR / "probes.jsonl"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
+    return out
 
 
 def cache_path(name: str, quick: bool = False) -> Path:

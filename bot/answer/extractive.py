@@ -73,7 +73,9 @@ def about_first(
     "ielts 6.5 quy đổi được mấy điểm, hạn nộp học bạ ngày nào" the conversion table of the
     method PT2 is about the first part, though the second names học bạ), or than the whole
     question's in the categories of ``whole`` (a year: a passage about another year than the
-    one asked is dropped later, whichever part asked it)."""
+    one asked is dropped later, whichever part asked it). A passage whose title or heading
+    names a programme goes after too when the question names none: "xét học bạ ngành khdl điều
+    kiện tối thiểu bao nhiêu" asks the regular programme's condition, not văn bằng 2's."""
     if guard is None or not reading.entities:
         return list(hits)
 
@@ -84,6 +86,10 @@ def about_first(
 
     def other(hit: Hit) -> bool:
         named = guard.entities(f"{hit.title}\n{hit.heading_path}\n{hit.text}")
+        if "programme" not in reading.entities and "programme" in guard.entities(
+            f"{hit.title}\n{hit.heading_path}"
+        ):
+            return True  # a question naming no programme asks of the regular one
         if not parts:
             return names_other(named, reading.entities, reading.entities)
         return names_other(named, reading.entities, whole) or all(

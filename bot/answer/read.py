@@ -17,6 +17,7 @@ and the restorer are read from the knowledge store, which the conversation step 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from bot.answer.question import clean_question
@@ -177,7 +178,11 @@ def _parts(
     if len(prepared.parts) < 2:
         return ()
     out: list[PartRead] = []
-    for text, dense in asking_parts([(p.text, p.dense) for p in prepared.parts]):
+
+    def says(text: str) -> bool:
+        return guard is None or bool(read_question(text, guard, processor).facets)
+
+    for text, dense in asking_parts([(p.text, p.dense) for p in prepared.parts], says):
         own = read_question(dense, guard, processor)
         named = with_entities(dense, own, prepared.dense, whole, guard)
         if named == dense and out and guard is not None and not set(own.facets) - NOT_A_TOPIC:
@@ -196,9 +201,13 @@ def _parts(
     return tuple(out)
 
 
-def asking_parts(parts: list[tuple[str, str]]) -> list[tuple[str, str]]:
+def asking_parts(
+    parts: list[tuple[str, str]], says: Callable[[str], bool] | None = None
+) -> list[tuple[str, str]]:
     """``parts`` with each one that asks nothing read with the part after it (or, at the end,
-    the part before it); all of them when none asks."""
+    the part before it); all of them when none asks. With ``says``, a part that asks nothing
+    is kept only when it says something (a major, a score): "I'm a Korean student finishing
+    high school in HCMC." would count as words of the question the deadline must hold."""
     out: list[tuple[str, str]] = []
     context = ""
     for label, dense in parts:
@@ -206,7 +215,7 @@ def asking_parts(parts: list[tuple[str, str]]) -> list[tuple[str, str]]:
         if _ASKS.search(folded := fold(label)) or OPENS_WITH_VERB.match(folded):
             out.append((label, dense))
             context = ""
-        else:
+        elif says is None or says(dense):
             context = dense
     if not out:
         return parts

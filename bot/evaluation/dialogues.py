@@ -97,6 +97,27 @@ def _turn(row: dict[str, Any], number: int) -> DialogueTurn:
     )
 
 
+def as_question_rows(turns: Sequence[DialogueTurn], prefix: str = "") -> list[dict[str, Any]]:
+    """Dialogue turns as rows of a question set (``bot.evaluation.data.read_questions``), for
+    the tier-2 fit: each turn's earlier questions (``previous``) are its session's turns before
+    it, or the row's own; a question the knowledge does not answer is out of scope."""
+    rows: list[dict[str, Any]] = []
+    asked: dict[str, list[str]] = {}
+    for t in turns:
+        earlier = asked.setdefault(t.session, [])
+        rows.append(
+            {
+                "id": f"{prefix}{t.id}",
+                "question": t.question,
+                "type": "factoid" if t.in_kb else "out_of_scope",
+                "key_facts": list(t.expected_facts),
+                "previous": list(t.previous or earlier),
+            }
+        )
+        earlier.append(t.question)
+    return rows
+
+
 @dataclass(frozen=True)
 class DialogueOutcome:
     turn: DialogueTurn

@@ -308,3 +308,8 @@ def test_a_part_that_asks_nothing_is_read_with_the_next_one() -> None:
     ]
     statements = [("Em ở Đồng Nai", "em ở Đồng Nai"), ("em thích lập trình", "em thích lập trình")]
     assert asking_parts(statements) == statements
+    # Told what says something, a statement that says nothing is left out of the next part.
+    chat = [("Hi, I'm a student in HCMC.", "Hi, I'm a student in HCMC."), *parts[1:]]
+    kept = asking_parts(chat, says=lambda text: "CNTT" in text)
+    assert kept == parts[1:]
+    assert asking_parts(parts, says=lambda text: "CNTT" in text) == asking_parts(parts)

@@ -306,3 +306,36 @@ def test_a_passage_about_one_part_of_a_question_is_not_put_last_for_another_part
     assert [h.chunk_id for h in about_first([later, cutoffs], whole, guard, readings)] == [3, 4]
     kept = about_first([later, cutoffs], whole, guard, readings, ("year",))
     assert [h.chunk_id for h in kept] == [4, 3]
+
+
+@pytest.mark.parametrize(
+    ("question", "order"),
+    [
+        # names no programme: the regular one's condition first, the văn bằng 2 page's last
+        ("xét học bạ ngành khdl điều kiện tối thiểu bao nhiêu điểm", [2, 1]),
+        # names it: the order stays
+        ("văn bằng 2 ngành khdl cần điều kiện gì", [1, 2]),
+    ],
+)
+def test_a_passage_headed_by_a_programme_goes_last_when_the_question_names_none(
+    parts: AnswererParts, question: str, order: list[int]
+) -> None:
+    guard = parts.guard
+    second_degree = hit(
+        "Với ngành Khoa học Dữ liệu, ứng viên cần đã học tối thiểu một học phần Toán cao cấp.",
+        title="Chương trình liên thông và văn bằng 2",
+        heading="Điều kiện dự tuyển",
+        n=1,
+    )
+    regular = hit(
+        "Tổng điểm 3 môn trong tổ hợp xét tuyển đạt từ 24,00 điểm trở lên.",
+        heading="PT4 – Xét học bạ THPT",
+        n=2,
+    )
+    reading = read_question(question, guard)
+    kept = about_first([second_degree, regular], reading, guard)
+    assert [h.chunk_id for h in kept] == order
+    # a programme named only in the passage's text (a scholarship's name) is no heading
+    talent = hit("Học bổng Tài năng: 50% học phí.", title="Học bổng", heading="Học bổng 2026", n=3)
+    plain = read_question("học bổng có mấy loại, điều kiện học bạ thế nào", guard)
+    assert about_first([talent, regular], plain, guard) == [talent, regular]

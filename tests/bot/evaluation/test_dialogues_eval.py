@@ -7,10 +7,12 @@ import json
 from pathlib import Path
 
 from bot.answer.parts import AnswererParts
+from bot.evaluation.data import read_questions
 from bot.evaluation.dialogues import (
     DialogueEvaluation,
     DialogueOutcome,
     DialogueTurn,
+    as_question_rows,
     dialogues_report,
     read_dialogues,
 )
@@ -106,3 +108,41 @@ async def test_a_dialogue_file_longer_than_every_default_burst_is_asked_whole(
         parts, read_dialogues(path), load=nothing, server_url=database_url
     )
     assert len(evaluation.outcomes) == count  # no 429 from a bucket the evaluation forgot
+
+
+def test_dialogue_turns_become_a_question_set_with_their_sessions_earlier_questions(
+    tmp_path: Path,
+) -> None:
+    rows = [
+        {"id": "a1", "question": FEE, "expected_facts": ["32.500.000"], "session": 1},
+        {"id": "b1", "question": "KTX bao nhiêu một tháng?", "expected_facts": ["1.200.000"]},
+        {"id": "a2", "question": "còn clc thì sao", "expected_facts": ["45.000.000"], "session": 1},
+        {"id": "a3", "question": "Trường có nuôi mèo không?", "kind": "not_in_kb", "session": 1},
+    ]
+    path = tmp_path / "d.jsonl"
+    lines = [
+        json.dumps({"kind": "answerable", "session": 2, **r}, ensure_ascii=False) for r in rows
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    own = tmp_path / "own.jsonl"
+    own.write_text(
+        json.dumps({"id": "o1", "question": "còn clc?", "previous": [FEE], "key_facts": ["4"]})
+        + "\n",
+        encoding="utf-8",
+    )
+
+    got = as_question_rows(read_dialogues(path), "p:") + as_question_rows(read_dialogues(own))
+    by_id = {r["id"]: r for r in got}
+    assert list(by_id) == ["p:a1", "p:b1", "p:a2", "p:a3", "o1"]
+    # Only the turns of its own session before it, oldest first; the other session's not.
+    assert [by_id[i]["previous"] for i in ("p:a1", "p:b1", "p:a2")] == [[], [], [FEE]]
+    assert by_id["p:a3"]["previous"] == [FEE, "còn clc thì sao"]
+    assert (by_id["p:a3"]["type"], by_id["p:a3"]["key_facts"]) == ("out_of_scope", [])
+    assert (by_id["p:a2"]["type"], by_id["p:a2"]["key_facts"]) == ("factoid", ["45.000.000"])
+    # A row that lists its earlier questions keeps them.
+    assert by_id["o1"]["previous"] == [FEE]
+    # And the rows read back as a question set.
+    out = tmp_path / "q.jsonl"
+    out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in got), "utf-8")
+    questions = read_questions(out)
+    assert [q.out_of_scope for q in questions] == [False, False, False, True, False]

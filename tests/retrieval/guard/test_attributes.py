@@ -45,6 +45,7 @@ def test_a_deposit_is_not_a_fee(guard: NearMissGuard, question: str, deposit: bo
         ("How much does the health insurance cost per year?", "bảo hiểm y tế"),
         ("thẻ bhyt có bắt buộc không", "bảo hiểm y tế"),
         ("what's the price of a twin room in the dorm?", "ký túc xá"),
+        ("What's the admission code of the IT degree taught in English?", "mã ngành"),
     ],
 )
 def test_what_is_asked_in_english_and_in_short(
