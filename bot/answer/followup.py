@@ -333,7 +333,8 @@ def _resolve_reference(
     first = len(folded[: match.start()].split())
     last = first + len(match.group(0).split())
     words = question.split()
-    return " ".join([*words[: first + kept], value, *words[last:]]), taken
+    mark = words[last - 1][len(words[last - 1].rstrip("?!.,;")) :]  # "that program?" keeps "?"
+    return " ".join([*words[: first + kept], value + mark, *words[last:]]), taken
 
 
 def _replace_values(question: str, previous: str, guard: NearMissGuard) -> str | None:

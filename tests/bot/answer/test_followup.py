@@ -107,6 +107,14 @@ CASES = [
         "reference",
         "ma nganh cua httt la j de e ghi nguyen vong v",
     ),
+    # English: the determiner before its noun; the mark after it stays, the parts with it
+    (
+        "What IELTS score do I need for the joint program with Kestrel Bay?",
+        "ok and how much is the tuition for that program? is it cheaper for locals?",
+        "context",
+        "reference",
+        "ok and how much is the tuition for that joint program? is it cheaper for locals?",
+    ),
     # "chương trình đó" is CNTT's clc: the major it lacks comes with it
     (
         "ctr clc nganh cntt hoc phi 1 nam bn",

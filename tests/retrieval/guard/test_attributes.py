@@ -46,6 +46,9 @@ def test_a_deposit_is_not_a_fee(guard: NearMissGuard, question: str, deposit: bo
         ("thẻ bhyt có bắt buộc không", "bảo hiểm y tế"),
         ("what's the price of a twin room in the dorm?", "ký túc xá"),
         ("What's the admission code of the IT degree taught in English?", "mã ngành"),
+        ("xe buyt tu co so chinh xuong binh duong co mat tien ko ad", "xe đưa đón"),
+        ("is there a shuttle bus between the campuses?", "xe đưa đón"),
+        ("hp tinh theo tin chi bn, hoc vao nhung hom nao v ad", "lịch học"),
     ],
 )
 def test_what_is_asked_in_english_and_in_short(
