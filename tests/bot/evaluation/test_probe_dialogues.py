@@ -1,4 +1,4 @@
-"""The probes (tests/data/probe_dialogues.jsonl, probe2_… to probe24_…): 40 student
+"""The probes (tests/data/probe_dialogues.jsonl, probe2_… to probe26_…): 40 student
 messages each on the demo knowledge base, written blind on 2026-12-06 (before any was asked) to
 measure what nobody tuned for; `tuvan eval dialogues FILE` asks them. Their facts must be the
 knowledge base's, or a right answer could never hold them."""
@@ -51,6 +51,9 @@ PROBES = [
     ("probe22_dialogues.jsonl", None),
     ("probe23_dialogues.jsonl", None),
     ("probe24_dialogues.jsonl", None),
+    # written at the start of the thirteenth session; 26 stayed sealed until its code was final
+    ("probe25_dialogues.jsonl", None),
+    ("probe26_dialogues.jsonl", None),
 ]
 
 
