@@ -99,8 +99,9 @@ def _turn(row: dict[str, Any], number: int) -> DialogueTurn:
 
 def as_question_rows(turns: Sequence[DialogueTurn], prefix: str = "") -> list[dict[str, Any]]:
     """Dialogue turns as rows of a question set (``bot.evaluation.data.read_questions``), for
-    the tier-2 fit: each turn's earlier questions (``previous``) are its session's turns before
-    it, or the row's own; a question the knowledge does not answer is out of scope."""
+    measuring tier 2 on them (``bench/answer_shape.py``, set ``probes``): each turn's earlier
+    questions (``previous``) are its session's turns before it, or the row's own; a question
+    the knowledge does not answer is out of scope."""
     rows: list[dict[str, Any]] = []
     asked: dict[str, list[str]] = {}
     for t in turns:
