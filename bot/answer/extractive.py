@@ -84,12 +84,12 @@ def about_first(
             named.get(c) and entities[c].isdisjoint(named[c]) for c in categories if c in entities
         )
 
+    no_programme = "programme" not in reading.entities
+
     def other(hit: Hit) -> bool:
-        named = guard.entities(f"{hit.title}\n{hit.heading_path}\n{hit.text}")
-        if "programme" not in reading.entities and "programme" in guard.entities(
-            f"{hit.title}\n{hit.heading_path}"
-        ):
+        if no_programme and "programme" in guard.entities(f"{hit.title}\n{hit.heading_path}"):
             return True  # a question naming no programme asks of the regular one
+        named = guard.entities(f"{hit.title}\n{hit.heading_path}\n{hit.text}")
         if not parts:
             return names_other(named, reading.entities, reading.entities)
         return names_other(named, reading.entities, whole) or all(
